@@ -1,0 +1,40 @@
+# theorylab: `make checks` validates every registered claim; `make test` runs all tests, lint and the docs build.
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+# The CPU build of torch; a GPU user installs the torch they need first and the pin is skipped.
+TORCH ?= torch==2.13.0
+PYTEST_ARGS ?=
+
+.PHONY: venv checks exact test lint docs report clean
+
+$(BIN)/theorylab: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -c "import torch" 2>/dev/null || $(BIN)/python -m pip install -q "$(TORCH)"
+	$(BIN)/python -m pip install -q -e ".[dev]"
+	touch $@
+
+venv: $(BIN)/theorylab
+
+checks: venv
+	$(BIN)/pytest checks/ -n auto --durations=10 --claims-json artifacts/claims.json --artifacts-dir artifacts $(PYTEST_ARGS)
+
+exact: venv
+	$(BIN)/pytest checks/ --tier exact $(PYTEST_ARGS)
+
+lint: venv
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+docs: venv
+	$(BIN)/mkdocs build --strict --site-dir site
+
+test: venv lint
+	$(BIN)/pytest checks/ tests/ -n auto --durations=15 --claims-json artifacts/claims.json --artifacts-dir artifacts $(PYTEST_ARGS)
+
+report: artifacts/claims.json
+	$(BIN)/theorylab report artifacts/claims.json --out artifacts/report.html
+
+clean:
+	rm -rf $(VENV) site artifacts .pytest_cache .hypothesis

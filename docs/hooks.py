@@ -1,0 +1,74 @@
+"""mkdocs hook: fills the generated parts of the docs from the claim registry and the package docstrings.
+
+Placeholders (HTML comments, alone on a line):
+    <!-- theorylab:claims -->          the claim table, grouped by family
+    <!-- theorylab:errata -->          every holds-corrected / refuted claim: printed, corrected, counterexample
+    <!-- theorylab:api MODULE -->      public names of MODULE with signatures and docstrings
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import re
+
+from theorylab import claims
+from theorylab.report import REGISTRY_HEADER, Section, errata_sections, registry_rows, to_markdown
+
+_PLACEHOLDER = re.compile(r"^<!-- theorylab:(\w+)\s*([\w.]*)\s*-->$", re.MULTILINE)
+
+
+def _strip_title(markdown: str) -> str:
+    return markdown.split("\n", 2)[2]
+
+
+def _claims_md() -> str:
+    fams = claims.families()
+    sections = []
+    for name in sorted(fams):
+        records = [c for c in claims.all() if c.family == name]
+        rows = registry_rows(records)
+        if fams[name].docs:
+            rows = [[r[0], f"[{r[1]}]({fams[name].docs})", *r[2:]] for r in rows]
+        sections.append(Section(f"{fams[name].title} (`{name}`)", REGISTRY_HEADER, rows))
+    counts = {s: sum(c.status == s for c in claims.all()) for s in claims.STATUSES}
+    summary = f"{len(claims.all())} claims: " + ", ".join(f"{n} {s}" for s, n in counts.items()) + ".\n\n"
+    return summary + _strip_title(to_markdown("", sections))
+
+
+def _errata_md() -> str:
+    sections = errata_sections(claims.all())
+    if not sections:
+        return "No errata are recorded yet.\n"
+    return _strip_title(to_markdown("", sections))
+
+
+def _api_md(module_name: str) -> str:
+    module = importlib.import_module(module_name)
+    names = getattr(module, "__all__", None) or [n for n in dir(module) if not n.startswith("_")]
+    out = [f"### `{module_name}`", "", inspect.getdoc(module) or "", ""]
+    for name in names:
+        obj = getattr(module, name, None)
+        if obj is None or inspect.ismodule(obj) or not (inspect.isclass(obj) or callable(obj)):
+            continue
+        try:
+            sig = str(inspect.signature(obj))
+        except (TypeError, ValueError):
+            sig = "(...)"
+        doc = inspect.getdoc(obj) or ""
+        out += [f"#### `{name}{sig}`", "", "```text", doc or "(no docstring)", "```", ""]
+    return "\n".join(out)
+
+
+def on_page_markdown(markdown: str, page, config, files) -> str:
+    def fill(match: re.Match) -> str:
+        kind, arg = match.group(1), match.group(2)
+        if kind == "claims":
+            return _claims_md()
+        if kind == "errata":
+            return _errata_md()
+        if kind == "api":
+            return _api_md(arg)
+        raise ValueError(f"unknown theorylab placeholder {kind!r} in {page.file.src_path}")
+
+    return _PLACEHOLDER.sub(fill, markdown)

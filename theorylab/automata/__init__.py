@@ -1,0 +1,3 @@
+"""theorylab.automata"""
+
+from theorylab.automata.semiautomaton import Semiautomaton  # noqa: E402,F401

@@ -1,0 +1,33 @@
+"""The claim registry: one record per theorem, lemma, construction or experiment of the source documents.
+
+Records are data: ``theorylab/claims/data/<family>.toml``, one file (or several) per claim family, validated on
+load. ``get(id)`` and ``all()`` return frozen :class:`Claim` records.
+"""
+
+from theorylab.claims.registry import (
+    STATUSES,
+    TIERS,
+    Claim,
+    ClaimRegistryError,
+    Erratum,
+    Family,
+    Source,
+    all,
+    families,
+    get,
+    load_registry,
+)
+
+__all__ = [
+    "STATUSES",
+    "TIERS",
+    "Claim",
+    "ClaimRegistryError",
+    "Erratum",
+    "Family",
+    "Source",
+    "all",
+    "families",
+    "get",
+    "load_registry",
+]

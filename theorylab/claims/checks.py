@@ -1,0 +1,80 @@
+"""Static index of the checks that back each claim.
+
+Scans test files for ``@pytest.mark.claim("id", tier=..., control=...)`` decorators (on functions and classes)
+without importing them, so that the CLI and the pytest plugin can list checks per claim cheaply.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+from pathlib import Path
+
+
+@dataclass(frozen=True)
+class CheckRef:
+    claim: str
+    tier: str
+    control: bool
+    file: str
+    name: str
+    line: int
+
+
+def _marker_call(node: ast.expr) -> ast.Call | None:
+    """The call node if ``node`` is ``pytest.mark.claim(...)`` / ``mark.claim(...)``."""
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "claim":
+        value = node.func.value
+        if isinstance(value, ast.Attribute) and value.attr == "mark" or isinstance(value, ast.Name):
+            return node
+    return None
+
+
+def _literal(node: ast.expr | None, default):
+    if node is None:
+        return default
+    try:
+        return ast.literal_eval(node)
+    except ValueError:
+        return default
+
+
+def _refs_from_decorators(decorators: list[ast.expr], file: str, name: str, line: int) -> list[CheckRef]:
+    refs = []
+    for dec in decorators:
+        call = _marker_call(dec)
+        if call is None or not call.args:
+            continue
+        claim = _literal(call.args[0], None)
+        kwargs = {k.arg: k.value for k in call.keywords}
+        tier = _literal(kwargs.get("tier"), None)
+        if tier is None and len(call.args) > 1:
+            tier = _literal(call.args[1], None)
+        if isinstance(claim, str):
+            refs.append(CheckRef(claim, str(tier), bool(_literal(kwargs.get("control"), False)), file, name, line))
+    return refs
+
+
+def scan_file(path: Path) -> list[CheckRef]:
+    """Every claim marker in ``path``; a class's markers apply to each of its test methods."""
+    tree = ast.parse(Path(path).read_text(encoding="utf-8"), filename=str(path))
+    refs: list[CheckRef] = []
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            refs += _refs_from_decorators(node.decorator_list, str(path), node.name, node.lineno)
+        elif isinstance(node, ast.ClassDef):
+            outer = node.decorator_list
+            for sub in node.body:
+                if isinstance(sub, ast.FunctionDef) and sub.name.startswith("test"):
+                    refs += _refs_from_decorators(
+                        outer + sub.decorator_list, str(path), f"{node.name}.{sub.name}", sub.lineno
+                    )
+    return refs
+
+
+def scan_checks(directory: str | Path = "checks") -> list[CheckRef]:
+    """Every claim marker in ``directory/test_*.py`` (empty if the directory does not exist)."""
+    directory = Path(directory)
+    if not directory.is_dir():
+        return []
+    return [ref for path in sorted(directory.glob("test_*.py")) for ref in scan_file(path)]

@@ -1,0 +1,265 @@
+"""Loading and validating claim records (TOML, one or more files per claim family)."""
+
+from __future__ import annotations
+
+import builtins
+import os
+import re
+import tomllib
+from collections.abc import Iterable
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+DATA_DIR = Path(__file__).parent / "data"
+
+STATUSES = ("holds", "holds-corrected", "refuted", "open")
+TIERS = ("exact", "property", "trained")
+
+#: The source documents, by file name (see the documents' index).
+DOCUMENTS = {
+    "000_7523275b422019f8.txt": "Liu, Xie, Li, Ma: Same Pre-training Loss, Better Downstream",
+    "001_6a230b9a9faf2198.txt": "B. Liu, PhD thesis: Guiding ML Design with Insights from Simple Sandboxes",
+    "002_530e12373cc142da.txt": "Wu, Lee, Ge: Connecting Pre-trained LMs and Downstream Tasks (anchor vectors)",
+    "003_69b23422e33c905a.txt": "Y. Li, PhD thesis: Data-Training-Inference Interaction in Language Modeling",
+    "004_4bd75c3751e9130c.txt": "Learning and Transferring Sparse Contextual Bigrams with Linear Transformers",
+}
+
+_ID = re.compile(r"^[a-z][a-z0-9_]*\.[A-Za-z0-9_.\-]+$")
+_FILE_KEYS = {"family", "title", "docs", "claim"}
+_CLAIM_KEYS = {"id", "title", "source", "statement", "tiers", "status", "uses", "counterexample", "notes", "erratum"}
+_REQUIRED = ("id", "title", "source", "statement", "tiers", "status")
+_SOURCE_KEYS = {"document", "numbering", "section"}
+_ERRATUM_KEYS = {"printed", "corrected", "counterexample"}
+
+
+class ClaimRegistryError(ValueError):
+    """A malformed claim record; the message names the file and the record."""
+
+
+@dataclass(frozen=True)
+class Source:
+    document: str
+    numbering: str
+    section: str
+
+    @property
+    def document_title(self) -> str:
+        return DOCUMENTS[self.document]
+
+
+@dataclass(frozen=True)
+class Erratum:
+    printed: str
+    corrected: str
+    counterexample: str
+
+
+@dataclass(frozen=True)
+class Claim:
+    id: str
+    family: str
+    title: str
+    source: Source
+    statement: str
+    tiers: tuple[str, ...]
+    status: str
+    uses: tuple[str, ...] = ()
+    counterexample: str | None = None
+    notes: str = ""
+    erratum: Erratum | None = None
+    file: str = ""
+
+
+@dataclass(frozen=True)
+class Family:
+    name: str
+    title: str
+    docs: str | None
+    files: tuple[str, ...]
+
+
+def _fail(file: str, record: str | None, problem: str) -> ClaimRegistryError:
+    where = f"{file}: claim {record!r}" if record else file
+    return ClaimRegistryError(f"{where}: {problem}")
+
+
+def _string(value, file: str, record: str | None, key: str, *, empty_ok: bool = False) -> str:
+    if not isinstance(value, str) or (not empty_ok and not value.strip()):
+        raise _fail(file, record, f"{key!r} must be a non-empty string, got {value!r}")
+    return value.strip()
+
+
+def _strings(value, file: str, record: str, key: str) -> tuple[str, ...]:
+    if not isinstance(value, list) or not builtins.all(isinstance(v, str) for v in value):
+        raise _fail(file, record, f"{key!r} must be a list of strings, got {value!r}")
+    if len(set(value)) != len(value):
+        raise _fail(file, record, f"{key!r} has duplicates: {value!r}")
+    return tuple(value)
+
+
+def _table(value, file: str, record: str, key: str, allowed: set[str], required: Iterable[str]) -> dict:
+    if not isinstance(value, dict):
+        raise _fail(file, record, f"{key!r} must be a table with keys {sorted(allowed)}, got {value!r}")
+    unknown = set(value) - allowed
+    if unknown:
+        raise _fail(file, record, f"{key!r} has unknown keys {sorted(unknown)} (allowed: {sorted(allowed)})")
+    for name in required:
+        _string(value.get(name), file, record, f"{key}.{name}")
+    return value
+
+
+def _parse_claim(raw: dict, family: str, file: str) -> Claim:
+    if not isinstance(raw, dict):
+        raise _fail(file, None, f"each [[claim]] must be a table, got {raw!r}")
+    cid = raw.get("id")
+    if not isinstance(cid, str) or not _ID.match(cid):
+        raise _fail(file, str(cid), "'id' must look like 'family.name' (e.g. 'hmm.thm7')")
+    if cid.split(".", 1)[0] != family:
+        raise _fail(file, cid, f"id prefix must be the file's family {family!r}")
+    unknown = set(raw) - _CLAIM_KEYS
+    if unknown:
+        raise _fail(file, cid, f"unknown keys {sorted(unknown)} (allowed: {sorted(_CLAIM_KEYS)})")
+    missing = [k for k in _REQUIRED if k not in raw]
+    if missing:
+        raise _fail(file, cid, f"missing required keys {missing}")
+
+    src = _table(raw["source"], file, cid, "source", _SOURCE_KEYS, _SOURCE_KEYS)
+    if src["document"] not in DOCUMENTS:
+        raise _fail(file, cid, f"unknown source document {src['document']!r} (known: {sorted(DOCUMENTS)})")
+    status = raw["status"]
+    if status not in STATUSES:
+        raise _fail(file, cid, f"unknown status {status!r} (allowed: {', '.join(STATUSES)})")
+    tiers = _strings(raw["tiers"], file, cid, "tiers")
+    bad = [t for t in tiers if t not in TIERS]
+    if bad:
+        raise _fail(file, cid, f"unknown tiers {bad} (allowed: {', '.join(TIERS)})")
+    if not tiers and status != "open":
+        raise _fail(file, cid, f"status {status!r} needs at least one checked tier")
+
+    erratum = None
+    if status in ("holds-corrected", "refuted"):
+        if "erratum" not in raw:
+            raise _fail(file, cid, f"status {status!r} requires an 'erratum' table (printed, corrected, counterexample)")
+        required = ("printed", "counterexample") + (("corrected",) if status == "holds-corrected" else ())
+        e = _table(raw["erratum"], file, cid, "erratum", _ERRATUM_KEYS, required)
+        erratum = Erratum(e["printed"].strip(), str(e.get("corrected", "")).strip(), e["counterexample"].strip())
+    elif "erratum" in raw:
+        raise _fail(file, cid, f"an 'erratum' is only allowed with status holds-corrected or refuted, not {status!r}")
+
+    counterexample = raw.get("counterexample")
+    if counterexample is not None:
+        counterexample = _string(counterexample, file, cid, "counterexample")
+    return Claim(
+        id=cid,
+        family=family,
+        title=_string(raw["title"], file, cid, "title"),
+        source=Source(**{k: src[k].strip() for k in _SOURCE_KEYS}),
+        statement=_string(raw["statement"], file, cid, "statement"),
+        tiers=tiers,
+        status=status,
+        uses=_strings(raw.get("uses", []), file, cid, "uses"),
+        counterexample=counterexample,
+        notes=_string(raw.get("notes", ""), file, cid, "notes", empty_ok=True),
+        erratum=erratum,
+        file=file,
+    )
+
+
+def _parse_file(path: Path) -> tuple[Family, list[Claim]]:
+    file = path.name
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as exc:
+        raise _fail(file, None, f"invalid TOML: {exc}") from None
+    unknown = set(data) - _FILE_KEYS
+    if unknown:
+        raise _fail(file, None, f"unknown top-level keys {sorted(unknown)} (allowed: {sorted(_FILE_KEYS)})")
+    family = _string(data.get("family"), file, None, "family")
+    title = _string(data.get("title"), file, None, "title")
+    docs = data.get("docs")
+    if docs is not None:
+        docs = _string(docs, file, None, "docs")
+    raws = data.get("claim")
+    if not isinstance(raws, list) or not raws:
+        raise _fail(file, None, "no [[claim]] records")
+    return Family(family, title, docs, (file,)), [_parse_claim(r, family, file) for r in raws]
+
+
+def load_registry(paths: Iterable[Path] | None = None) -> tuple[dict[str, Claim], dict[str, Family]]:
+    """Parse and validate claim files; return ``(claims by id, families by name)``.
+
+    Raises :class:`ClaimRegistryError` naming the file and record for: invalid TOML, unknown keys, unknown status or
+    tier, missing source, a missing erratum on a corrected/refuted claim, duplicate ids, and ``uses`` that name
+    unknown claims.
+    """
+    paths = claim_files() if paths is None else [Path(p) for p in paths]
+    claims: dict[str, Claim] = {}
+    fams: dict[str, Family] = {}
+    for path in paths:
+        fam, records = _parse_file(path)
+        if fam.name in fams:
+            old = fams[fam.name]
+            fam = Family(fam.name, old.title, old.docs or fam.docs, old.files + fam.files)
+        fams[fam.name] = fam
+        for claim in records:
+            if claim.id in claims:
+                raise _fail(claim.file, claim.id, f"duplicate id (already defined in {claims[claim.id].file})")
+            claims[claim.id] = claim
+    for claim in claims.values():
+        for used in claim.uses:
+            if used not in claims:
+                raise _fail(claim.file, claim.id, f"'uses' names unknown claim {used!r}")
+    return claims, fams
+
+
+def claim_files() -> list[Path]:
+    """The registry's TOML files: ``theorylab/claims/data/*.toml``, or the directories and files listed in
+    ``$THEORYLAB_CLAIMS_PATH`` (``os.pathsep``-separated) when it is set, e.g. for a project's own claims."""
+    override = os.environ.get("THEORYLAB_CLAIMS_PATH")
+    if not override:
+        return sorted(DATA_DIR.glob("*.toml"))
+    files: list[Path] = []
+    for entry in filter(None, override.split(os.pathsep)):
+        path = Path(entry)
+        if not path.exists():
+            raise ClaimRegistryError(f"THEORYLAB_CLAIMS_PATH names {entry!r}, which does not exist")
+        files += sorted(path.glob("*.toml")) if path.is_dir() else [path]
+    return files
+
+
+@cache
+def _load_cached(files: tuple[Path, ...]) -> tuple[dict[str, Claim], dict[str, Family]]:
+    return load_registry(files)
+
+
+def _default() -> tuple[dict[str, Claim], dict[str, Family]]:
+    return _load_cached(tuple(claim_files()))
+
+
+def get(claim_id: str) -> Claim:
+    """The record of ``claim_id``; ``KeyError`` with close matches if it is unknown."""
+    claims = _default()[0]
+    try:
+        return claims[claim_id]
+    except KeyError:
+        import difflib
+
+        close = difflib.get_close_matches(claim_id, list(claims), n=3)
+        hint = f" (did you mean {', '.join(close)}?)" if close else ""
+        raise KeyError(f"unknown claim {claim_id!r}{hint}") from None
+
+
+def natural_key(claim_id: str) -> tuple:
+    """Sort key that puts ``thm7`` before ``thm10``."""
+    return tuple(int(p) if p.isdigit() else p for p in re.split(r"(\d+)", claim_id))
+
+
+def all() -> list[Claim]:  # noqa: A001 - part of the public API: theorylab.claims.all()
+    """Every registered claim, in natural id order."""
+    return sorted(_default()[0].values(), key=lambda c: natural_key(c.id))
+
+
+def families() -> dict[str, Family]:
+    """The claim families by name."""
+    return dict(_default()[1])

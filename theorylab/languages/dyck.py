@@ -1,0 +1,317 @@
+"""Bounded Dyck languages $\\mathsf{Dyck}_{k,D}$ and the generator distribution $\\mathcal D_{q,k,D,N}$.
+
+Token convention (0-based; the documents use 1-based ids $2t-1$ / $2t$): bracket type $t\\in\\{0..k-1\\}$ has open
+token ``2t`` and close token ``2t + 1``. The depth of the token at position $i$ is the stack depth *after* reading it,
+so opens live at depths $1..D$ and closes at depths $0..D-1$; a matched pair at level $d$ is (open at $d$, close at
+$d-1$).
+
+The distribution (Liu Def 12 = Li Def 2.2.1; the printed formula is truncated after its third factor, so it is
+reconstructed from the prose): a Markov chain on the stack that, at depth 0, opens a uniformly random type; at depth
+$D$, closes the top; otherwise opens each type with probability $q/k$ or closes the top with probability $1-q$.
+Equivalently
+
+$$p(w_{1:N}) = (1/k)^{\\#\\{\\text{opens to depth }1\\}}\\,(q/k)^{\\#\\{\\text{opens to depth}>1\\}}
+\\,(1-q)^{\\#\\{\\text{closes from depth}<D\\}},$$
+
+which is already normalised (the printed "$\\propto$" is an equality).
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from fractions import Fraction
+
+import numpy as np
+
+__all__ = ["Dyck", "PopulationLoss"]
+
+
+@dataclass(frozen=True)
+class PopulationLoss:
+    """Exact population squared loss (3.21)-(3.22) of a predictor at length ``length``.
+
+    ``loss = optimal + excess``; ``optimal`` is the Bayes loss $\\mathbb E\\frac1N\\sum_i(1-\\|p_i\\|^2)$ and
+    ``excess`` is $\\mathbb E\\frac1N\\sum_i\\|f_i-p_i\\|^2$.
+    """
+
+    length: int
+    loss: float
+    optimal: float
+    excess: float
+    max_error: float  # max over all prefixes of ||f - p||_inf
+
+
+@dataclass(frozen=True)
+class Dyck:
+    """$\\mathsf{Dyck}_{k,D}$ with generator parameter ``q`` (probability of opening when both moves are legal)."""
+
+    k: int
+    depth: int
+    q: float | Fraction = 0.5
+
+    def __post_init__(self) -> None:
+        for name in ("k", "depth"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int | np.integer):
+                raise TypeError(f"{name} must be an int, got {type(value).__name__}")
+        if self.k < 1:
+            raise ValueError(f"k must be >= 1 (number of bracket types), got {self.k}")
+        if self.depth < 1:
+            raise ValueError(f"depth must be >= 1 (maximal stack depth D), got {self.depth}")
+        if not isinstance(self.q, float | int | Fraction | np.floating) or not 0 < self.q < 1:
+            raise ValueError(f"q must be a number in the open interval (0, 1), got {self.q!r}")
+
+    # ----------------------------------------------------------------------------------------- basics
+    @property
+    def vocab_size(self) -> int:
+        """Number of bracket tokens $2k$ (the start token of the model is id ``2k``)."""
+        return 2 * self.k
+
+    def _as_tokens(self, tokens: Sequence[int] | np.ndarray, *, batch: bool = False) -> np.ndarray:
+        arr = np.asarray(tokens)
+        if arr.size == 0:
+            arr = arr.reshape((0,) if not batch else (arr.shape[0] if arr.ndim else 0, 0))
+        if arr.dtype.kind == "f" and arr.size and not np.all(np.isfinite(arr)):
+            raise ValueError("tokens contain NaN or inf")
+        if arr.size and arr.dtype.kind not in "iu":
+            if arr.dtype.kind == "f" and np.all(arr == np.round(arr)):
+                arr = arr.astype(np.int64)
+            else:
+                raise TypeError(f"tokens must be integers, got dtype {arr.dtype}")
+        arr = arr.astype(np.int64)
+        if batch and arr.ndim != 2:
+            raise ValueError(f"expected a batch of token sequences of shape [B, T], got shape {arr.shape}")
+        if not batch and arr.ndim != 1:
+            raise ValueError(f"expected a 1-d token sequence, got shape {arr.shape}")
+        if arr.size and (arr.min() < 0 or arr.max() >= self.vocab_size):
+            raise ValueError(
+                f"tokens outside the alphabet {{0..{self.vocab_size - 1}}} of Dyck_{self.k}: "
+                f"found {int(arr.min())}..{int(arr.max())}"
+            )
+        return arr
+
+    def depths(self, tokens: Sequence[int] | np.ndarray) -> np.ndarray:
+        """Grammar depth after each token (no validity check; opens +1, closes -1)."""
+        arr = self._as_tokens(tokens, batch=np.ndim(tokens) == 2)
+        return np.cumsum(1 - 2 * (arr % 2), axis=-1)
+
+    def scan(self, tokens: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Run the stack automaton on a batch ``[B, T]``.
+
+        Returns ``(valid, depth, top)`` of shape ``[B, T+1]`` each, for the prefixes of length ``0..T``: ``valid``
+        (the prefix is in $\\mathsf{Dyck}_{k,D,n}$), ``depth`` and ``top`` (type of the top of the stack, ``-1`` when
+        empty). After an invalid step ``depth`` / ``top`` are meaningless.
+        """
+        arr = self._as_tokens(tokens, batch=True)
+        B, T = arr.shape
+        stack = np.zeros((B, self.depth + 1), dtype=np.int64)
+        depth = np.zeros(B, dtype=np.int64)
+        ok = np.ones(B, dtype=bool)
+        valid = np.ones((B, T + 1), dtype=bool)
+        depths = np.zeros((B, T + 1), dtype=np.int64)
+        tops = np.full((B, T + 1), -1, dtype=np.int64)
+        rows = np.arange(B)
+        for i in range(T):
+            tok = arr[:, i]
+            typ, is_close = tok // 2, tok % 2 == 1
+            top = np.where(depth > 0, stack[rows, np.clip(depth - 1, 0, None)], -1)
+            ok &= np.where(is_close, (depth > 0) & (top == typ), depth < self.depth)
+            push = ok & ~is_close
+            stack[rows[push], depth[push]] = typ[push]
+            depth = np.where(ok, depth + np.where(is_close, -1, 1), depth)
+            valid[:, i + 1] = ok
+            depths[:, i + 1] = depth
+            tops[:, i + 1] = np.where(depth > 0, stack[rows, np.clip(depth - 1, 0, None)], -1)
+        return valid, depths, tops
+
+    def is_prefix(self, tokens: Sequence[int] | np.ndarray) -> bool:
+        """Whether ``tokens`` is in $\\mathsf{Dyck}_{k,D,N}$ (a valid prefix of a depth-$\\le D$ Dyck word)."""
+        arr = self._as_tokens(tokens)
+        return bool(self.scan(arr[None, :])[0][0, -1])
+
+    def is_word(self, tokens: Sequence[int] | np.ndarray) -> bool:
+        """Whether ``tokens`` is a complete word of $\\mathsf{Dyck}_{k,D}$ (valid prefix ending at depth 0)."""
+        arr = self._as_tokens(tokens)
+        valid, depth, _ = self.scan(arr[None, :])
+        return bool(valid[0, -1] and depth[0, -1] == 0)
+
+    def _require_prefixes(self, arr: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        valid, depth, top = self.scan(arr)
+        if not valid[:, -1].all():
+            bad = int(np.flatnonzero(~valid[:, -1])[0])
+            pos = int(np.flatnonzero(~valid[bad])[0]) - 1
+            raise ValueError(
+                f"sequence {bad} is not a prefix of Dyck_{{{self.k},{self.depth}}}: token {int(arr[bad, pos])} "
+                f"at position {pos} (a close must match the top of the stack, depth must stay in 0..{self.depth})"
+            )
+        return depth, top
+
+    # ----------------------------------------------------------------------------------------- distribution
+    def _table(self, exact: bool) -> tuple:
+        one = Fraction(1) if exact else 1.0
+        q = Fraction(self.q) if exact else float(self.q)
+        return one, q
+
+    def next_token_distribution(self, prefix: Sequence[int] | np.ndarray, exact: bool = False):
+        """Exact next-token distribution $p(\\cdot\\mid\\text{prefix})$ over the $2k$ tokens.
+
+        With ``exact=True`` a tuple of :class:`fractions.Fraction` (``q`` taken as an exact rational), otherwise a
+        float64 array. Raises ``ValueError`` if ``prefix`` is not in $\\mathsf{Dyck}_{k,D,N}$.
+        """
+        arr = self._as_tokens(prefix)
+        depth, top = self._require_prefixes(arr[None, :])
+        d, t = int(depth[0, -1]), int(top[0, -1])
+        one, q = self._table(exact)
+        zero = one * 0
+        out = [zero] * self.vocab_size
+        if d == 0:
+            for s in range(self.k):
+                out[2 * s] = one / self.k
+        elif d == self.depth:
+            out[2 * t + 1] = one
+        else:
+            for s in range(self.k):
+                out[2 * s] = q / self.k
+            out[2 * t + 1] = one - q
+        return tuple(out) if exact else np.array(out, dtype=np.float64)
+
+    def next_token_distributions(self, tokens: np.ndarray) -> np.ndarray:
+        """Batched truth: ``[B, T+1, 2k]``, the next-token distribution after each prefix length ``0..T``."""
+        arr = self._as_tokens(tokens, batch=True)
+        depth, top = self._require_prefixes(arr)
+        return self._distribution_from_state(depth, top)
+
+    def _distribution_from_state(self, depth: np.ndarray, top: np.ndarray) -> np.ndarray:
+        k, q = self.k, float(self.q)
+        out = np.zeros((*depth.shape, 2 * k), dtype=np.float64)
+        p_open = np.where(depth == 0, 1.0 / k, np.where(depth == self.depth, 0.0, q / k))
+        out[..., 0::2] = p_open[..., None]
+        p_close = np.where(depth == 0, 0.0, np.where(depth == self.depth, 1.0, 1.0 - q))
+        idx = np.clip(2 * top + 1, 1, 2 * k - 1)
+        np.put_along_axis(out, idx[..., None], np.where(depth > 0, p_close, 0.0)[..., None], axis=-1)
+        return out
+
+    def probability(self, tokens: Sequence[int] | np.ndarray, exact: bool = True):
+        """$p(w_{1:N})$ under $\\mathcal D_{q,k,D,N}$ (0 for strings outside $\\mathsf{Dyck}_{k,D,N}$)."""
+        arr = self._as_tokens(tokens)
+        valid, depth, _ = self.scan(arr[None, :])
+        one, q = self._table(exact)
+        if not valid[0, -1]:
+            return one * 0
+        prob = one
+        for i, tok in enumerate(arr):
+            before, after = int(depth[0, i]), int(depth[0, i + 1])
+            if tok % 2 == 0:
+                prob *= one / self.k if before == 0 else q / self.k
+            elif before < self.depth:
+                prob *= one - q
+        return prob
+
+    # ----------------------------------------------------------------------------------------- sampling
+    def sample(self, rng: np.random.Generator, n: int, length: int) -> np.ndarray:
+        """``n`` i.i.d. prefixes from $\\mathcal D_{q,k,D,\\text{length}}$ as an int64 array ``[n, length]``."""
+        if not isinstance(rng, np.random.Generator):
+            raise TypeError("rng must be a numpy.random.Generator")
+        if n < 0 or length < 0:
+            raise ValueError(f"n and length must be >= 0, got n={n}, length={length}")
+        k, D, q = self.k, self.depth, float(self.q)
+        out = np.empty((n, length), dtype=np.int64)
+        stack = np.zeros((n, D + 1), dtype=np.int64)
+        depth = np.zeros(n, dtype=np.int64)
+        rows = np.arange(n)
+        for i in range(length):
+            u = rng.random(n)
+            typ = rng.integers(0, k, size=n)
+            p_open = np.where(depth == 0, 1.0, np.where(depth == D, 0.0, q))
+            opening = u < p_open
+            top = stack[rows, np.clip(depth - 1, 0, None)]
+            out[:, i] = np.where(opening, 2 * typ, 2 * top + 1)
+            stack[rows[opening], depth[opening]] = typ[opening]
+            depth = depth + np.where(opening, 1, -1)
+        return out
+
+    # ----------------------------------------------------------------------------------------- counting
+    def count_prefixes(self, length: int) -> int:
+        """$|\\mathsf{Dyck}_{k,D,N}|$ by dynamic programming over the depth ($k$ choices per open), exact int."""
+        if length < 0:
+            raise ValueError(f"length must be >= 0, got {length}")
+        counts = [1] + [0] * self.depth
+        for _ in range(length):
+            new = [0] * (self.depth + 1)
+            for d, c in enumerate(counts):
+                if c:
+                    if d < self.depth:
+                        new[d + 1] += c * self.k
+                    if d > 0:
+                        new[d - 1] += c
+            counts = new
+        return sum(counts)
+
+    def count_prefixes_brute_force(self, length: int) -> int:
+        """$|\\mathsf{Dyck}_{k,D,N}|$ by testing all $(2k)^N$ strings (reference for small ``length``)."""
+        if length == 0:
+            return 1
+        total = 0
+        chunk = 2**16
+        it = itertools.product(range(self.vocab_size), repeat=length)
+        while batch := list(itertools.islice(it, chunk)):
+            total += int(self.scan(np.array(batch, dtype=np.int64))[0][:, -1].sum())
+        return total
+
+    def all_prefixes(self, length: int) -> np.ndarray:
+        """Every element of $\\mathsf{Dyck}_{k,D,\\text{length}}$, as ``[count, length]`` (lexicographic order)."""
+        if length < 0:
+            raise ValueError(f"length must be >= 0, got {length}")
+        seqs = np.zeros((1, 0), dtype=np.int64)
+        stack = np.zeros(1, dtype=np.int64)  # base-k digits, top = stack % k
+        depth = np.zeros(1, dtype=np.int64)
+        k = self.k
+        for _ in range(length):
+            parts_s, parts_st, parts_d = [], [], []
+            for tok in range(2 * k):
+                typ = tok // 2
+                if tok % 2 == 0:
+                    sel = depth < self.depth
+                    parts_st.append(stack[sel] * k + typ)
+                    parts_d.append(depth[sel] + 1)
+                else:
+                    sel = (depth > 0) & (stack % k == typ)
+                    parts_st.append(stack[sel] // k)
+                    parts_d.append(depth[sel] - 1)
+                parts_s.append(np.concatenate([seqs[sel], np.full((int(sel.sum()), 1), tok)], axis=1))
+            order = None
+            seqs, stack, depth = (np.concatenate(p) for p in (parts_s, parts_st, parts_d))
+            order = np.lexsort(seqs.T[::-1])
+            seqs, stack, depth = seqs[order], stack[order], depth[order]
+        return seqs
+
+    # ----------------------------------------------------------------------------------------- loss
+    def population_loss(self, predictor: Callable[[np.ndarray], np.ndarray], length: int) -> PopulationLoss:
+        """Exact population loss (3.21) with the squared loss (3.22), by enumerating $\\mathsf{Dyck}_{k,D,N}$.
+
+        ``predictor`` maps a batch ``[B, N]`` of token sequences to predictions ``[B, N+1, 2k]`` at every prefix
+        length ``0..N`` (causal models do this in one pass); only positions ``0..N-1`` enter the loss.
+        """
+        if length < 1:
+            raise ValueError(f"length must be >= 1, got {length}")
+        seqs = self.all_prefixes(length)
+        depth, top = self._require_prefixes(seqs)
+        truth = self._distribution_from_state(depth, top)  # [B, N+1, 2k]
+        rows = np.arange(len(seqs))[:, None]
+        steps = truth[rows, np.arange(length)[None, :], seqs]  # p(w_i | w_<i)
+        weight = np.prod(steps, axis=1)
+        pred = np.asarray(predictor(seqs), dtype=np.float64)
+        if pred.shape != truth.shape:
+            raise ValueError(f"predictor must return shape {truth.shape}, got {pred.shape}")
+        pred, truth = pred[:, :length], truth[:, :length]
+        excess = np.sum((pred - truth) ** 2, axis=-1).mean(axis=1)
+        optimal = (1.0 - np.sum(truth**2, axis=-1)).mean(axis=1)
+        return PopulationLoss(
+            length=length,
+            loss=float(weight @ (excess + optimal)),
+            optimal=float(weight @ optimal),
+            excess=float(weight @ excess),
+            max_error=float(np.abs(pred - truth).max()),
+        )

@@ -1,0 +1,20 @@
+"""theorylab.nn: the Transformer definitions used by the theory and the training harness.
+
+Names are resolved lazily so that ``import theorylab.nn`` does not import torch.
+Each submodule registers its public names in ``_EXPORTS`` (name -> submodule).
+"""
+
+from importlib import import_module
+
+_EXPORTS: dict[str, str] = {
+}
+
+
+def __getattr__(name: str):
+    if name in _EXPORTS:
+        return getattr(import_module(f"{__name__}.{_EXPORTS[name]}"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(_EXPORTS)

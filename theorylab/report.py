@@ -1,0 +1,157 @@
+"""Render claim tables and run reports as Markdown or HTML.
+
+Used by the CLI (``theorylab claims``, ``theorylab report``) and by the docs build (generated claim table and
+errata page).
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from theorylab.claims.registry import TIERS, Claim, natural_key
+
+
+@dataclass
+class Section:
+    title: str
+    header: list[str] = field(default_factory=list)
+    rows: list[list[str]] = field(default_factory=list)
+    text: list[str] = field(default_factory=list)
+    images: list[tuple[str, str]] = field(default_factory=list)  # (caption, path)
+
+
+def _cell_md(text: str) -> str:
+    return str(text).replace("|", "\\|").replace("\n", " ")
+
+
+def to_markdown(title: str, sections: list[Section]) -> str:
+    out = [f"# {title}", ""]
+    for sec in sections:
+        out += [f"## {sec.title}", ""]
+        out += [*sec.text, ""] if sec.text else []
+        if sec.rows:
+            out.append("| " + " | ".join(sec.header) + " |")
+            out.append("|" + "|".join("---" for _ in sec.header) + "|")
+            out += ["| " + " | ".join(_cell_md(c) for c in row) + " |" for row in sec.rows]
+            out.append("")
+        for caption, path in sec.images:
+            out += [f"![{caption}]({path})", ""]
+    return "\n".join(out).rstrip() + "\n"
+
+
+def to_html(title: str, sections: list[Section]) -> str:
+    e = html.escape
+    out = [
+        "<!doctype html><html><head><meta charset='utf-8'>",
+        f"<title>{e(title)}</title><style>body{{font-family:sans-serif;max-width:75em;margin:2em auto}}"
+        "table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:.2em .5em;text-align:left}"
+        ".FAIL{background:#fdd}</style></head><body>",
+        f"<h1>{e(title)}</h1>",
+    ]
+    for sec in sections:
+        out.append(f"<h2>{e(sec.title)}</h2>")
+        out += [f"<p>{e(line)}</p>" for line in sec.text]
+        if sec.rows:
+            out.append("<table><tr>" + "".join(f"<th>{e(h)}</th>" for h in sec.header) + "</tr>")
+            for row in sec.rows:
+                cls = " class='FAIL'" if "FAIL" in row else ""
+                out.append(f"<tr{cls}>" + "".join(f"<td>{e(str(c))}</td>" for c in row) + "</tr>")
+            out.append("</table>")
+        for caption, path in sec.images:
+            out.append(f"<figure><img src='{e(path)}' style='max-width:100%'><figcaption>{e(caption)}</figcaption></figure>")
+    out.append("</body></html>")
+    return "\n".join(out) + "\n"
+
+
+def registry_rows(records: list[Claim], link: bool = False) -> list[list[str]]:
+    """One row per claim: id, title, source, tiers, status."""
+    rows = []
+    for c in records:
+        title = f"[{c.title}]({c.family}.md)" if link else c.title
+        rows.append([c.id, title, f"{c.source.numbering} (§{c.source.section})", ", ".join(c.tiers), c.status])
+    return rows
+
+
+REGISTRY_HEADER = ["claim", "title", "source", "tiers", "status"]
+
+
+def errata_sections(records: list[Claim]) -> list[Section]:
+    """One section per ``holds-corrected`` or ``refuted`` claim: printed, corrected, counterexample."""
+    sections = []
+    for c in records:
+        if c.erratum is None:
+            continue
+        text = [
+            f"**{c.title}** ({c.status}); source: `{c.source.document}`, {c.source.numbering}, §{c.source.section}.",
+            f"**As printed:** {c.erratum.printed}",
+        ]
+        if c.erratum.corrected:
+            text.append(f"**Corrected:** {c.erratum.corrected}")
+        text.append(f"**Counterexample:** {c.erratum.counterexample}")
+        if c.counterexample:
+            text.append(f"Generate it: `theorylab counterexample {c.counterexample} --out {c.id}.npz`")
+        sections.append(Section(c.id, text=[t + "\n" for t in text]))
+    return sections
+
+
+def run_sections(payload: dict, registry: dict[str, Claim], out_dir: Path | None = None) -> list[Section]:
+    """Sections of a run report from a ``--claims-json`` payload: summary, claim table, per-family measures."""
+    meta, results = payload.get("meta", {}), payload.get("claims", {})
+    failed = [cid for cid, r in results.items() if any(t["failed"] for t in r["tiers"].values())]
+    summary = Section(
+        "Run",
+        text=[
+            f"seed {meta.get('seed')}, device {meta.get('device')}, scale {meta.get('scale')}, "
+            f"tiers {', '.join(meta.get('tiers', []))}, {meta.get('seconds', 0):.1f} s; "
+            f"{len(results)} claims checked, {len(failed)} with failures."
+        ],
+    )
+    table = Section("Claims", ["claim", "status", "tiers", "passed", "failed", "skipped", "controls", "time", "result"])
+    for cid in sorted(results, key=natural_key):
+        r = results[cid]
+        total = {k: sum(t[k] for t in r["tiers"].values()) for k in ("passed", "failed", "skipped", "controls")}
+        verdict = "FAIL" if total["failed"] else ("ok" if total["passed"] else "skip")
+        table.rows.append(
+            [cid, r.get("status", ""), ",".join(t for t in TIERS if t in r["tiers"])]
+            + [str(total[k]) for k in ("passed", "failed", "skipped", "controls")]
+            + [f"{r.get('seconds', 0):.1f}s", verdict]
+        )
+    sections = [summary, table]
+    if payload.get("unchecked"):
+        sections.append(Section("Claims without checks", text=[", ".join(payload["unchecked"])]))
+    by_family: dict[str, list[str]] = {}
+    for cid, r in results.items():
+        by_family.setdefault(r.get("family") or cid.split(".")[0], []).append(cid)
+    for fam in sorted(by_family):
+        sec = Section(f"Family {fam}: measurements", ["claim", "quantity", "value"])
+        for cid in sorted(by_family[fam], key=natural_key):
+            for name, value in sorted(results[cid].get("measures", {}).items()):
+                if name.startswith("figure:"):
+                    path = Path(value)
+                    shown = os.path.relpath(path, out_dir) if out_dir is not None and path.is_absolute() else value
+                    sec.images.append((f"{cid}: {name[7:]}", shown))
+                else:
+                    sec.rows.append([cid, name, f"{value:.6g}" if isinstance(value, float) else str(value)])
+        if sec.rows or sec.images:
+            sections.append(sec)
+    return sections
+
+
+def render_report(json_path: str | Path, out: str | Path | None = None, fmt: str | None = None) -> str:
+    """Render a run report from ``json_path``; write it to ``out`` if given; return the text."""
+    from theorylab.claims.registry import _default
+
+    payload = json.loads(Path(json_path).read_text(encoding="utf-8"))
+    fmt = fmt or ("html" if out and str(out).endswith((".html", ".htm")) else "markdown")
+    if fmt not in ("markdown", "html"):
+        raise ValueError(f"unknown report format {fmt!r} (markdown or html)")
+    out_dir = Path(out).resolve().parent if out else None
+    sections = run_sections(payload, _default()[0], out_dir)
+    text = (to_html if fmt == "html" else to_markdown)("theorylab claim report", sections)
+    if out:
+        Path(out).write_text(text, encoding="utf-8")
+    return text

@@ -1,0 +1,18 @@
+"""theorylab.tensors: Kruskal rank, Kruskal's uniqueness condition, CP decomposition and factor matching."""
+
+from theorylab.tensors.cp import CPDecomposition, cp_decompose, cp_to_tensor, nonunique_decomposition
+from theorylab.tensors.kruskal import KruskalCondition, KruskalRank, kruskal_condition, kruskal_rank
+from theorylab.tensors.matching import FactorMatch, match_factors
+
+__all__ = [
+    "CPDecomposition",
+    "FactorMatch",
+    "KruskalCondition",
+    "KruskalRank",
+    "cp_decompose",
+    "cp_to_tensor",
+    "kruskal_condition",
+    "kruskal_rank",
+    "match_factors",
+    "nonunique_decomposition",
+]

@@ -1,0 +1,206 @@
+"""CP (canonical polyadic) decomposition of 3-tensors $W=\\sum_{i=1}^R A_i\\otimes B_i\\otimes C_i$.
+
+``cp_decompose(W, R, method="jennrich")`` is Jennrich's simultaneous diagonalization: for random $u, v$,
+$W_u=\\sum_a u_aW_{a\\cdot\\cdot}=B\\,\\mathrm{diag}(A^\\top u)\\,C^\\top$, so after projecting onto the top-$R$
+singular subspaces $U, V$ of the mode-2 / mode-3 unfoldings, the eigenvectors of $\\hat W_u\\hat W_v^{-1}$ are the
+columns of $U^\\top B$. Then $(C\\odot A)^\\top=B^{+}W_{(2)}$, and each column of the Khatri-Rao product is a rank-one
+$n_1\\times n_3$ matrix whose top singular pair gives $A_i, C_i$. It is exact when $B$, $C$ have full column rank
+and no two columns of $A$ are parallel. ``method="als"`` is tensorly's ``parafac`` alone; ``refine=True``
+polishes a Jennrich result with ALS started from it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+__all__ = ["CPDecomposition", "cp_to_tensor", "cp_decompose", "nonunique_decomposition"]
+
+
+@dataclass(frozen=True)
+class CPDecomposition:
+    """Factors with $W\\approx\\sum_i A_i\\otimes B_i\\otimes C_i$ and the relative residual $\\|W-\\hat W\\|/\\|W\\|$."""
+
+    A: np.ndarray
+    B: np.ndarray
+    C: np.ndarray
+    residual: float
+    method: str
+
+    @property
+    def factors(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        return self.A, self.B, self.C
+
+    def tensor(self) -> np.ndarray:
+        return cp_to_tensor(self.A, self.B, self.C)
+
+
+def cp_to_tensor(A, B, C) -> np.ndarray:
+    """$W_{abc}=\\sum_i A_{ai}B_{bi}C_{ci}$."""
+    return np.einsum("ai,bi,ci->abc", A, B, C)
+
+
+def _check_tensor(W, rank: int) -> np.ndarray:
+    W = np.asarray(W)
+    if W.ndim != 3:
+        raise ValueError(f"expected a 3-tensor, got shape {W.shape}")
+    if np.iscomplexobj(W) or not np.issubdtype(W.dtype, np.number):
+        raise TypeError(f"expected a real tensor, got dtype {W.dtype}")
+    W = W.astype(float)
+    if not np.all(np.isfinite(W)):
+        raise ValueError("tensor contains NaN or infinite entries")
+    if not isinstance(rank, int | np.integer) or rank < 1:
+        raise ValueError(f"rank must be a positive integer, got {rank!r}")
+    return W
+
+
+def _residual(W: np.ndarray, A, B, C) -> float:
+    return float(np.linalg.norm(W - cp_to_tensor(A, B, C)) / max(np.linalg.norm(W), np.finfo(float).tiny))
+
+
+def _jennrich_once(W: np.ndarray, R: int, rng: np.random.Generator):
+    n1, n2, n3 = W.shape
+    U = np.linalg.svd(W.transpose(1, 0, 2).reshape(n2, -1), full_matrices=False)[0][:, :R]
+    V = np.linalg.svd(W.transpose(2, 0, 1).reshape(n3, -1), full_matrices=False)[0][:, :R]
+    u, v = rng.standard_normal(n1), rng.standard_normal(n1)
+    Wu = U.T @ np.einsum("a,abc->bc", u, W) @ V
+    Wv = U.T @ np.einsum("a,abc->bc", v, W) @ V
+    _, vecs = np.linalg.eig(Wu @ np.linalg.inv(Wv))
+    B = U @ np.real(vecs)
+    B /= np.linalg.norm(B, axis=0)
+    # (C kr A)^T = B^+ W_(2); column i reshaped to n1 x n3 is A_i C_i^T
+    KR = np.linalg.pinv(B) @ W.transpose(1, 0, 2).reshape(n2, -1)  # (R, n1*n3)
+    A = np.empty((n1, R))
+    C = np.empty((n3, R))
+    for i in range(R):
+        Ui, si, Vti = np.linalg.svd(KR[i].reshape(n1, n3))
+        A[:, i] = Ui[:, 0] * si[0]
+        C[:, i] = Vti[0]
+    return A, B, C
+
+
+def _als(W: np.ndarray, R: int, init, n_iter: int, tol: float, seed: int):
+    import tensorly as tl
+    from tensorly.cp_tensor import CPTensor
+    from tensorly.decomposition import parafac
+
+    if init is None:
+        init = "svd"
+    elif not isinstance(init, str):
+        init = CPTensor((np.ones(R), [np.asarray(f, float) for f in init]))
+    with np.errstate(all="ignore"):
+        cp = parafac(tl.tensor(W), R, init=init, n_iter_max=n_iter, tol=tol, random_state=seed, normalize_factors=False)
+    weights, (A, B, C) = cp
+    return np.asarray(A) * np.asarray(weights), np.asarray(B), np.asarray(C)
+
+
+def cp_decompose(
+    W,
+    rank: int,
+    method: str = "jennrich",
+    *,
+    refine: bool = False,
+    tries: int = 5,
+    seed: int = 0,
+    init=None,
+    n_iter: int = 1000,
+    tol: float = 1e-14,
+) -> CPDecomposition:
+    """Rank-``rank`` CP decomposition of the 3-tensor ``W``.
+
+    ``method="jennrich"``: simultaneous diagonalization, ``tries`` random $(u, v)$ pairs, keep the smallest
+    residual (noise can merge eigenvalues); ``refine=True`` adds ALS iterations started from it.
+    ``method="als"``: tensorly ``parafac`` alone (``init``: ``"svd"``, ``"random"`` or a factor triple).
+    Factors carry an arbitrary column scaling (Jennrich: unit-norm $B$ and $C$); compare with
+    :func:`theorylab.tensors.match_factors`.
+    """
+    W = _check_tensor(W, rank)
+    if method == "jennrich":
+        if rank > min(W.shape[1], W.shape[2]):
+            raise ValueError(
+                f"Jennrich needs rank <= min(n2, n3) (two factors of full column rank); got rank {rank}, shape {W.shape}"
+            )
+        rng = np.random.default_rng(seed)
+        best = None
+        for _ in range(max(1, tries)):
+            try:
+                A, B, C = _jennrich_once(W, rank, rng)
+            except np.linalg.LinAlgError:
+                continue
+            res = _residual(W, A, B, C)
+            if best is None or res < best[0]:
+                best = (res, A, B, C)
+            if res < 1e-12:
+                break
+        if best is None:
+            raise np.linalg.LinAlgError("Jennrich failed on every random projection (degenerate slices)")
+        res, A, B, C = best
+        name = "jennrich"
+        if refine:
+            A2, B2, C2 = _als(W, rank, (A, B, C), n_iter, tol, seed)
+            res2 = _residual(W, A2, B2, C2)
+            if res2 <= res:
+                A, B, C, res = A2, B2, C2, res2
+            name = "jennrich+als"
+        return CPDecomposition(A, B, C, res, name)
+    if method == "als":
+        A, B, C = _als(W, rank, init, n_iter, tol, seed)
+        return CPDecomposition(A, B, C, _residual(W, A, B, C), "als")
+    raise ValueError(f"unknown method {method!r} (choose 'jennrich' or 'als')")
+
+
+def nonunique_decomposition(A, B, C, rng: np.random.Generator | None = None, tol: float = 1e-10):
+    """A second CP decomposition of $W=[A,B,C]$ that is not a rescaled permutation of it.
+
+    Works whenever one factor has two parallel columns (Kruskal rank $\\le 1$), the standard way Kruskal's
+    condition fails: if $C_j=\\alpha C_i$ then $A_iB_i^\\top+\\alpha A_jB_j^\\top=[A_i,\\alpha A_j]\\,G\\,G^{-1}
+    [B_i,B_j]^\\top$ for any invertible $2\\times2$ $G$, and a non-diagonal, non-antidiagonal $G$ mixes the
+    columns. Raises ``ValueError`` when no factor has parallel (or zero) columns: Kruskal's condition is
+    sufficient, not necessary, and other failures need not give non-uniqueness.
+    Returns ``(A2, B2, C2)``.
+    """
+    rng = np.random.default_rng(0) if rng is None else rng
+    mats = [np.array(X, dtype=float) for X in (A, B, C)]
+    R = mats[0].shape[1]
+    if any(X.ndim != 2 or X.shape[1] != R for X in mats):
+        raise ValueError("factors must be 2-d with the same number of columns")
+    if R < 2:
+        raise ValueError("a rank-1 decomposition is always unique up to scaling")
+    for mode in range(3):
+        X = mats[mode]
+        norms = np.linalg.norm(X, axis=0)
+        for i in range(R):
+            for j in range(i + 1, R):
+                ni, nj = norms[i], norms[j]
+                if min(ni, nj) <= tol * max(1.0, norms.max()):
+                    continue
+                if np.linalg.svd(np.column_stack([X[:, i] / ni, X[:, j] / nj]), compute_uv=False)[-1] > tol:
+                    continue
+                alpha = float(X[:, j] @ X[:, i] / (ni * ni))  # X_j = alpha X_i
+                P, Q = [mats[m] for m in range(3) if m != mode]
+                G = np.array([[1.0, 0.0], [0.0, 1.0]]) + rng.uniform(0.3, 0.7) * np.array([[0.0, 1.0], [1.0, 0.0]])
+                left = np.column_stack([P[:, i], alpha * P[:, j]]) @ G
+                right = np.column_stack([Q[:, i], Q[:, j]]) @ np.linalg.inv(G).T
+                P2, Q2, X2 = P.copy(), Q.copy(), X.copy()
+                P2[:, [i, j]] = left
+                Q2[:, [i, j]] = right
+                X2[:, j] = X[:, i]
+                out = [None, None, None]
+                out[mode] = X2
+                others = [m for m in range(3) if m != mode]
+                out[others[0]], out[others[1]] = P2, Q2
+                return tuple(out)
+        # a zero column: its rank-one term vanishes, so the partner columns are arbitrary
+        zero = np.flatnonzero(norms <= tol * max(1.0, norms.max()))
+        if zero.size:
+            z = int(zero[0])
+            out = [M.copy() for M in mats]
+            for m in range(3):
+                if m != mode:
+                    out[m][:, z] = out[m][:, z] + rng.standard_normal(out[m].shape[0])
+            return tuple(out)
+    raise ValueError(
+        "no factor has parallel or zero columns: Kruskal's condition is only sufficient, so no generic second "
+        "decomposition is available"
+    )
