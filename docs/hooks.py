@@ -18,10 +18,6 @@ from theorylab.report import REGISTRY_HEADER, Section, errata_sections, registry
 _PLACEHOLDER = re.compile(r"^<!-- theorylab:(\w+)\s*([\w.]*)\s*-->$", re.MULTILINE)
 
 
-def _strip_title(markdown: str) -> str:
-    return markdown.split("\n", 2)[2]
-
-
 def _claims_md() -> str:
     fams = claims.families()
     sections = []
@@ -33,14 +29,14 @@ def _claims_md() -> str:
         sections.append(Section(f"{fams[name].title} (`{name}`)", REGISTRY_HEADER, rows))
     counts = {s: sum(c.status == s for c in claims.all()) for s in claims.STATUSES}
     summary = f"{len(claims.all())} claims: " + ", ".join(f"{n} {s}" for s, n in counts.items()) + ".\n\n"
-    return summary + _strip_title(to_markdown("", sections))
+    return summary + to_markdown(None, sections)
 
 
 def _errata_md() -> str:
     sections = errata_sections(claims.all())
     if not sections:
         return "No errata are recorded yet.\n"
-    return _strip_title(to_markdown("", sections))
+    return to_markdown(None, sections)
 
 
 def _api_md(module_name: str) -> str:

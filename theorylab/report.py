@@ -28,8 +28,8 @@ def _cell_md(text: str) -> str:
     return str(text).replace("|", "\\|").replace("\n", " ")
 
 
-def to_markdown(title: str, sections: list[Section]) -> str:
-    out = [f"# {title}", ""]
+def to_markdown(title: str | None, sections: list[Section]) -> str:
+    out = [f"# {title}", ""] if title else []
     for sec in sections:
         out += [f"## {sec.title}", ""]
         out += [*sec.text, ""] if sec.text else []

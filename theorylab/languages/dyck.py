@@ -1,19 +1,19 @@
-"""Bounded Dyck languages $\\mathsf{Dyck}_{k,D}$ and the generator distribution $\\mathcal D_{q,k,D,N}$.
+r"""Bounded Dyck languages $\mathsf{Dyck}_{k,D}$ and the generator distribution $\mathcal D_{q,k,D,N}$.
 
-Token convention (0-based; the documents use 1-based ids $2t-1$ / $2t$): bracket type $t\\in\\{0..k-1\\}$ has open
-token ``2t`` and close token ``2t + 1``. The depth of the token at position $i$ is the stack depth *after* reading it,
-so opens live at depths $1..D$ and closes at depths $0..D-1$; a matched pair at level $d$ is (open at $d$, close at
-$d-1$).
+Token convention (0-based; the documents use 1-based ids $2t-1$ / $2t$): bracket type $t\in\{0..k-1\}$ has
+open token ``2t`` and close token ``2t + 1``. The depth of the token at position $i$ is the stack depth
+*after* reading it, so opens live at depths $1..D$ and closes at depths $0..D-1$; a matched pair at level $d$
+is (open at $d$, close at $d-1$).
 
 The distribution (Liu Def 12 = Li Def 2.2.1; the printed formula is truncated after its third factor, so it is
-reconstructed from the prose): a Markov chain on the stack that, at depth 0, opens a uniformly random type; at depth
-$D$, closes the top; otherwise opens each type with probability $q/k$ or closes the top with probability $1-q$.
-Equivalently
+reconstructed from the prose): a Markov chain on the stack that, at depth 0, opens a uniformly random type; at
+depth $D$, closes the top; otherwise opens each type with probability $q/k$ or closes the top with probability
+$1-q$. Equivalently
 
-$$p(w_{1:N}) = (1/k)^{\\#\\{\\text{opens to depth }1\\}}\\,(q/k)^{\\#\\{\\text{opens to depth}>1\\}}
-\\,(1-q)^{\\#\\{\\text{closes from depth}<D\\}},$$
+$$p(w_{1:N}) = (1/k)^{\#\{\text{opens to depth }1\}}\,(q/k)^{\#\{\text{opens to depth}>1\}}
+\,(1-q)^{\#\{\text{closes from depth}<D\}},$$
 
-which is already normalised (the printed "$\\propto$" is an equality).
+which is already normalised (the printed "$\propto$" is an equality).
 """
 
 from __future__ import annotations
@@ -30,10 +30,10 @@ __all__ = ["Dyck", "PopulationLoss"]
 
 @dataclass(frozen=True)
 class PopulationLoss:
-    """Exact population squared loss (3.21)-(3.22) of a predictor at length ``length``.
+    r"""Exact population squared loss (3.21)-(3.22) of a predictor at length ``length``.
 
-    ``loss = optimal + excess``; ``optimal`` is the Bayes loss $\\mathbb E\\frac1N\\sum_i(1-\\|p_i\\|^2)$ and
-    ``excess`` is $\\mathbb E\\frac1N\\sum_i\\|f_i-p_i\\|^2$.
+    ``loss = optimal + excess``; ``optimal`` is the Bayes loss $\mathbb E\frac1N\sum_i(1-\|p_i\|^2)$ and
+    ``excess`` is $\mathbb E\frac1N\sum_i\|f_i-p_i\|^2$.
     """
 
     length: int
@@ -45,7 +45,8 @@ class PopulationLoss:
 
 @dataclass(frozen=True)
 class Dyck:
-    """$\\mathsf{Dyck}_{k,D}$ with generator parameter ``q`` (probability of opening when both moves are legal)."""
+    r"""$\mathsf{Dyck}_{k,D}$ with generator parameter ``q`` (probability of opening when both moves are
+    legal)."""
 
     k: int
     depth: int
@@ -63,7 +64,7 @@ class Dyck:
         if not isinstance(self.q, float | int | Fraction | np.floating) or not 0 < self.q < 1:
             raise ValueError(f"q must be a number in the open interval (0, 1), got {self.q!r}")
 
-    # ----------------------------------------------------------------------------------------- basics
+    # ------------------------------------------------------------------------------------------ basics
     @property
     def vocab_size(self) -> int:
         """Number of bracket tokens $2k$ (the start token of the model is id ``2k``)."""
@@ -98,11 +99,11 @@ class Dyck:
         return np.cumsum(1 - 2 * (arr % 2), axis=-1)
 
     def scan(self, tokens: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Run the stack automaton on a batch ``[B, T]``.
+        r"""Run the stack automaton on a batch ``[B, T]``.
 
-        Returns ``(valid, depth, top)`` of shape ``[B, T+1]`` each, for the prefixes of length ``0..T``: ``valid``
-        (the prefix is in $\\mathsf{Dyck}_{k,D,n}$), ``depth`` and ``top`` (type of the top of the stack, ``-1`` when
-        empty). After an invalid step ``depth`` / ``top`` are meaningless.
+        Returns ``(valid, depth, top)`` of shape ``[B, T+1]`` each, for the prefixes of length ``0..T``:
+        ``valid`` (the prefix is in $\mathsf{Dyck}_{k,D,n}$), ``depth`` and ``top`` (type of the top of the
+        stack, ``-1`` when empty). After an invalid step ``depth`` / ``top`` are meaningless.
         """
         arr = self._as_tokens(tokens, batch=True)
         B, T = arr.shape
@@ -127,12 +128,13 @@ class Dyck:
         return valid, depths, tops
 
     def is_prefix(self, tokens: Sequence[int] | np.ndarray) -> bool:
-        """Whether ``tokens`` is in $\\mathsf{Dyck}_{k,D,N}$ (a valid prefix of a depth-$\\le D$ Dyck word)."""
+        r"""Whether ``tokens`` is in $\mathsf{Dyck}_{k,D,N}$ (a valid prefix of a depth-$\le D$ Dyck word)."""
         arr = self._as_tokens(tokens)
         return bool(self.scan(arr[None, :])[0][0, -1])
 
     def is_word(self, tokens: Sequence[int] | np.ndarray) -> bool:
-        """Whether ``tokens`` is a complete word of $\\mathsf{Dyck}_{k,D}$ (valid prefix ending at depth 0)."""
+        r"""Whether ``tokens`` is a complete word of $\mathsf{Dyck}_{k,D}$ (valid prefix ending at depth
+        0)."""
         arr = self._as_tokens(tokens)
         valid, depth, _ = self.scan(arr[None, :])
         return bool(valid[0, -1] and depth[0, -1] == 0)
@@ -143,22 +145,23 @@ class Dyck:
             bad = int(np.flatnonzero(~valid[:, -1])[0])
             pos = int(np.flatnonzero(~valid[bad])[0]) - 1
             raise ValueError(
-                f"sequence {bad} is not a prefix of Dyck_{{{self.k},{self.depth}}}: token {int(arr[bad, pos])} "
-                f"at position {pos} (a close must match the top of the stack, depth must stay in 0..{self.depth})"
+                f"sequence {bad} is not a prefix of Dyck_{{{self.k},{self.depth}}}: token "
+                f"{int(arr[bad, pos])} at position {pos} (a close must match the top of the stack, "
+                f"depth must stay in 0..{self.depth})"
             )
         return depth, top
 
-    # ----------------------------------------------------------------------------------------- distribution
+    # ------------------------------------------------------------------------------------ distribution
     def _table(self, exact: bool) -> tuple:
         one = Fraction(1) if exact else 1.0
         q = Fraction(self.q) if exact else float(self.q)
         return one, q
 
     def next_token_distribution(self, prefix: Sequence[int] | np.ndarray, exact: bool = False):
-        """Exact next-token distribution $p(\\cdot\\mid\\text{prefix})$ over the $2k$ tokens.
+        r"""Exact next-token distribution $p(\cdot\mid\text{prefix})$ over the $2k$ tokens.
 
-        With ``exact=True`` a tuple of :class:`fractions.Fraction` (``q`` taken as an exact rational), otherwise a
-        float64 array. Raises ``ValueError`` if ``prefix`` is not in $\\mathsf{Dyck}_{k,D,N}$.
+        With ``exact=True`` a tuple of :class:`fractions.Fraction` (``q`` taken as an exact rational),
+        otherwise a float64 array. Raises ``ValueError`` if ``prefix`` is not in $\mathsf{Dyck}_{k,D,N}$.
         """
         arr = self._as_tokens(prefix)
         depth, top = self._require_prefixes(arr[None, :])
@@ -194,7 +197,7 @@ class Dyck:
         return out
 
     def probability(self, tokens: Sequence[int] | np.ndarray, exact: bool = True):
-        """$p(w_{1:N})$ under $\\mathcal D_{q,k,D,N}$ (0 for strings outside $\\mathsf{Dyck}_{k,D,N}$)."""
+        r"""$p(w_{1:N})$ under $\mathcal D_{q,k,D,N}$ (0 for strings outside $\mathsf{Dyck}_{k,D,N}$)."""
         arr = self._as_tokens(tokens)
         valid, depth, _ = self.scan(arr[None, :])
         one, q = self._table(exact)
@@ -202,16 +205,17 @@ class Dyck:
             return one * 0
         prob = one
         for i, tok in enumerate(arr):
-            before, after = int(depth[0, i]), int(depth[0, i + 1])
+            before = int(depth[0, i])
             if tok % 2 == 0:
                 prob *= one / self.k if before == 0 else q / self.k
             elif before < self.depth:
                 prob *= one - q
         return prob
 
-    # ----------------------------------------------------------------------------------------- sampling
+    # ---------------------------------------------------------------------------------------- sampling
     def sample(self, rng: np.random.Generator, n: int, length: int) -> np.ndarray:
-        """``n`` i.i.d. prefixes from $\\mathcal D_{q,k,D,\\text{length}}$ as an int64 array ``[n, length]``."""
+        r"""``n`` i.i.d. prefixes from $\mathcal D_{q,k,D,\text{length}}$ as an int64 array ``[n,
+        length]``."""
         if not isinstance(rng, np.random.Generator):
             raise TypeError("rng must be a numpy.random.Generator")
         if n < 0 or length < 0:
@@ -232,9 +236,10 @@ class Dyck:
             depth = depth + np.where(opening, 1, -1)
         return out
 
-    # ----------------------------------------------------------------------------------------- counting
+    # ---------------------------------------------------------------------------------------- counting
     def count_prefixes(self, length: int) -> int:
-        """$|\\mathsf{Dyck}_{k,D,N}|$ by dynamic programming over the depth ($k$ choices per open), exact int."""
+        r"""$|\mathsf{Dyck}_{k,D,N}|$ by dynamic programming over the depth ($k$ choices per open), exact
+        int."""
         if length < 0:
             raise ValueError(f"length must be >= 0, got {length}")
         counts = [1] + [0] * self.depth
@@ -250,7 +255,7 @@ class Dyck:
         return sum(counts)
 
     def count_prefixes_brute_force(self, length: int) -> int:
-        """$|\\mathsf{Dyck}_{k,D,N}|$ by testing all $(2k)^N$ strings (reference for small ``length``)."""
+        r"""$|\mathsf{Dyck}_{k,D,N}|$ by testing all $(2k)^N$ strings (reference for small ``length``)."""
         if length == 0:
             return 1
         total = 0
@@ -261,7 +266,8 @@ class Dyck:
         return total
 
     def all_prefixes(self, length: int) -> np.ndarray:
-        """Every element of $\\mathsf{Dyck}_{k,D,\\text{length}}$, as ``[count, length]`` (lexicographic order)."""
+        r"""Every element of $\mathsf{Dyck}_{k,D,\text{length}}$, as ``[count, length]`` (lexicographic
+        order)."""
         if length < 0:
             raise ValueError(f"length must be >= 0, got {length}")
         seqs = np.zeros((1, 0), dtype=np.int64)
@@ -287,12 +293,12 @@ class Dyck:
             seqs, stack, depth = seqs[order], stack[order], depth[order]
         return seqs
 
-    # ----------------------------------------------------------------------------------------- loss
+    # -------------------------------------------------------------------------------------------- loss
     def population_loss(self, predictor: Callable[[np.ndarray], np.ndarray], length: int) -> PopulationLoss:
-        """Exact population loss (3.21) with the squared loss (3.22), by enumerating $\\mathsf{Dyck}_{k,D,N}$.
+        r"""Exact population loss (3.21) with the squared loss (3.22), by enumerating $\mathsf{Dyck}_{k,D,N}$.
 
-        ``predictor`` maps a batch ``[B, N]`` of token sequences to predictions ``[B, N+1, 2k]`` at every prefix
-        length ``0..N`` (causal models do this in one pass); only positions ``0..N-1`` enter the loss.
+        ``predictor`` maps a batch ``[B, N]`` of token sequences to predictions ``[B, N+1, 2k]`` at every
+        prefix length ``0..N`` (causal models do this in one pass); only positions ``0..N-1`` enter the loss.
         """
         if length < 1:
             raise ValueError(f"length must be >= 1, got {length}")

@@ -7,6 +7,29 @@ Each submodule registers its public names in ``_EXPORTS`` (name -> submodule).
 from importlib import import_module
 
 _EXPORTS: dict[str, str] = {
+    "Batch": "tasks",
+    "Task": "tasks",
+    "FunctionTask": "tasks",
+    "CopyTask": "tasks",
+    "check_task": "tasks",
+    "check_batch": "tasks",
+    "stack_batches": "tasks",
+    "sample_fixed_dataset": "tasks",
+    "TransformerConfig": "models",
+    "LSTMConfig": "models",
+    "MLPConfig": "models",
+    "Transformer": "models",
+    "LSTM": "models",
+    "MLP": "models",
+    "count_parameters": "models",
+    "sinusoidal_positions": "models",
+    "Budget": "train",
+    "TrainResult": "train",
+    "train": "train",
+    "evaluate": "train",
+    "loss_terms": "train",
+    "peak_flops": "train",
+    "reference_forward": "reference",
 }
 
 

@@ -1,0 +1,579 @@
+"""Checks of the bounded-Dyck family (Liu §3.6 = Li §2.2): exact and property tiers.
+
+Verdict functions live here or in the library; every positive check has a negative control that applies the same
+verdict to a perturbed construction and must see it fail. Floats are compared exactly where the construction is
+exact: the lookup decoder outputs entries of the true distribution table, so "exact" means max error == 0.
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+from dataclasses import replace
+from fractions import Fraction
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from theorylab.attention import dyck_balance as db
+from theorylab.attention import dyck_bounds as bd
+from theorylab.languages.dyck import Dyck
+from theorylab.strategies.dyck import dyck_shapes, perturbations
+
+SIZES = [(1, 2), (2, 3), (2, 4)]
+REFERENCE_COUNTS = {  # catalog B.1, N = 1..10
+    (1, 2): [1, 2, 2, 4, 4, 8, 8, 16, 16, 32],
+    (2, 3): [2, 6, 16, 32, 88, 168, 464, 880, 2432, 4608],
+    (2, 4): [2, 6, 16, 48, 104, 312, 640, 1920, 3872, 11616],
+}
+
+
+@functools.cache
+def _prefixes(k: int, depth: int, length: int) -> tuple[np.ndarray, np.ndarray]:
+    lang = Dyck(k, depth)
+    seqs = lang.all_prefixes(length)
+    return seqs, lang.next_token_distributions(seqs)
+
+
+def exact_on_all_prefixes(model, k: int, depth: int, length: int) -> float:
+    """Max |prediction - truth| over every prefix of length <= ``length`` (all are prefixes of a length-N one)."""
+    seqs, truth = _prefixes(k, depth, length)
+    return float(np.abs(model.predict(seqs) - truth).max())
+
+
+def _balanced(k, depth, seed, scale=2.0):
+    return db.construct_solution(
+        k, depth, db.random_balanced_attention(k, depth, np.random.default_rng(seed), scale)
+    )
+
+
+def _unbalanced(k, depth, seed, delta=0.5):
+    rng = np.random.default_rng(seed)
+    M = (
+        db.random_balanced_attention(k, depth, rng, 1.0)
+        + delta * np.round(rng.normal(size=(2 * k * depth + 1,) * 2) * 256) / 256
+    )
+    return db.construct_solution(k, depth, M, allow_unbalanced=True)
+
+
+# ------------------------------------------------------------------------------------------------ language
+def dp_counts(k, depth, n_max, factor=True):
+    counts, out = [1] + [0] * depth, []
+    for _ in range(n_max):
+        new = [0] * (depth + 1)
+        for d, c in enumerate(counts):
+            if d < depth:
+                new[d + 1] += c * (k if factor else 1)
+            if d > 0:
+                new[d - 1] += c
+        counts = new
+        out.append(sum(counts))
+    return out
+
+
+@pytest.mark.claim("dyck.def_language", tier="exact")
+@pytest.mark.parametrize("k,depth", SIZES)
+def test_prefix_counts_dp_equals_brute_force(k, depth, measure):
+    lang = Dyck(k, depth)
+    dp = [lang.count_prefixes(n) for n in range(1, 11)]
+    brute = [lang.count_prefixes_brute_force(n) for n in range(1, 8)]
+    assert dp == REFERENCE_COUNTS[(k, depth)]
+    assert dp[:7] == brute
+    assert [len(lang.all_prefixes(n)) for n in range(1, 11)] == dp
+    measure(f"count_N12_k{k}_D{depth}", lang.count_prefixes(12))
+
+
+@pytest.mark.claim("dyck.def_language", tier="exact", control=True)
+def test_prefix_counts_control_missing_type_factor():
+    lang = Dyck(2, 3)
+    brute = [lang.count_prefixes_brute_force(n) for n in range(1, 8)]
+    assert dp_counts(2, 3, 7, factor=False) != brute  # a DP that forgets the k choices per open is rejected
+    assert dp_counts(2, 3, 7) == brute
+
+
+def reduces_to_stack(lang: Dyck, tokens) -> bool:
+    """Validity by rewriting: delete adjacent matched pairs; what remains must be opens, and depth must stay <= D."""
+    depth = np.cumsum([1 if t % 2 == 0 else -1 for t in tokens]) if len(tokens) else np.array([0])
+    stack = []
+    for t in tokens:
+        if t % 2 == 1 and stack and stack[-1] == t - 1:
+            stack.pop()
+        else:
+            stack.append(t)
+    return all(t % 2 == 0 for t in stack) and depth.max(initial=0) <= lang.depth and depth.min(initial=0) >= 0
+
+
+@pytest.mark.claim("dyck.def_language", tier="property")
+@given(shape=dyck_shapes(), data=st.data())
+def test_is_prefix_equals_pair_deletion(shape, data):
+    k, depth = shape
+    lang = Dyck(k, depth)
+    tokens = data.draw(st.lists(st.integers(0, 2 * k - 1), max_size=14))
+    assert lang.is_prefix(tokens) == reduces_to_stack(lang, tokens)
+
+
+@pytest.mark.claim("dyck.def_language", tier="property", control=True)
+def test_is_prefix_control_ignores_depth_bound():
+    lang = Dyck(1, 2)
+    unbounded = Dyck(1, 5)
+    bad = [
+        s
+        for s in itertools.product(range(2), repeat=6)
+        if unbounded.is_prefix(s) != reduces_to_stack(lang, s)
+    ]
+    assert bad  # the rewriting verdict with the wrong depth bound disagrees on '(((' etc.
+
+
+# ------------------------------------------------------------------------------------------------ distribution
+def is_generator_distribution(lang: Dyck, prob, length: int) -> bool:
+    """``prob(w)`` sums to 1 over Dyck_{k,D,N} and equals the chain's product of next-token probabilities."""
+    seqs = lang.all_prefixes(length)
+    total = Fraction(0)
+    for s in seqs:
+        chain = Fraction(1)
+        for i in range(length):
+            chain *= lang.next_token_distribution(s[:i], exact=True)[s[i]]
+        p = prob(s)
+        if p != chain:
+            return False
+        total += p
+    return total == 1
+
+
+def truncated_eq_3_20(lang: Dyck, length: int):
+    """The printed (truncated) Eq 3.20: only the opening factors, normalised over the prefixes."""
+    q = Fraction(lang.q)
+
+    def weight(s):
+        depth = np.cumsum([1 if t % 2 == 0 else -1 for t in s])
+        out = Fraction(1)
+        for t, d in zip(s, depth, strict=True):
+            if t % 2 == 0:
+                out *= Fraction(1, lang.k) if d == 1 else q / lang.k
+        return out
+
+    Z = sum(weight(s) for s in lang.all_prefixes(length))
+    return lambda s: weight(s) / Z
+
+
+@pytest.mark.claim("dyck.def_distribution", tier="exact")
+@pytest.mark.parametrize(
+    "k,depth,q", [(1, 2, Fraction(1, 2)), (2, 3, Fraction(1, 3)), (2, 4, Fraction(3, 4))]
+)
+def test_reconstructed_distribution_is_the_generator(k, depth, q):
+    lang = Dyck(k, depth, q)
+    for n in (1, 4, 7):
+        assert is_generator_distribution(lang, lambda s: lang.probability(s), n)
+
+
+@pytest.mark.claim("dyck.def_distribution", tier="exact", control=True)
+def test_distribution_control_truncated_formula():
+    lang = Dyck(1, 2, Fraction(1, 2))
+    printed = truncated_eq_3_20(lang, 2)
+    assert printed(np.array([0, 1])) == Fraction(2, 3) and lang.probability([0, 1]) == Fraction(1, 2)
+    assert not is_generator_distribution(lang, printed, 2)
+
+
+def sampler_matches(lang: Dyck, samples: np.ndarray) -> float:
+    """Chi-square p-value of the empirical prefix frequencies against the exact probabilities."""
+    from scipy.stats import chisquare
+
+    seqs = lang.all_prefixes(samples.shape[1])
+    index = {tuple(s): i for i, s in enumerate(seqs)}
+    observed = np.bincount([index[tuple(s)] for s in samples], minlength=len(seqs))
+    expected = np.array([float(lang.probability(s)) for s in seqs]) * len(samples)
+    return float(chisquare(observed, expected).pvalue)
+
+
+@pytest.mark.claim("dyck.def_distribution", tier="property")
+@settings(max_examples=5)
+@given(
+    shape=dyck_shapes(max_k=2, max_depth=3), q=st.sampled_from([0.3, 0.5, 0.8]), seed=st.integers(0, 2**16)
+)
+def test_sampler_matches_exact_distribution(shape, q, seed):
+    lang = Dyck(*shape, q)
+    samples = lang.sample(np.random.default_rng(seed), 20000, 6)
+    assert all(lang.is_prefix(s) for s in samples[:200])
+    assert sampler_matches(lang, samples) > 1e-4
+
+
+@pytest.mark.claim("dyck.def_distribution", tier="property", control=True)
+def test_sampler_control_wrong_q(rng):
+    samples = Dyck(2, 3, 0.7).sample(rng, 20000, 6)
+    assert sampler_matches(Dyck(2, 3, 0.5), samples) < 1e-4
+
+
+# ------------------------------------------------------------------------------------------------ Thm 1 sufficiency
+@pytest.mark.claim("dyck.thm1_balance_sufficiency", tier="exact")
+@pytest.mark.parametrize("k,depth", SIZES)
+def test_balanced_constructions_exact_on_all_prefixes(k, depth, measure):
+    for name, sol in [
+        ("uniform", db.construct_solution(k, depth)),
+        ("random", _balanced(k, depth, seed=k + depth)),
+    ]:
+        assert db.is_balanced(sol.weights, tol=0)
+        err = exact_on_all_prefixes(sol, k, depth, 12)
+        measure(f"max_error_len12_{name}_k{k}_D{depth}", err)
+        assert err == 0.0
+
+
+@pytest.mark.claim("dyck.thm1_balance_sufficiency", tier="exact", control=True)
+@pytest.mark.parametrize("k,depth", SIZES[1:])
+def test_unbalanced_construction_fails_on_some_prefix(k, depth):
+    sol = _unbalanced(k, depth, seed=3)
+    assert not db.is_balanced(sol.weights)
+    assert exact_on_all_prefixes(sol, k, depth, 12) > 0
+
+
+def long_prefix_error(sol, rng, n=24, length=600) -> float:
+    lang = sol.language
+    x = lang.sample(rng, n, length)
+    return float(np.abs(sol.predict(x) - lang.next_token_distributions(x)).max())
+
+
+@pytest.mark.claim("dyck.thm1_balance_sufficiency", tier="exact")
+@pytest.mark.parametrize("k,depth", SIZES)
+def test_balanced_construction_exact_on_long_prefixes(k, depth, rng, measure):
+    err = long_prefix_error(_balanced(k, depth, seed=7), rng)
+    measure(f"max_error_len600_k{k}_D{depth}", err)
+    assert err == 0.0
+
+
+@pytest.mark.claim("dyck.thm1_balance_sufficiency", tier="exact", control=True)
+def test_long_prefixes_control_unbalanced(rng):
+    assert long_prefix_error(_unbalanced(2, 4, seed=8, delta=0.05), rng) > 0
+
+
+def insertion_invariant(sol, prefix, insertions) -> bool:
+    """Exact model output unchanged (and correct) after inserting ``beta`` pairs at each (position, type, beta)."""
+    lang = sol.language
+    truth = lang.next_token_distribution(prefix, exact=True)
+    if db.exact_model_distribution(sol, prefix) != truth:
+        return False
+    return all(db.exact_model_distribution(sol, prefix, spec) == truth for spec in insertions)
+
+
+def _insertion_specs(lang: Dyck, prefix: np.ndarray, rng, betas):
+    depth = lang.scan(prefix[None])[1][0]
+    slots = [p for p in range(len(prefix) + 1) if depth[p] < lang.depth]
+    return [(int(rng.choice(slots)), int(rng.integers(lang.k)), int(b)) for b in betas]
+
+
+@pytest.mark.claim("dyck.thm1_balance_sufficiency", tier="exact")
+def test_matched_pairs_cancel_exactly_for_balanced_attention(rng):
+    sol = _balanced(2, 4, seed=11)
+    lang = sol.language
+    for prefix in lang.sample(rng, 12, 17):
+        specs = _insertion_specs(lang, prefix, rng, [1, 10**3, 10**9, 10**15])
+        assert insertion_invariant(sol, prefix, specs)
+
+
+@pytest.mark.claim("dyck.thm1_balance_sufficiency", tier="exact", control=True)
+def test_matched_pairs_control_unbalanced():
+    sol = _unbalanced(2, 4, seed=12, delta=0.01)
+    ce = db.pumping_counterexample(sol)
+    spec = (ce.insert_at, ce.pair[0] // 2, ce.beta)
+    assert not insertion_invariant(sol, ce.prefix_fail, [spec])
+
+
+@pytest.mark.claim("dyck.thm1_balance_sufficiency", tier="exact", control=True)
+def test_printed_decoder_fails(measure):
+    sol = _balanced(2, 4, seed=2, scale=1.0)
+    printed = replace(sol, subtract_residual=False)  # as printed: read <h, b> without removing e(query)
+    seqs, truth = _prefixes(2, 4, 10)
+    wrong = np.any(np.abs(printed.predict(seqs) - truth) > 0, axis=(1, 2))
+    measure("printed_decoder_failure_rate_len10", float(wrong.mean()))
+    assert wrong.any() and exact_on_all_prefixes(sol, 2, 4, 10) == 0.0
+
+
+@pytest.mark.claim("dyck.thm1_balance_sufficiency", tier="property")
+@settings(max_examples=12)
+@given(shape=dyck_shapes(), seed=st.integers(0, 2**16), scale=st.floats(0.1, 3.0))
+def test_projected_attention_gives_exact_generator(shape, seed, scale):
+    k, depth = shape
+    rng = np.random.default_rng(seed)
+    M = db.project_to_balanced(scale * rng.normal(size=(2 * k * depth + 1,) * 2), k, depth)
+    sol = db.construct_solution(k, depth, M)
+    lang = sol.language
+    x = lang.sample(rng, 6, 120)
+    assert np.abs(sol.predict(x) - lang.next_token_distributions(x)).max() == 0.0
+
+
+@pytest.mark.claim("dyck.thm1_balance_sufficiency", tier="property", control=True)
+@settings(max_examples=8)
+@given(shape=dyck_shapes(min_k=2, min_depth=2), seed=st.integers(0, 2**16), delta=perturbations())
+def test_perturbed_attention_has_counterexample(shape, seed, delta):
+    k, depth = shape
+    rng = np.random.default_rng(seed)
+    M = db.project_to_balanced(rng.normal(size=(2 * k * depth + 1,) * 2), k, depth)
+    sol = db.construct_solution(k, depth, M + delta * rng.normal(size=M.shape), allow_unbalanced=True)
+    ce = db.find_pumping_counterexample(sol)
+    assert ce is not None and verify_pumping(sol, ce)
+
+
+# ------------------------------------------------------------------------------------------------ Thm 1 necessity
+def verify_pumping(sol, ce, float_check_limit: int = 3000) -> bool:
+    """Exact: before ``beta`` both pumped prefixes are predicted correctly (so differently); at ``beta`` the model
+    outputs one distribution for both, wrong on ``prefix_fail``. Float model on the strings agrees for small beta."""
+    lang = sol.language
+    typ = ce.pair[0] // 2
+
+    def outputs(beta):
+        return [
+            db.exact_model_distribution(sol, p, (ce.insert_at, typ, beta))
+            for p in (ce.prefix_fail, ce.prefix_other)
+        ]
+
+    def targets(beta):
+        return [lang.next_token_distribution(p, exact=True) for p in ce.pumped(min(beta, 1))]
+
+    before, at = outputs(ce.beta - 1), outputs(ce.beta)
+    t_fail, t_other = targets(ce.beta)
+    if t_fail == t_other or before != [t_fail, t_other] or at[0] != at[1] or at[0] == t_fail:
+        return False
+    if ce.beta <= float_check_limit:
+        for beta, same in ((ce.beta - 1, False), (ce.beta, True)):
+            p1, p2 = ce.pumped(beta)
+            o1, o2 = sol.predict(p1)[-1], sol.predict(p2)[-1]
+            if np.array_equal(o1, o2) != same:
+                return False
+    return True
+
+
+@pytest.mark.claim("dyck.thm1_balance_necessity", tier="exact")
+@pytest.mark.parametrize("delta", [0.25, 2.0**-7, 2.0**-20])
+def test_pumping_collapses_at_predicted_beta(delta, measure):
+    sol = _unbalanced(2, 4, seed=5, delta=delta)
+    ce = db.pumping_counterexample(sol)
+    measure(f"beta_delta_{delta:.3g}", ce.beta)
+    assert verify_pumping(sol, ce)
+
+
+@pytest.mark.claim("dyck.thm1_balance_necessity", tier="exact", control=True)
+def test_pumping_control_balanced_model_never_collapses():
+    unbalanced = _unbalanced(2, 4, seed=5, delta=0.25)
+    ce = db.pumping_counterexample(unbalanced)
+    balanced = db.construct_solution(2, 4, db.random_balanced_attention(2, 4, np.random.default_rng(5), 1.0))
+    assert db.find_pumping_counterexample(balanced) is None
+    assert not verify_pumping(balanced, ce)
+
+
+@pytest.mark.claim("dyck.thm1_balance_necessity", tier="exact")
+def test_necessity_fails_for_one_bracket_type(measure):
+    """Erratum: for k=1 an unbalanced model is exact at every length (the necessity proof needs two types)."""
+    rng = np.random.default_rng(1)
+    sol = db.construct_solution(1, 3, np.round(rng.normal(size=(7, 7)) * 64) / 64, allow_unbalanced=True)
+    measure("k1_balance_violation", db.balance_violation(sol.weights))
+    assert db.balance_violation(sol.weights) > 1.0
+    assert exact_on_all_prefixes(sol, 1, 3, 14) == 0.0
+    assert long_prefix_error(sol, rng) == 0.0
+    assert db.find_pumping_counterexample(sol) is None
+
+
+@pytest.mark.claim("dyck.thm1_balance_necessity", tier="exact", control=True)
+def test_necessity_k1_control_two_types_fail():
+    sol = _unbalanced(2, 3, seed=1, delta=0.5)
+    assert exact_on_all_prefixes(sol, 2, 3, 12) > 0
+
+
+@pytest.mark.claim("dyck.thm1_balance_necessity", tier="property")
+@settings(max_examples=10)
+@given(shape=dyck_shapes(min_k=2, min_depth=2), seed=st.integers(0, 2**16), delta=perturbations())
+def test_any_unbalanced_construction_is_pumped(shape, seed, delta):
+    k, depth = shape
+    sol = _unbalanced(k, depth, seed, delta)
+    if db.is_balanced(sol.weights, tol=0):
+        return
+    ce = db.find_pumping_counterexample(sol)
+    assert ce is not None and verify_pumping(sol, ce)
+
+
+@pytest.mark.claim("dyck.thm1_balance_necessity", tier="property", control=True)
+@settings(max_examples=6)
+@given(shape=dyck_shapes(), seed=st.integers(0, 2**16))
+def test_balanced_constructions_have_no_counterexample(shape, seed):
+    sol = _balanced(*shape, seed=seed, scale=1.5)
+    assert db.find_pumping_counterexample(sol) is None
+
+
+# ------------------------------------------------------------------------------------------------ Cor 1
+@pytest.mark.claim("dyck.cor1_uniform_attention", tier="exact")
+@pytest.mark.parametrize("k,depth", SIZES)
+def test_uniform_attention_generates_dyck(k, depth, rng, measure):
+    sol = db.uniform_attention_solution(k, depth)
+    length = 12 if k * depth < 8 else 10
+    err = max(exact_on_all_prefixes(sol, k, depth, length), long_prefix_error(sol, rng, n=8))
+    measure(f"max_error_k{k}_D{depth}", err)
+    assert err == 0.0
+
+
+def features_identify_type_and_depth(features: np.ndarray, lang: Dyck, seqs: np.ndarray, offset: int) -> bool:
+    """Equal layer-1 features must come with equal (last token, depth): otherwise layer 2 cannot be exact."""
+    depth = lang.scan(seqs)[1][:, 1:]
+    keys = np.stack([seqs, depth], axis=-1).reshape(-1, 2)
+    feats = np.round(features[:, offset:].reshape(-1, features.shape[-1]), 9)
+    seen: dict[bytes, tuple] = {}
+    for f, key in zip(feats, keys, strict=True):
+        if seen.setdefault(f.tobytes(), tuple(key)) != tuple(key):
+            return False
+    return True
+
+
+@pytest.mark.claim("dyck.cor1_uniform_attention", tier="exact")
+def test_layer1_features_identify_type_and_depth():
+    sol = db.uniform_attention_solution(1, 2)
+    seqs = sol.language.all_prefixes(8)
+    assert features_identify_type_and_depth(sol.layer1_features(seqs), sol.language, seqs, 1)
+
+
+@pytest.mark.claim("dyck.cor1_uniform_attention", tier="exact", control=True)
+def test_footnote53_without_start_token():
+    sol = db.uniform_attention_solution(1, 2)
+    seqs = sol.language.all_prefixes(8)
+    assert not features_identify_type_and_depth(
+        sol.layer1_features(seqs, start_token=False), sol.language, seqs, 0
+    )
+    one, two = (sol.layer1_features(np.array([p]), start_token=False)[0, -1] for p in ([0], [0, 0]))
+    assert np.allclose(one, two)  # '(' and '((' collide, yet '((' must close
+
+
+# ------------------------------------------------------------------------------------------------ Thm 2 / Cor 2
+@pytest.mark.claim("dyck.thm2_approx_balance", tier="exact")
+def test_lemma24_corrected_radius_and_prefix_probability_bound():
+    a, b = np.array([0.01, 0.0]), np.array([-0.01, 0.0])
+    for eps in (0.5, 0.1, 0.01):
+        R = bd.lemma24_radius(eps)
+        r = np.array([0.0, R * 0.01])
+        assert bd.lemma24_gap(a, b, r) <= eps
+    for k, depth, q in [(2, 4, 0.5), (2, 3, 0.8), (1, 2, 0.3)]:
+        lang = Dyck(k, depth, Fraction(q))
+        for n in (4, 8):
+            smallest = min(lang.probability(s) for s in lang.all_prefixes(n))
+            assert smallest >= (Fraction(q) * (1 - Fraction(q)) / k**2) ** n
+
+
+@pytest.mark.claim("dyck.thm2_approx_balance", tier="exact", control=True)
+def test_lemma24_printed_radius_fails():
+    from theorylab.counterexamples import generate
+
+    ce = generate("dyck.thm2_approx_balance")
+    assert ce["gap"] > ce["eps"]
+    assert (
+        bd.lemma24_gap(ce["a"], ce["b"], ce["r"] * bd.lemma24_radius(float(ce["eps"])) / ce["R_printed"])
+        <= ce["eps"]
+    )
+
+
+@pytest.mark.claim("dyck.thm2_approx_balance", tier="exact")
+def test_raw_loss_premise_is_unsatisfiable():
+    """'Loss' in Thm 2 must be the excess loss: the Bayes loss itself exceeds (q(1-q)/k^2)^N eps for eps = 1."""
+    lang = Dyck(2, 4)
+    best = lang.population_loss(lang.next_token_distributions, 8)
+    assert best.excess == 0.0 and best.optimal > bd.min_prefix_probability_bound(2, 0.5, 8)
+
+
+@pytest.mark.claim("dyck.thm2_approx_balance", tier="property")
+@settings(max_examples=15)
+@given(
+    seed=st.integers(0, 2**16),
+    delta=st.floats(1e-6, 1.0),
+    log_n=st.floats(np.log(33), np.log(2000)),
+    gamma=st.floats(0.5, 20.0),
+)
+def test_approx_balance_bound_on_random_instances(seed, delta, log_n, gamma):
+    rng = np.random.default_rng(seed)
+    M = db.random_balanced_attention(2, 4, rng, 1.0) + delta * rng.normal(size=(17, 17))
+    sol = db.construct_solution(2, 4, M, allow_unbalanced=True)
+    report = bd.approx_balance_report(sol.weights, int(np.exp(log_n)), gamma=gamma)
+    assert report.holds
+
+
+@pytest.mark.claim("dyck.thm2_approx_balance", tier="property", control=True)
+def test_approx_balance_control_wrong_rate():
+    rng = np.random.default_rng(0)
+    M = db.random_balanced_attention(2, 4, rng, 1.0) + 1e-4 * rng.normal(size=(17, 17))
+    w = db.construct_solution(2, 4, M, allow_unbalanced=True).weights
+    assert bd.approx_balance_report(w, 400).holds
+    assert not bd.approx_balance_report(w, 400, rate=3).holds  # a 1/N^3 rate is false
+
+
+@pytest.mark.claim("dyck.thm2_approx_balance", tier="property")
+@given(eps=st.floats(0.01, 1.0), seed=st.integers(0, 2**16), r0=st.floats(1e-3, 1e3))
+def test_lemma24_random(eps, seed, r0):
+    rng = np.random.default_rng(seed)
+    a, b = rng.normal(size=(2, 5))
+    a, b = a / np.linalg.norm(a) * r0, b / np.linalg.norm(b) * r0 * rng.random()
+    r = rng.normal(size=5)
+    r = r / np.linalg.norm(r) * bd.lemma24_radius(eps) * r0
+    assert bd.lemma24_gap(a, b, r) <= eps
+
+
+# ------------------------------------------------------------------------------------------------ Thm 3 (finite)
+def one_matrix_misleads(sol1, sol2, component: str) -> bool:
+    """The two models agree on ``component`` but differ in attention patterns or in function."""
+    w1, w2 = sol1.weights, sol2.weights
+    if not (
+        np.array_equal(w1.E, w2.E) and np.allclose(getattr(w1, component), getattr(w2, component), atol=1e-12)
+    ):
+        return False
+    seqs, truth = _prefixes(w1.k, w1.depth, 8)
+    idx = db.token_indices(sol1.language, seqs[:64])
+    patterns_differ = np.abs(db.attention_pattern(w1, idx) - db.attention_pattern(w2, idx)).max() > 1e-3
+    functions_differ = (
+        db.find_pumping_counterexample(sol1) is None and db.find_pumping_counterexample(sol2) is not None
+    )
+    return bool(patterns_differ or functions_differ)
+
+
+@pytest.mark.claim("dyck.thm3_lottery", tier="exact")
+def test_same_value_matrix_different_attention(rng):
+    s1, s2 = bd.same_component_pair(2, 3, "W_V", rng)
+    assert one_matrix_misleads(s1, s2, "W_V")
+    assert exact_on_all_prefixes(s1, 2, 3, 10) == 0.0 and exact_on_all_prefixes(s2, 2, 3, 10) == 0.0
+
+
+@pytest.mark.claim("dyck.thm3_lottery", tier="exact")
+def test_same_attention_different_function(rng):
+    s1, s2 = bd.same_component_pair(2, 3, "M", rng)
+    assert one_matrix_misleads(s1, s2, "M")
+
+
+@pytest.mark.claim("dyck.thm3_lottery", tier="exact", control=True)
+def test_identical_models_are_not_misleading(rng):
+    s1, _ = bd.same_component_pair(2, 3, "W_V", rng)
+    assert not one_matrix_misleads(s1, s1, "W_V")
+
+
+# ------------------------------------------------------------------------------------------------ Lemma 41
+def indexes_nonzero_entry(f, n: int, M: float) -> bool:
+    for i in range(n):
+        for value in (M, 1.5 * M, 10 * M):
+            x = np.zeros(n)
+            x[i] = value
+            if abs(f(x, M) - (i + 1)) > 1e-9 * n:  # sums of n terms of size <= n: float error << 1e-9 n
+                return False
+    return True
+
+
+@pytest.mark.claim("dyck.lemmas_mlp", tier="exact")
+def test_lemma41_corrected():
+    assert all(
+        indexes_nonzero_entry(bd.lemma41_corrected, n, M) for n in range(1, 9) for M in (0.5, 1.0, 3.0)
+    )
+
+
+@pytest.mark.claim("dyck.lemmas_mlp", tier="exact", control=True)
+def test_lemma41_printed_is_wrong():
+    assert not indexes_nonzero_entry(bd.lemma41_printed, 5, 1.0)
+    assert bd.lemma41_printed(np.array([0, 0, 2.0, 0, 0]), 1.0) == 18.0  # i + n(n+1)/2
+
+
+@pytest.mark.claim("dyck.lemmas_mlp", tier="property")
+@given(n=st.integers(1, 30), i=st.data(), M=st.floats(1e-3, 1e3), scale=st.floats(1.0, 100.0))
+def test_lemma41_random(n, i, M, scale):
+    j = i.draw(st.integers(0, n - 1))
+    x = np.zeros(n)
+    x[j] = M * scale
+    assert abs(bd.lemma41_corrected(x, M) - (j + 1)) <= 1e-9 * n * n

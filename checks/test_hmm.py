@@ -1,0 +1,584 @@
+"""Claim checks of the HMM family: identifiability of (G-)HMMs from masked prediction (Liu thesis §2.2)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from theorylab.hmm import (
+    GHMM,
+    HMM,
+    claim1_pair,
+    example_247,
+    householder,
+    householder_pair,
+    lemma7_pair,
+    optimal_predictor,
+    predictor_gap,
+    random_doubly_stochastic,
+    random_emission,
+    random_ghmm,
+    random_hmm,
+    random_unit_means,
+    recover_from_predictor,
+    relabeling_distance,
+    rotation_fixing_ones,
+    rotation_pair,
+    theorem4_pair,
+    theorem6_pair,
+    theorem8_case2_pair,
+    triple_factors,
+)
+from theorylab.hmm.constructions import EXAMPLE_247_TOL, claim1_rotation, cyclic_shift, rodrigues_about_ones
+from theorylab.hmm.symbolic import claim1_power_identity, claim1_symbolic_identities
+from theorylab.hmm.verify import (
+    PAIRWISE_TASKS_3,
+    TRIPLE_TASKS,
+    predictor_enumeration_gap,
+    verify_nonidentifiable_pair,
+    verify_recovery,
+)
+from theorylab.strategies.stochastic import cp_factors, ghmms, hmms, rotations_fixing_ones
+from theorylab.tensors import cp_to_tensor, kruskal_rank, nonunique_decomposition, uniqueness_report
+
+# Tolerances. Exactly constructed pairs agree to round-off (~1e-16 per entry, products of <= 6 matrices): 1e-12.
+# Jennrich recovery from exact predictors: eigen-decomposition of matrices with condition number <= ~1e3 (the
+# strategies' rejection bounds), so ~1e-13 * 1e3 * pinv amplification; case x1(x)x3|x2 also rescales by D:
+# the catalog measured 5e-7 at worst, we allow 1e-6.
+PAIR_TOL = 1e-12
+RECOVERY_TOL = 1e-6
+SEPARATION = 1e-6  # a gap above this is "different" (round-off is 1e-16, so 1e-6 is far from both)
+
+
+def _points(rng, n: int, d: int) -> np.ndarray:
+    """G-HMM query points: Gaussian with sigma in [1, 2] plus a few far points."""
+    X = rng.standard_normal((n, d)) * rng.uniform(1, 2, size=(n, 1))
+    return np.vstack([X, 8 * rng.standard_normal((5, d))])
+
+
+# ----------------------------------------------------------------------------------------------- Proposition 1
+
+
+@pytest.mark.claim("hmm.prop1", tier="exact")
+def test_prop1_jennrich_and_als_return_the_planted_factors(rng, measure):
+    worst = {"jennrich": 0.0, "als": 0.0}
+    for _ in range(8):
+        R = int(rng.integers(2, 5))
+        A, B, C = (rng.standard_normal((int(rng.integers(R, 7)), R)) for _ in range(3))
+        rep = uniqueness_report(A, B, C, seed=int(rng.integers(1000)))
+        assert rep.condition.holds and rep.unique, rep
+        worst["jennrich"] = max(worst["jennrich"], rep.errors["jennrich0"], rep.errors["jennrich1"])
+        worst["als"] = max(worst["als"], rep.errors["als"])
+    measure("worst_factor_error_jennrich", worst["jennrich"])
+    measure("worst_factor_error_als", worst["als"])
+
+
+@pytest.mark.claim("hmm.prop1", tier="exact", control=True)
+def test_prop1_control_parallel_columns_break_uniqueness(rng):
+    A, B, C = (rng.standard_normal((5, 3)) for _ in range(3))
+    C[:, 2] = -1.5 * C[:, 0]  # k_C = 1: 3 + 3 + 1 < 2*3 + 2
+    rep = uniqueness_report(A, B, C, als=False)
+    assert not rep.condition.holds
+    assert rep.alternative is not None and rep.alternative > 1e-2
+    assert not rep.unique
+
+
+@pytest.mark.claim("hmm.prop1", tier="exact")
+def test_prop1_kruskal_rank_exact_methods_agree_with_brute_force(rng):
+    for trial in range(40):
+        n, m = int(rng.integers(2, 7)), int(rng.integers(2, 9))
+        r = int(rng.integers(1, min(n, m) + 1))
+        A = rng.standard_normal((n, r)) @ rng.standard_normal((r, m))
+        if trial % 3 == 0:
+            A[:, -1] = A[:, 0] - 2 * A[:, 1]
+        if trial % 4 == 0:
+            A = np.round(3 * A).astype(int)  # exact rational arithmetic
+        ref = kruskal_rank(A, method="brute")
+        assert kruskal_rank(A) == kruskal_rank(A, method="primal") == kruskal_rank(A, method="dual") == ref
+
+
+@pytest.mark.claim("hmm.prop1", tier="property")
+@settings(max_examples=12)
+@given(factors=cp_factors())
+def test_prop1_property_condition_met_implies_unique(factors):
+    rep = uniqueness_report(*factors)
+    assert rep.condition.holds
+    assert rep.unique, rep
+
+
+@pytest.mark.claim("hmm.prop1", tier="property", control=True)
+@settings(max_examples=12)
+@given(factors=cp_factors(), data=st.data())
+def test_prop1_property_control_condition_failing_gives_second_decomposition(factors, data):
+    A, B, C = (X.copy() for X in factors)
+    R = A.shape[1]
+    i, j = data.draw(st.permutations(list(range(R))))[:2]
+    mode = data.draw(st.integers(0, 2))
+    X = (A, B, C)[mode]
+    X[:, j] = data.draw(st.sampled_from([-2.0, 0.5, 3.0])) * X[:, i]
+    rep = uniqueness_report(A, B, C, als=False)
+    assert not rep.condition.holds
+    A2, B2, C2 = nonunique_decomposition(A, B, C)
+    assert np.max(np.abs(cp_to_tensor(A2, B2, C2) - cp_to_tensor(A, B, C))) < 1e-10
+    assert rep.alternative is not None and rep.alternative > 1e-3
+    assert not rep.unique
+
+
+# ----------------------------------------------------------------------------------------------- predictors
+
+
+@pytest.mark.claim("hmm.thm7", tier="exact")
+def test_predictor_closed_forms_equal_enumeration_over_hidden_paths(rng, measure):
+    tasks = [((2,), 1), ((1,), 2), ((3,), 1), ((1,), 3), ((4,), 1), ((2, 3), 1), ((1, 3), 2), ((1, 2), 3), ((3, 2), 1)]
+    worst = 0.0
+    for _ in range(6):
+        d, k = int(rng.integers(2, 6)), 0
+        k = int(rng.integers(2, d + 1))
+        m = random_hmm(d, k, rng)
+        for targets, g in tasks:
+            worst = max(worst, predictor_enumeration_gap(m, targets, g))
+        for task in TRIPLE_TASKS:  # the CP form of eqs. (2.36)-(2.41)
+            worst = max(worst, float(np.max(np.abs(cp_to_tensor(*triple_factors(m, task)) - optimal_predictor(m, task)))))
+        gm = random_ghmm(d, k, rng)
+        X = _points(rng, 20, d)
+        for targets, g in tasks[:8]:
+            worst = max(worst, predictor_enumeration_gap(gm, targets, g, X))
+    measure("worst_closed_form_vs_enumeration", worst)
+    assert worst < 1e-12
+
+
+@pytest.mark.claim("hmm.thm7", tier="exact", control=True)
+def test_predictor_control_unnormalized_posterior_typo_is_rejected(rng):
+    """l.769 writes the posterior as O_{x,j} without the row normalization: that 'predictor' disagrees with the
+    enumeration over hidden paths, while the normalized one agrees."""
+    from theorylab.hmm import predictor_by_enumeration
+
+    m = random_hmm(4, 3, rng)
+    reference = predictor_by_enumeration(m, (2,), 1)  # reference[j, a] = P(x2 = a | x1 = j)
+    typo = (m.O @ m.T @ m.O.T).T  # row j: O T O[j, :]^T
+    assert np.max(np.abs(typo - reference)) > SEPARATION
+    assert predictor_enumeration_gap(m, (2,), 1) < 1e-12
+
+
+# ----------------------------------------------------------------------------------------------- Theorem 7
+
+
+@pytest.mark.claim("hmm.thm7", tier="exact")
+@pytest.mark.parametrize("task", TRIPLE_TASKS)
+def test_thm7_recovery_from_exact_triple_predictors(task, rng, measure):
+    worst, n = 0.0, 150
+    for _ in range(n):
+        d = int(rng.integers(2, 9))
+        k = int(rng.integers(2, d + 1))
+        rep = verify_recovery(random_hmm(d, k, rng), task, tol=RECOVERY_TOL)
+        assert rep.ok, rep
+        worst = max(worst, rep.error)
+    measure(f"worst_recovery_error[{task}]", worst)
+    measure("instances", n)
+
+
+@pytest.mark.claim("hmm.thm7", tier="exact", control=True)
+@pytest.mark.parametrize("task", TRIPLE_TASKS)
+def test_thm7_control_predictor_of_a_different_model_is_rejected(task, rng):
+    """Recovery from the triple predictor of the Theorem 6 partner does not return the original model."""
+    m1, m2 = theorem6_pair(rng=rng)
+    rep = verify_recovery(m1, task, pred=optimal_predictor(m2, task), tol=RECOVERY_TOL)
+    assert not rep.ok
+    assert rep.error > 1e-3
+
+
+@pytest.mark.claim("hmm.thm7", tier="exact", control=True)
+def test_thm7_control_violating_assumption7_loses_identifiability(rng):
+    """Two equal columns of O (rank O < k): the factor O has Kruskal rank 1 and recovery fails."""
+    O = random_emission(5, 3, rng)
+    O[:, 2] = O[:, 0]
+    bad = HMM(O, random_doubly_stochastic(3, rng), validate=False)
+    assert kruskal_rank(triple_factors(bad, "x2x3|x1")[1]) == 1
+    assert not verify_recovery(bad, "x2x3|x1", tol=RECOVERY_TOL).ok
+
+
+@pytest.mark.claim("hmm.thm7", tier="property")
+@settings(max_examples=20)
+@given(model=hmms(max_d=7), perm=st.permutations(list(range(7))))
+def test_thm7_property_recovery_and_relabeling_invariance(model, perm):
+    p = np.array([i for i in perm if i < model.k])
+    relabeled = model.relabel(p)
+    for task in TRIPLE_TASKS:
+        f = optimal_predictor(model, task)
+        assert np.max(np.abs(f - optimal_predictor(relabeled, task))) < PAIR_TOL
+        assert verify_recovery(model, task, tol=RECOVERY_TOL).ok
+        for X in triple_factors(model, task):
+            assert kruskal_rank(X, tol=1e-9) == model.k
+
+
+@pytest.mark.claim("hmm.thm7", tier="property", control=True)
+@settings(max_examples=15)
+@given(model=hmms(min_k=3, max_d=6), data=st.data())
+def test_thm7_property_control_rotated_partner_is_not_recovered(model, data):
+    R = data.draw(rotations_fixing_ones(model.k, max_angle=0.3))
+    partner = rotation_pair(model, R, validate=False)
+    if relabeling_distance(model, partner).error < 1e-4:
+        return  # rotation too close to the identity to be a meaningful mutant
+    rep = verify_recovery(model, "x2x3|x1", pred=optimal_predictor(partner, "x2x3|x1"), tol=RECOVERY_TOL)
+    assert not rep.ok
+
+
+# ----------------------------------------------------------------------------------------------- Theorem 4 / Claim 1
+
+
+@pytest.mark.claim("hmm.thm4", tier="exact")
+@pytest.mark.parametrize("t", [2, 3, 4, 5, 6, 8])
+def test_thm4_pairs_have_equal_xt_given_x1_predictors(t, measure):
+    m1, m2 = theorem4_pair(t)
+    rep = verify_nonidentifiable_pair(m1, m2, [((t,), 1)], TRIPLE_TASKS, tol=PAIR_TOL, min_separation=SEPARATION)
+    assert rep.ok, rep
+    measure("predictor_gap", rep.matched[str(((t,), 1))])
+    measure("min_triple_gap", min(rep.separating.values()))
+    measure("relabel_distance", rep.relabel_error)
+
+
+@pytest.mark.claim("hmm.thm4", tier="exact", control=True)
+@pytest.mark.parametrize("t", [3, 4, 6])
+def test_thm4_control_off_by_one_gap_is_rejected(t):
+    """Using Claim 1 with power t (instead of t-1) for the task x_t | x_1 does not match the predictors."""
+    m1, _ = theorem4_pair(t)
+    T, T2 = claim1_pair(t)
+    rep = verify_nonidentifiable_pair(HMM(m1.O, T), HMM(m1.O, T2), [((t,), 1)], tol=PAIR_TOL)
+    assert not rep.ok
+    assert rep.matched[str(((t,), 1))] > SEPARATION
+
+
+@pytest.mark.claim("hmm.claim1", tier="exact")
+def test_claim1_symbolic_powers_t2_to_t12(measure):
+    ids = claim1_symbolic_identities()
+    assert ids.all_hold(), ids
+    for t in range(2, 13):
+        res = claim1_power_identity(t)
+        assert res["equal"] and res["differs"], res
+        T, T2 = claim1_pair(t)
+        HMM(np.eye(3), T2)  # doubly stochastic, rank 3 (Assumptions 5, 7)
+        assert T2.min() >= 0
+        assert np.abs(np.linalg.det(T2) - 0.25) < 1e-12
+    measure("min_entry_T_tilde_t4_to_12", min(claim1_pair(t)[1].min() for t in range(4, 13)))
+
+
+@pytest.mark.claim("hmm.claim1", tier="exact", control=True)
+def test_claim1_control_wrong_angle_does_not_match_powers():
+    for t in (2, 5, 7):
+        res = claim1_power_identity(t, angle_q=t + 1)
+        assert not res["equal"]
+
+
+@pytest.mark.claim("hmm.claim1", tier="property")
+@settings(max_examples=40)
+@given(t=st.integers(2, 50), a=st.floats(0.3, 0.7))
+def test_claim1_property_numeric(t, a):
+    T = a * np.eye(3) + (1 - a) * cyclic_shift(3)
+    T2 = claim1_rotation(2 * np.pi / t) @ T
+    assert np.max(np.abs(np.linalg.matrix_power(T2, t) - np.linalg.matrix_power(T, t))) < 1e-10
+    assert np.max(np.abs(T2 - T)) > 1e-6
+    assert np.allclose(T2.sum(axis=0), 1) and np.allclose(T2.sum(axis=1), 1)
+    if a == 0.5:
+        assert T2.min() >= -1e-12
+
+
+@pytest.mark.claim("hmm.claim1", tier="property", control=True)
+@settings(max_examples=20)
+@given(t=st.integers(2, 15))
+def test_claim1_property_control_power_t_plus_one_differs(t):
+    """The gap decays like 2^-t (|eigenvalues| of T are 1, 1/2, 1/2), ~1e-6 at t = 15; round-off is 1e-16."""
+    T, T2 = claim1_pair(t)
+    assert np.max(np.abs(np.linalg.matrix_power(T2, t + 1) - np.linalg.matrix_power(T, t + 1))) > 1e-9
+
+
+@pytest.mark.claim("hmm.claim3", tier="exact")
+def test_claim3_corrected_construction_valid_for_t_at_least_2():
+    """Corrected: T~ = Q(2 pi/t) T (with the T factor), t >= 2; at a = 1/2 it is non-negative for every angle."""
+    theta = np.linspace(0, 2 * np.pi, 2001)
+    first = np.stack([(1 + np.cos(theta + np.pi / 3)) / 3, (1 - np.cos(theta)) / 3, (1 + np.sin(theta + np.pi / 6)) / 3])
+    assert first.min() >= -1e-15
+    for t in range(2, 13):
+        T, T2 = claim1_pair(t)
+        assert T2.min() >= 0 and np.max(np.abs(T2 - T)) > 1e-3
+
+
+@pytest.mark.claim("hmm.claim3", tier="exact", control=True)
+def test_claim3_control_printed_versions_fail():
+    """Printed: 'any positive integer t' (t = 1 gives T~ = T) and l.1029's T~ := M^-1 R(2pi/t)^-1 M (no T) being
+    non-negative: at t = 2 it has entries -1/3."""
+    assert not claim1_power_identity(1)["differs"]
+    assert claim1_rotation(np.pi).min() < -0.3
+    assert not claim1_symbolic_identities().thesis_matrix_without_T_nonnegative_t2
+    with pytest.raises(ValueError, match="t >= 2"):
+        claim1_pair(1)
+
+
+# ----------------------------------------------------------------------------------------------- Theorem 6
+
+
+@pytest.mark.claim("hmm.thm6", tier="exact")
+def test_thm6_rotation_pairs_match_all_pairwise_tasks_any_gap(rng, measure):
+    tasks = list(PAIRWISE_TASKS_3) + [((1 + s,), 1) for s in range(3, 6)] + [((1,), 1 + s) for s in range(3, 6)]
+    worst, min_sep = 0.0, np.inf
+    for _ in range(20):
+        d = int(rng.integers(3, 7))
+        k = int(rng.integers(3, d + 1))
+        base = HMM(random_emission(d, k, rng, alpha=5.0), random_doubly_stochastic(k, rng))  # T not symmetric
+        m1, m2 = theorem6_pair(base, rng)
+        rep = verify_nonidentifiable_pair(m1, m2, tasks, TRIPLE_TASKS, tol=PAIR_TOL, min_separation=SEPARATION)
+        assert rep.ok, rep
+        worst = max(worst, max(rep.matched.values()))
+        min_sep = min(min_sep, min(rep.separating.values()))
+    measure("worst_pairwise_gap", worst)
+    measure("min_triple_gap", min_sep)
+
+
+@pytest.mark.claim("hmm.thm6", tier="exact", control=True)
+def test_thm6_control_non_orthogonal_mixing_matches_only_one_gap(rng):
+    """CX-A: R = (1-s) I + s P (R 1 = 1, not orthogonal), T~ = R^-1 T R^-T matches x2|x1 but not x3|x1."""
+    P = cyclic_shift(3)
+    m1 = HMM(random_emission(4, 3, rng, alpha=5.0), 0.5 * np.eye(3) + 0.3 * P + 0.2 * P.T)
+    R = 0.95 * np.eye(3) + 0.05 * P
+    Ri = np.linalg.inv(R)
+    m2 = HMM(m1.O @ R, Ri @ m1.T @ Ri.T)
+    assert predictor_gap(m1, m2, "x2|x1") < PAIR_TOL
+    rep = verify_nonidentifiable_pair(m1, m2, PAIRWISE_TASKS_3, tol=PAIR_TOL)
+    assert not rep.ok
+    assert rep.matched["x3|x1"] > SEPARATION
+
+
+@pytest.mark.claim("hmm.thm6", tier="property")
+@settings(max_examples=15)
+@given(model=hmms(min_d=3, min_k=3, max_d=6), data=st.data())
+def test_thm6_property_all_pairwise_tasks_match(model, data):
+    R = data.draw(rotations_fixing_ones(model.k, max_angle=np.pi))
+    m2 = rotation_pair(model, R, validate=False)  # possibly negative entries: the algebra does not care
+    for s in range(1, 5):
+        assert predictor_gap(model, m2, ((1 + s,), 1)) < PAIR_TOL
+        assert predictor_gap(model, m2, ((1,), 1 + s)) < PAIR_TOL
+
+
+@pytest.mark.claim("hmm.thm6", tier="property", control=True)
+@settings(max_examples=15)
+@given(model=hmms(min_d=3, min_k=3, max_d=6), data=st.data())
+def test_thm6_property_control_generic_orthogonal_matrix_fails(model, data):
+    """An orthogonal R that does not fix the all-ones vector breaks the posterior identity phi~ = R^T phi."""
+    seed = data.draw(st.integers(0, 2**16))
+    R = np.linalg.qr(np.random.default_rng(seed).standard_normal((model.k, model.k)))[0]
+    m2 = HMM(model.O @ R, R.T @ model.T @ R, validate=False)
+    assert predictor_gap(model, m2, "x2|x1") > SEPARATION
+
+
+@pytest.mark.claim("hmm.claim2", tier="property")
+@settings(max_examples=25)
+@given(k=st.integers(3, 8), data=st.data())
+def test_claim2_rotations_about_ones_are_doubly_stochastic_in_sums(k, data):
+    R = data.draw(rotations_fixing_ones(k))
+    assert np.allclose(R.sum(axis=0), 1, atol=1e-12) and np.allclose(R.sum(axis=1), 1, atol=1e-12)
+    assert np.allclose(R @ R.T, np.eye(k), atol=1e-12)
+
+
+@pytest.mark.claim("hmm.claim2", tier="property", control=True)
+@settings(max_examples=10)
+@given(k=st.integers(3, 8), seed=st.integers(0, 2**16))
+def test_claim2_control_generic_rotation_does_not_preserve_sums(k, seed):
+    R = np.linalg.qr(np.random.default_rng(seed).standard_normal((k, k)))[0]
+    assert not np.allclose(R.sum(axis=0), 1, atol=1e-6)
+
+
+@pytest.mark.claim("hmm.example247", tier="exact")
+def test_example247_printed_matrices(measure):
+    m1, m2 = example_247()  # validated at the 8-digit rounding level (tol 1e-7)
+    rep = verify_nonidentifiable_pair(
+        m1, m2, PAIRWISE_TASKS_3, TRIPLE_TASKS, tol=EXAMPLE_247_TOL, min_separation=1e3 * EXAMPLE_247_TOL,
+        assumption_tol=EXAMPLE_247_TOL,
+    )
+    assert rep.ok, rep
+    measure("pairwise_gap_printed", max(rep.matched.values()))
+    measure("triple_gap_printed", min(rep.separating.values()))
+    # the printed "det(O) = 0.0110" of a 4x3 matrix is the product of singular values; det T = -0.1611
+    assert abs(np.prod(np.linalg.svd(m1.O, compute_uv=False)) - 0.0110) < 5e-5
+    assert abs(np.prod(np.linalg.svd(m2.O, compute_uv=False)) - 0.0110) < 5e-5
+    assert abs(np.linalg.det(m1.T) + 0.1611) < 5e-5 and abs(np.linalg.det(m2.T) + 0.1611) < 5e-5
+    # the printed O~ is O Q with Q the rotation by +0.1 rad about (1,1,1)/sqrt3 (up to rounding)
+    Q = rodrigues_about_ones(0.1)
+    assert np.max(np.abs(m1.O @ Q - m2.O)) < 1e-7 and np.max(np.abs(Q.T @ m1.T @ Q - m2.T)) < 1e-7
+    e1, e2 = example_247(exact=True)
+    rep2 = verify_nonidentifiable_pair(e1, e2, PAIRWISE_TASKS_3, TRIPLE_TASKS, tol=PAIR_TOL, min_separation=SEPARATION)
+    assert rep2.ok, rep2
+    measure("pairwise_gap_rebuilt", max(rep2.matched.values()))
+    # Theorem 7 separates them: Jennrich on W(O, T) returns O, not O~
+    assert verify_recovery(e1, "x2x3|x1", tol=1e-9).ok
+
+
+@pytest.mark.claim("hmm.example247", tier="exact", control=True)
+def test_example247_control_one_wrong_digit_is_detected():
+    m1, m2 = example_247()
+    O2 = m2.O.copy()
+    O2[0, 0] += 2e-5
+    O2[1, 0] -= 2e-5  # keep the column sum
+    rep = verify_nonidentifiable_pair(
+        m1, HMM(O2, m2.T, tol=EXAMPLE_247_TOL), PAIRWISE_TASKS_3, tol=EXAMPLE_247_TOL, assumption_tol=EXAMPLE_247_TOL
+    )
+    assert not rep.ok
+
+
+# ----------------------------------------------------------------------------------------------- Theorem 5, Lemma 7
+
+
+@pytest.mark.claim("hmm.thm5", tier="exact")
+def test_thm5_recovery_from_exact_pairwise_predictor(rng, measure):
+    worst = 0.0
+    for _ in range(25):
+        d = int(rng.integers(2, 6))
+        k = int(rng.integers(2, d + 1))
+        rep = verify_recovery(random_ghmm(d, k, rng), "x2|x1", rng=rng, tol=RECOVERY_TOL)
+        assert rep.ok, rep
+        worst = max(worst, rep.error)
+    measure("worst_recovery_error", worst)
+
+
+@pytest.mark.claim("hmm.thm5", tier="exact", control=True)
+def test_thm5_control_householder_partner_matches_but_violates_assumption5(rng):
+    """CX-F: (HM, M^+ H M T) has the same posterior and predictor, but 1^T T~ = -1^T: only Assumption 5 excludes
+    it, so the verdict must reject it for that reason (and would accept it without the stochasticity check)."""
+    g = random_ghmm(4, 3, rng)
+    h = householder_pair(g)
+    X = _points(rng, 200, 4)
+    assert predictor_gap(g, h, "x2|x1", X) < PAIR_TOL
+    assert np.allclose(h.T.sum(axis=0), -1, atol=1e-12)
+    rep = verify_nonidentifiable_pair(g, h, ["x2|x1"], points=X, tol=PAIR_TOL)
+    assert not rep.ok and any("Assumption 5" in p for p in rep.problems)
+
+
+@pytest.mark.claim("hmm.thm5", tier="property")
+@settings(max_examples=12)
+@given(model=ghmms(max_d=5))
+def test_thm5_property_recovery(model):
+    assert verify_recovery(model, "x2|x1", tol=RECOVERY_TOL).ok
+
+
+@pytest.mark.claim("hmm.thm5", tier="property", control=True)
+@settings(max_examples=10)
+@given(model=ghmms(max_d=5))
+def test_thm5_property_control_recovery_detects_a_perturbed_predictor(model):
+    """A predictor of a model with slightly moved means is recovered as that model, not the original."""
+    M2 = model.M + 0.05 * np.roll(model.M, 1, axis=1)
+    other = GHMM(M2 / np.linalg.norm(M2, axis=0), model.T)
+    assert not verify_recovery(model, "x2|x1", pred=optimal_predictor(other, "x2|x1"), tol=RECOVERY_TOL).ok
+
+
+@pytest.mark.claim("hmm.lemma7", tier="exact")
+def test_lemma7_householder_preserves_posterior_and_fails_for_d_greater_than_k(rng, measure):
+    worst = 0.0
+    for d, k in [(3, 3), (4, 4), (4, 2), (6, 3)]:
+        g = GHMM(random_unit_means(d, k, rng), random_doubly_stochastic(k, rng))
+        X = _points(rng, 200, d)
+        HM = householder(g.M) @ g.M
+        assert np.allclose(np.linalg.norm(HM, axis=0), 1, atol=1e-12)
+        assert np.max(np.abs(GHMM(HM, g.T).posterior(X) - g.posterior(X))) < PAIR_TOL
+        if d > k:  # CX-G: a continuum of posterior-preserving means outside col(M)
+            g2 = lemma7_pair(g)
+            gap = np.max(np.abs(g2.posterior(X) - g.posterior(X)))
+            worst = max(worst, gap)
+            assert gap < PAIR_TOL
+            assert min(relabeling_distance(g, g2).emission_error, np.max(np.abs(g2.M - HM))) > 1e-3
+            assert np.linalg.matrix_rank(np.hstack([g.M, g2.M]), tol=1e-8) > k  # col(M~) != col(M)
+            assert predictor_gap(g, g2, "x2|x1", X) > SEPARATION  # so Theorem 5 is unaffected
+    measure("lemma7_counterexample_posterior_gap", worst)
+
+
+@pytest.mark.claim("hmm.lemma7", tier="exact", control=True)
+def test_lemma7_control_generic_translation_changes_posterior(rng):
+    g = GHMM(random_unit_means(4, 2, rng), np.array([[0.7, 0.3], [0.3, 0.7]]))
+    v = 0.3 * rng.standard_normal(4)  # violates (2 mu_i - v)^T v = 0
+    moved = GHMM(g.M - np.outer(v, np.ones(2)), g.T, validate=False)
+    X = _points(rng, 100, 4)
+    assert np.max(np.abs(moved.posterior(X) - g.posterior(X))) > SEPARATION
+
+
+# ----------------------------------------------------------------------------------------------- Theorem 8
+
+
+@pytest.mark.claim("hmm.thm8", tier="exact")
+@pytest.mark.parametrize("task", ["x2x3|x1", "x1x2|x3", "x3x2|x1"])
+def test_thm8_cases_1_and_3_recovery(task, rng, measure):
+    worst = 0.0
+    for _ in range(30):
+        d = int(rng.integers(2, 7))
+        k = int(rng.integers(2, d + 1))
+        rep = verify_recovery(random_ghmm(d, k, rng), task, rng=rng, tol=RECOVERY_TOL)
+        assert rep.ok, rep
+        worst = max(worst, rep.error)
+    measure(f"worst_recovery_error[{task}]", worst)
+
+
+@pytest.mark.claim("hmm.thm8", tier="exact")
+def test_thm8_case2_counterexamples(rng, measure):
+    """CX-H: (M, T) vs (M(I - 2J/k), 2J/k - T) when M^T M 1 ∝ 1 and T <= 2/k: valid, not a relabeling, same
+    x1(x)x3|x2 predictor; the other triple tasks and x2|x1 separate them. For k = 2 every instance qualifies."""
+    P3, P4 = cyclic_shift(3), cyclic_shift(4)
+    cases = [
+        (np.linalg.qr(rng.standard_normal((4, 3)))[0], 0.5 * np.eye(3) + 0.3 * P3 + 0.2 * P3.T),
+        (np.linalg.qr(rng.standard_normal((5, 4)))[0], 0.5 * np.eye(4) + 0.3 * P4 + 0.2 * P4 @ P4),
+        (random_unit_means(4, 2, rng), np.array([[0.9, 0.1], [0.1, 0.9]])),
+        (random_unit_means(2, 2, rng), np.array([[0.3, 0.7], [0.7, 0.3]])),
+    ]
+    # equiangular unit means: Gram = (1 - c) I + c J
+    G = 0.7 * np.eye(3) + 0.3 * np.ones((3, 3))
+    cases.append((np.linalg.cholesky(G).T, 0.4 * np.eye(3) + 0.35 * P3 + 0.25 * P3.T))
+    worst = 0.0
+    for M, T in cases:
+        a = GHMM(M, T)
+        b = theorem8_case2_pair(a)
+        X = _points(rng, 300, a.d)
+        rep = verify_nonidentifiable_pair(
+            a, b, ["x1x3|x2"], ["x2x3|x1", "x1x2|x3", "x2|x1"], points=X, tol=PAIR_TOL, min_separation=SEPARATION
+        )
+        assert rep.ok, rep
+        worst = max(worst, rep.matched["x1x3|x2"])
+    measure("case2_predictor_gap", worst)
+    with pytest.raises(ValueError, match="not identify"):
+        recover_from_predictor(optimal_predictor(GHMM(*cases[0]), "x1x3|x2"), 3, "x1x3|x2")
+
+
+@pytest.mark.claim("hmm.thm8", tier="exact", control=True)
+def test_thm8_control_generic_means_break_the_case2_construction(rng):
+    """For generic unit means (M^T M 1 not ∝ 1) the same transformation does not preserve the predictor."""
+    M = random_unit_means(4, 3, rng)
+    P = cyclic_shift(3)
+    T = 0.5 * np.eye(3) + 0.3 * P + 0.2 * P.T
+    J = np.ones((3, 3))
+    a = GHMM(M, T)
+    b = GHMM(M @ (np.eye(3) - 2 * J / 3), 2 * J / 3 - T, norm=None, validate=False)
+    X = _points(rng, 200, 4)
+    assert verify_nonidentifiable_pair(a, b, ["x1x3|x2"], points=X, tol=PAIR_TOL).matched["x1x3|x2"] > SEPARATION
+
+
+@pytest.mark.claim("hmm.thm8", tier="property")
+@settings(max_examples=10)
+@given(model=ghmms(max_d=5))
+def test_thm8_property_case1_recovery(model):
+    assert verify_recovery(model, "x2x3|x1", tol=RECOVERY_TOL).ok
+
+
+@pytest.mark.claim("hmm.thm8", tier="property")
+@settings(max_examples=10)
+@given(model=ghmms(min_d=2, max_d=5, max_k=2))
+def test_thm8_property_k2_case2_always_has_a_twin(model):
+    """Erratum: every k = 2 G-HMM has a valid case-2 twin (-M, J - T) (up to relabeling)."""
+    twin = theorem8_case2_pair(model)
+    X = _points(np.random.default_rng(0), 100, model.d)
+    rep = verify_nonidentifiable_pair(model, twin, ["x1x3|x2"], ["x2x3|x1"], points=X, tol=PAIR_TOL)
+    assert rep.ok, rep
+
+
+@pytest.mark.claim("hmm.thm8", tier="property", control=True)
+@settings(max_examples=10)
+@given(model=ghmms(min_d=2, max_d=5, max_k=2))
+def test_thm8_property_control_case1_recovery_rejects_the_twin(model):
+    """Case 1 does separate the twins: recovering from the twin's x2(x)x3|x1 predictor does not give the model."""
+    twin = theorem8_case2_pair(model)
+    assert not verify_recovery(model, "x2x3|x1", pred=optimal_predictor(twin, "x2x3|x1"), tol=RECOVERY_TOL).ok

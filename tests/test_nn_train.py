@@ -1,0 +1,223 @@
+"""The training harness: determinism, vmapped stack == sequential runs, freezing, schedules, checkpoints, errors."""
+
+import dataclasses
+import json
+
+import numpy as np
+import pytest
+import torch
+
+from theorylab.nn import train as train_module
+from theorylab.nn.models import LSTMConfig, MLPConfig, TransformerConfig
+from theorylab.nn.tasks import Batch, CopyTask, FunctionTask
+from theorylab.nn.train import Budget, evaluate, loss_terms, train
+
+TASK = CopyTask(vocab_size=5, shift=1)
+TF = TransformerConfig(vocab_size=5, n_outputs=5, d_model=16, n_layers=1, n_heads=2, max_len=8)
+BUDGET = Budget(steps=12, batch_size=8, seq_len=8, lr=3e-3, eval_every=6, eval_batches=2, log_every=3)
+
+
+def _weights(result):
+    return [{k: v.detach().clone() for k, v in m.state_dict().items()} for m in result.models]
+
+
+def test_two_runs_with_the_same_seeds_are_identical():
+    a = train(TASK, TF, BUDGET, seeds=(0, 1))
+    b = train(TASK, TF, BUDGET, seeds=(0, 1))
+    assert a.history == b.history
+    assert all(np.array_equal(a.final[k], b.final[k]) for k in a.final)
+    for wa, wb in zip(_weights(a), _weights(b), strict=True):
+        assert all(torch.equal(wa[k], wb[k]) for k in wa)
+
+
+def test_different_seeds_give_different_runs():
+    r = train(TASK, TF, BUDGET, seeds=(0, 1))
+    wa, wb = _weights(r)
+    assert not torch.equal(wa["head.weight"], wb["head.weight"])
+    assert r.final["loss"][0] != r.final["loss"][1]
+
+
+CONFIGS = {
+    "transformer adamw clip": (TF, {"grad_clip": 0.05, "weight_decay": 0.1, "schedule": "warmup_cosine", "warmup": 3}),
+    "transformer sgd momentum fixed data": (
+        dataclasses.replace(TF, norm="post", pos="sinusoidal"),
+        {"optimizer": "sgd", "momentum": 0.9, "lr": 0.05, "fixed_dataset": 20},
+    ),
+    "lstm": (LSTMConfig(5, 5, d_embed=8, hidden=8), {"grad_clip": 0.1}),
+    "mlp": (MLPConfig(5, 5, context=2, d_hidden=16), {"schedule": "linear"}),
+}
+
+
+@pytest.mark.parametrize("name", list(CONFIGS))
+def test_vmapped_stack_equals_sequential_runs(name):
+    cfg, changes = CONFIGS[name]
+    budget = dataclasses.replace(BUDGET, **changes)
+    seeds = (0, 3, 7)
+    stacked = train(TASK, cfg, budget, seeds=seeds)
+    sequential = train(TASK, cfg, budget, seeds=seeds, vectorize=False)
+    # float32 training; batched and single matmuls sum in different orders (~1e-7 relative per op), 12 steps
+    for k in stacked.final:
+        np.testing.assert_allclose(stacked.final[k], sequential.final[k], rtol=1e-4, atol=1e-5, err_msg=k)
+    for wa, wb in zip(_weights(stacked), _weights(sequential), strict=True):
+        for k in wa:
+            torch.testing.assert_close(wa[k], wb[k], rtol=1e-4, atol=1e-5)
+
+
+def test_a_seed_trains_the_same_alone_or_in_a_stack():
+    alone = train(TASK, TF, BUDGET, seeds=(5,))
+    stacked = train(TASK, TF, BUDGET, seeds=(2, 5, 9))
+    np.testing.assert_allclose(stacked.final["loss"][1], alone.final["loss"][0], rtol=1e-4)
+    np.testing.assert_allclose(stacked.curve("loss")[1][1], alone.curve("loss")[1][0], rtol=1e-4)
+
+
+def test_vmap_equivalence_control_detects_a_different_optimiser_state():
+    """Control: the tolerance above is tight enough to see a real difference (one extra seed-specific step)."""
+    a = train(TASK, TF, BUDGET, seeds=(0,))
+    b = train(TASK, TF, dataclasses.replace(BUDGET, steps=13), seeds=(0,))
+    assert not torch.allclose(_weights(a)[0]["head.weight"], _weights(b)[0]["head.weight"], rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize(
+    "cfg",
+    [
+        dataclasses.replace(TF, one_hot_embedding=True, identity_decoder=True, uniform_attention=True),
+        dataclasses.replace(TF, freeze=("blocks.0.mlp", "pos")),
+        LSTMConfig(5, 5, d_embed=4, hidden=8, freeze=("embed", "lstm.weight_hh_l0")),
+    ],
+)
+def test_frozen_parameters_do_not_move_even_with_weight_decay(cfg):
+    budget = dataclasses.replace(BUDGET, weight_decay=0.5, lr=1e-2)
+    init = cfg.build(4).state_dict()
+    model = train(TASK, cfg, budget, seeds=(4,)).models[0]
+    frozen = {n for n, p in model.named_parameters() if not p.requires_grad}
+    assert frozen
+    for name, value in model.state_dict().items():
+        assert torch.equal(value, init[name]) == (name in frozen), name
+
+
+def test_learning_rate_zero_leaves_weights_at_init():
+    model = train(TASK, TF, dataclasses.replace(BUDGET, lr=0.0), seeds=(1,)).models[0]
+    init = TF.build(1).state_dict()
+    assert all(torch.equal(v, init[k]) for k, v in model.state_dict().items())
+
+
+def test_schedules():
+    b = Budget(steps=10, batch_size=1, seq_len=1, lr=1.0, schedule="warmup_cosine", warmup=2)
+    assert [b.lr_at(s) for s in (0, 1)] == [0.5, 1.0]
+    assert b.lr_at(2) == 1.0 and b.lr_at(6) == pytest.approx(0.5) and b.lr_at(10) == pytest.approx(0.0)
+    lin = Budget(steps=4, batch_size=1, seq_len=1, lr=2.0, schedule="linear")
+    assert [lin.lr_at(s) for s in range(4)] == [2.0, 1.5, 1.0, 0.5]
+    r = train(TASK, TF, dataclasses.replace(BUDGET, schedule="linear", log_every=1), seeds=(0,))
+    steps, lrs = r.curve("lr")
+    np.testing.assert_allclose(lrs[0], 3e-3 * (1 - (steps - 1) / 12))
+
+
+def test_history_final_and_json(tmp_path):
+    extra = {"shift2": CopyTask(vocab_size=5, shift=2)}
+    r = train(
+        TASK,
+        TF,
+        BUDGET,
+        seeds=(0, 1),
+        log_path=tmp_path / "run.json",
+        eval_tasks=extra,
+        eval_fn=lambda step, models: {"n_models": [len(models)] * 2},
+    )
+    assert [h["step"] for h in r.history[::2]] == [3, 6, 9, 12]
+    assert {"eval_loss", "eval_acc", "shift2_acc", "n_models"} <= set(r.history[2])
+    assert set(r.final) >= {"loss", "acc", "train_loss", "train_acc", "shift2_loss", "shift2_acc", "n_models"}
+    assert all(v.shape == (2,) for v in r.final.values())
+    data = json.loads((tmp_path / "run.json").read_text())
+    assert data["seeds"] == [0, 1] and data["config"]["type"] == "TransformerConfig"
+    assert data["final"]["acc"] == r.final["acc"].tolist() and data["throughput"]["tokens_per_s"] > 0
+
+
+def test_checkpoint_resume_equals_an_uninterrupted_run(tmp_path):
+    full = train(TASK, TF, BUDGET, seeds=(0, 1))
+    half = dataclasses.replace(BUDGET, steps=6, checkpoint_every=6)
+    train(TASK, TF, half, seeds=(0, 1), checkpoint_dir=tmp_path)
+    resumed = train(
+        TASK, TF, dataclasses.replace(BUDGET, checkpoint_every=6), seeds=(0, 1), checkpoint_dir=tmp_path, resume=True
+    )
+    assert resumed.history == full.history
+    for wa, wb in zip(_weights(full), _weights(resumed), strict=True):
+        assert all(torch.equal(wa[k], wb[k]) for k in wa)
+
+
+def test_loss_terms_for_each_loss():
+    out = torch.tensor([[[2.0, 0.0], [0.0, 1.0], [5.0, 5.0]]])
+    m = torch.tensor([[True, True, False]])
+    loss, correct, n = loss_terms(out, torch.tensor([[0, 0, 1]]), m, "ce")
+    expected = (np.log1p(np.exp(-2.0)) + np.log1p(np.exp(1.0))) / 2
+    assert loss.item() == pytest.approx(expected, rel=1e-6) and correct.item() == 1 and n.item() == 2
+    soft = torch.tensor([[[1.0, 0.0], [1.0, 0.0], [0.5, 0.5]]])
+    assert loss_terms(out, soft, m, "soft_ce")[0].item() == pytest.approx(expected, rel=1e-6)
+    loss, correct, _ = loss_terms(out, soft, m, "mse")
+    assert loss.item() == pytest.approx(((1 + 0) + (1 + 1)) / 2) and correct.item() == 1
+
+
+def test_evaluate_counts_masked_positions():
+    model = train(TASK, TF, dataclasses.replace(BUDGET, steps=40, lr=1e-2), seeds=(0,)).models[0]
+    res = evaluate(TASK, model, np.random.default_rng(0), batches=3, T=8, batch_size=10)
+    assert res["count"] == 3 * 10 * 7 and res["acc"] > 0.9
+
+
+def test_train_works_with_a_module_level_call_and_function_task():
+    def sampler(rng, batch, T):
+        x = rng.integers(0, 3, size=(batch, T))
+        return Batch(x, (x.cumsum(1) % 2).astype(np.int64), np.ones((batch, T), bool))
+
+    task = FunctionTask("prefix-parity", vocab_size=3, n_outputs=2, loss="ce", sampler=sampler)
+    cfg = MLPConfig(3, 2, context=1)
+    r = train_module(task, cfg, Budget(steps=2, batch_size=4, seq_len=5, lr=1e-3), seeds=(0,))
+    assert r.final["acc"].shape == (1,)
+
+
+@pytest.mark.parametrize(
+    "kwargs, error, match",
+    [
+        ({"model_config": TransformerConfig(6, 5, d_model=8, n_heads=1)}, ValueError, "vocab_size"),
+        ({"seeds": (1, 1)}, ValueError, "distinct"),
+        ({"seeds": ()}, ValueError, "seeds"),
+        ({"budget": {"steps": 1}}, TypeError, "Budget"),
+        ({"model_config": object()}, TypeError, "build"),
+        ({"device": "tpu"}, (ValueError, RuntimeError), "device|tpu"),
+    ],
+)
+def test_train_rejects_bad_arguments(kwargs, error, match):
+    args = {"task": TASK, "model_config": TF, "budget": BUDGET, "seeds": (0,), **kwargs}
+    with pytest.raises(error, match=match):
+        train(**args)
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="checks the CPU-only error")
+def test_cuda_request_without_cuda_is_a_clear_error():
+    with pytest.raises(ValueError, match="cuda"):
+        train(TASK, TF, BUDGET, device="cuda")
+
+
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        ({"steps": -1}, "steps"),
+        ({"lr": float("nan")}, "lr"),
+        ({"optimizer": "lion"}, "optimizer"),
+        ({"schedule": "warmup_cosine"}, "warmup"),
+        ({"schedule": "step"}, "schedule"),
+        ({"grad_clip": 0.0}, "grad_clip"),
+        ({"fixed_dataset": 0}, "fixed_dataset"),
+    ],
+)
+def test_budget_validation(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        Budget(**{"steps": 1, "batch_size": 1, "seq_len": 1, "lr": 1e-3, **kwargs})
+
+
+def test_malformed_batches_are_rejected():
+    def bad(rng, batch, T):
+        x = rng.integers(0, 9, size=(batch, T))  # token ids beyond vocab_size
+        return Batch(x, x, np.ones((batch, T), bool))
+
+    task = FunctionTask("bad", vocab_size=5, n_outputs=5, loss="ce", sampler=bad)
+    with pytest.raises(ValueError, match="token ids"):
+        train(task, TF, BUDGET)

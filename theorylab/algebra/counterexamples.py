@@ -1,0 +1,42 @@
+"""Counterexample generators of the automata family's algebraic claims (``theorylab counterexample <id>``)."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+
+from theorylab.counterexamples import register
+
+__all__ = ["smallest_nonsolvable", "holonomy_bound_examples"]
+
+
+def smallest_nonsolvable() -> np.ndarray:
+    """Transition table ``[3, 5]``: $A_5$ on 5 points by the 3-cycles $(0\\,1\\,i)$, $i = 2, 3, 4$."""
+    from theorylab.automata.zoo import alternating
+
+    return alternating(5, regular=False).delta.copy()
+
+
+def holonomy_bound_examples() -> dict[str, np.ndarray]:
+    """Semiautomata whose holonomy decomposition exceeds the bounds printed in Thm 15 (ii)-(iii)."""
+    from theorylab.automata.zoo import quaternion
+    from theorylab.automata.zoo import random as random_aut
+
+    rank2 = np.array([[a, b, a, b] for a, b in itertools.combinations(range(4), 2)], dtype=np.int64)
+    collapse = np.array([[0, 0, 0, 0, 4, 4, 4, 4]], dtype=np.int64)  # Q8 -> {1, -1} (states 0 and 4)
+    return {
+        "delta_more_levels_than_states": random_aut(5, 2, seed=14).delta.copy(),
+        "delta_component_larger_than_Q": rank2,
+        "delta_group_divisor_not_subgroup": np.vstack([quaternion().delta, collapse]),
+    }
+
+
+@register("automata.fn17_smallest_nonsolvable", "a 5-state non-solvable semiautomaton (A5 on 5 points)")
+def _fn17() -> dict[str, np.ndarray]:
+    return {"delta": smallest_nonsolvable(), "n_states": np.array(5), "group_order": np.array(60)}
+
+
+@register("automata.thm15_bounds", "holonomy cascades exceeding |Q| levels, |Q| states, subgroup-of-T(A)")
+def _thm15_bounds() -> dict[str, np.ndarray]:
+    return holonomy_bound_examples()

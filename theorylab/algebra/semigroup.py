@@ -1,0 +1,281 @@
+"""The transformation semigroup $\\mathcal T(\\mathcal A)$ of a semiautomaton, its maximal subgroups and
+solvability.
+
+$\\mathcal T(\\mathcal A) = \\{\\delta(\\cdot, \\sigma_{1:t}) : t \\ge 1\\}$ with
+$\\delta(\\cdot, \\sigma_{1:t}) = \\delta(\\cdot, \\sigma_t) \\circ \\cdots \\circ \\delta(\\cdot,
+\\sigma_1)$; the identity
+is an element only if some non-empty word realises it (thesis, l.1401). Solvability (Def 8) is decided
+without a
+decomposition: $\\mathcal A$ is solvable iff every maximal subgroup ($\\mathcal H$-class of an idempotent) of
+$\\mathcal T(\\mathcal A)$ is a solvable group, because the simple group divisors of a finite semigroup are
+exactly
+those of its maximal subgroups (Krohn-Rhodes).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from theorylab.algebra.groups import CompositionFactor, PermutationGroup
+
+if TYPE_CHECKING:
+    from theorylab.automata.semiautomaton import Semiautomaton
+
+__all__ = [
+    "TransformationSemigroup",
+    "MaximalSubgroup",
+    "NotSolvableError",
+    "transformation_semigroup",
+    "maximal_subgroups",
+    "is_solvable",
+    "check_solvable",
+    "is_group",
+    "is_aperiodic",
+    "is_permutation_reset",
+]
+
+MAX_SIZE = 1_000_000
+
+
+class NotSolvableError(ValueError):
+    """A semiautomaton whose transformation semigroup contains a non-solvable group (no constant-depth
+    shortcut
+    unless TC0 = NC1, Thm 13). ``.subgroup`` is the offending :class:`MaximalSubgroup`."""
+
+    def __init__(self, message: str, subgroup: MaximalSubgroup | None = None):
+        super().__init__(message)
+        self.subgroup = subgroup
+
+
+def _semiautomaton_class():
+    # imported lazily: theorylab.automata imports theorylab.algebra (holonomy) for its constructions
+    from theorylab.automata.semiautomaton import Semiautomaton
+
+    return Semiautomaton
+
+
+def _require_aut(aut) -> Semiautomaton:
+    if not isinstance(aut, _semiautomaton_class()):
+        raise TypeError(f"expected a theorylab.automata.Semiautomaton, got {type(aut).__name__}")
+    return aut
+
+
+@dataclass(frozen=True, eq=False)
+class TransformationSemigroup:
+    """Exact enumeration of $\\mathcal T(\\mathcal A)$.
+
+    ``elements[i]`` is a transformation of the states (``elements[i][q]`` = image of ``q``); ``words[i]`` a
+    shortest
+    word realising it; ``right[i, s]`` the index of ``elements[i]`` followed by symbol ``s``.
+    """
+
+    automaton: Semiautomaton
+    elements: np.ndarray
+    right: np.ndarray
+    words: tuple
+
+    @property
+    def size(self) -> int:
+        return int(self.elements.shape[0])
+
+    def __len__(self) -> int:
+        return self.size
+
+    @cached_property
+    def _index(self) -> dict:
+        return {row.tobytes(): i for i, row in enumerate(self.elements)}
+
+    def index(self, transformation) -> int:
+        """Index of a transformation; ``KeyError`` if it is not in the semigroup."""
+        return self._index[np.asarray(transformation, dtype=np.int64).tobytes()]
+
+    def __contains__(self, transformation) -> bool:
+        return np.asarray(transformation, dtype=np.int64).tobytes() in self._index
+
+    @cached_property
+    def ranks(self) -> np.ndarray:
+        """$|\\mathrm{im}\\, s|$ for every element."""
+        srt = np.sort(self.elements, axis=1)
+        return 1 + (np.diff(srt, axis=1) != 0).sum(axis=1)
+
+    @cached_property
+    def idempotents(self) -> np.ndarray:
+        e = self.elements
+        return np.flatnonzero((np.take_along_axis(e, e, axis=1) == e).all(axis=1))
+
+    @cached_property
+    def contains_identity(self) -> bool:
+        return np.arange(self.automaton.n_states, dtype=np.int64).tobytes() in self._index
+
+
+@dataclass(frozen=True, eq=False)
+class MaximalSubgroup:
+    """The maximal subgroup $G_e$ ($\\mathcal H$-class) of an idempotent ``e``: the elements with the same
+    image and
+    kernel as ``e``. ``group`` is its faithful action on ``image`` (relabelled ``0..len(image)-1``);
+    ``members``
+    are indices into the semigroup's elements."""
+
+    idempotent: int
+    image: tuple
+    members: np.ndarray
+    group: PermutationGroup
+
+    @property
+    def order(self) -> int:
+        return self.group.order
+
+    @cached_property
+    def solvable(self) -> bool:
+        return self.group.is_solvable()
+
+    @cached_property
+    def composition_factors(self) -> list[CompositionFactor]:
+        return self.group.composition_factors()
+
+
+def transformation_semigroup(aut: Semiautomaton, max_size: int = MAX_SIZE) -> TransformationSemigroup:
+    """Enumerate $\\mathcal T(\\mathcal A)$ breadth first over words (Froidure-Pin style right Cayley graph).
+
+    Cost O(|T| |Σ| |Q|); raises ``ValueError`` past ``max_size`` elements.
+    """
+    aut = _require_aut(aut)
+    d, n, k = aut.delta, aut.n_states, aut.n_symbols
+    index: dict[bytes, int] = {}
+    rows: list[np.ndarray] = []
+    words: list[tuple] = []
+    right: list[list[int]] = []
+    for s in range(k):
+        key = d[s].tobytes()
+        if key not in index:
+            index[key] = len(rows)
+            rows.append(d[s])
+            words.append((s,))
+    i = 0
+    while i < len(rows):
+        f = rows[i]
+        succ = d[:, f]  # row s: d[s][f] = s o f (word of f, then s)
+        r = []
+        for s in range(k):
+            key = succ[s].tobytes()
+            j = index.get(key)
+            if j is None:
+                j = index[key] = len(rows)
+                rows.append(succ[s])
+                words.append(words[i] + (s,))
+                if len(rows) > max_size:
+                    raise ValueError(f"transformation semigroup has more than {max_size} elements")
+            r.append(j)
+        right.append(r)
+        i += 1
+    elements = np.array(rows, dtype=np.int64).reshape(-1, n)
+    return TransformationSemigroup(
+        aut, elements, np.array(right, dtype=np.int64).reshape(-1, k), tuple(words)
+    )
+
+
+def _image_masks(rows: np.ndarray) -> np.ndarray:
+    """``out[i, q]``: whether ``q`` is in the image of transformation ``i`` (the image as a set)."""
+    out = np.zeros(rows.shape, dtype=bool)
+    np.put_along_axis(out, rows, True, axis=1)
+    return out
+
+
+def _kernel_labels(rows: np.ndarray) -> np.ndarray:
+    """Canonical kernel of each transformation: states labelled by the first state with the same image."""
+    n = rows.shape[1]
+    eq = rows[:, :, None] == rows[:, None, :]  # [N, n, n]
+    return np.argmax(eq, axis=2) if n else rows
+
+
+def maximal_subgroups(S: TransformationSemigroup | Semiautomaton) -> list[MaximalSubgroup]:
+    """All maximal subgroups of $\\mathcal T(\\mathcal A)$, one per idempotent (isomorphic ones for
+    $\\mathcal D$-related idempotents are all listed)."""
+    if isinstance(S, _semiautomaton_class()):
+        S = transformation_semigroup(S)
+    if not isinstance(S, TransformationSemigroup):
+        raise TypeError(f"expected a TransformationSemigroup or Semiautomaton, got {type(S).__name__}")
+    e = S.elements
+    ker = _kernel_labels(e)
+    img = _image_masks(e)
+    out = []
+    for idem in S.idempotents:
+        same = (ker == ker[idem]).all(axis=1) & (img == img[idem]).all(axis=1)
+        members = np.flatnonzero(same)
+        image = np.unique(e[idem])
+        pos = np.full(S.automaton.n_states, -1)
+        pos[image] = np.arange(len(image))
+        perms = pos[e[members][:, image]]
+        order = np.argsort([0 if m == idem else 1 for m in members], kind="stable")  # identity first
+        out.append(
+            MaximalSubgroup(int(idem), tuple(int(q) for q in image), members, PermutationGroup(perms[order]))
+        )
+    return out
+
+
+def _distinct_groups(S: TransformationSemigroup) -> list[MaximalSubgroup]:
+    """One maximal subgroup per distinct (image size, order) and membership pattern, to avoid redundant
+    work."""
+    seen, out = set(), []
+    for G in maximal_subgroups(S):
+        key = (len(G.image), G.order, G.group.elements.tobytes())
+        if key not in seen:
+            seen.add(key)
+            out.append(G)
+    return out
+
+
+def check_solvable(aut: Semiautomaton) -> None:
+    """Raise :class:`NotSolvableError` naming a non-solvable maximal subgroup (and its composition
+    factors)."""
+    S = transformation_semigroup(aut)
+    for G in sorted(_distinct_groups(S), key=lambda g: -g.order):
+        if not G.solvable:
+            factors = ", ".join(f.name for f in G.composition_factors)
+            word = S.words[G.idempotent]
+            raise NotSolvableError(
+                f"{aut!r} is not solvable: the maximal subgroup at idempotent word {list(word)} "
+                f"(acting on states {list(G.image)}) has order {G.order}, composition factors [{factors}]; "
+                "a non-abelian simple factor admits no constant-depth construction (Thm 13)",
+                subgroup=G,
+            )
+
+
+def is_solvable(aut: Semiautomaton) -> bool:
+    """Def 8, decomposition-free: every maximal subgroup of $\\mathcal T(\\mathcal A)$ is solvable."""
+    try:
+        check_solvable(aut)
+    except NotSolvableError:
+        return False
+    return True
+
+
+def is_group(aut: Semiautomaton | TransformationSemigroup) -> bool:
+    """Whether $\\mathcal T(\\mathcal A)$ is a group (a single $\\mathcal H$-class: same image and kernel
+    for all
+    elements). For a permutation semiautomaton this is always true; it is also true e.g. for one constant
+    map."""
+    S = aut if isinstance(aut, TransformationSemigroup) else transformation_semigroup(aut)
+    e = S.elements
+    return bool(
+        (np.sort(e, axis=1) == np.sort(e[0])).all() and (_kernel_labels(e) == _kernel_labels(e[:1])).all()
+    )
+
+
+def is_aperiodic(aut: Semiautomaton | TransformationSemigroup) -> bool:
+    """Whether every maximal subgroup of $\\mathcal T(\\mathcal A)$ is trivial (no group structure at all)."""
+    S = aut if isinstance(aut, TransformationSemigroup) else transformation_semigroup(aut)
+    return all(G.order == 1 for G in maximal_subgroups(S))
+
+
+def is_permutation_reset(aut: Semiautomaton) -> bool:
+    """Def 7: every symbol acts as a permutation or as a constant map."""
+    d = _require_aut(aut).delta
+    n = aut.n_states
+    perm = (np.sort(d, axis=1) == np.arange(n)).all(axis=1)
+    const = (d == d[:, :1]).all(axis=1)
+    return bool((perm | const).all())

@@ -1,0 +1,112 @@
+"""Verdict functions for the algebraic claims: each returns a report whose ``ok`` is the verdict."""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from theorylab.algebra.groups import PermutationGroup
+from theorylab.algebra.holonomy import HolonomyCascade
+from theorylab.algebra.semigroup import is_permutation_reset, is_solvable
+
+__all__ = ["CascadeReport", "verify_cascade", "verify_composition_series", "all_words", "solvability_routes"]
+
+
+def all_words(n_symbols: int, length: int) -> np.ndarray:
+    """Every word of the given length, ``[n_symbols**length, length]`` (their prefixes cover shorter
+    words)."""
+    if length < 1:
+        raise ValueError(f"length must be >= 1, got {length}")
+    return np.array(list(itertools.product(range(n_symbols), repeat=length)), dtype=np.int64).reshape(
+        -1, length
+    )
+
+
+def exhaustive_length(n_symbols: int, budget: int = 50_000, cap: int = 12) -> int:
+    """The largest word length $\\ell \\le$ ``cap`` with $|\\Sigma|^\\ell \\le$ ``budget`` (at least 1)."""
+    ell = 1
+    while ell < cap and n_symbols ** (ell + 1) <= budget:
+        ell += 1
+    return ell
+
+
+@dataclass(frozen=True)
+class CascadeReport:
+    """Checks of a cascade against its automaton; ``failures`` names the ones that failed."""
+
+    reachable_states: int
+    word_length: int
+    failures: tuple[str, ...] = field(default=())
+
+    @property
+    def ok(self) -> bool:
+        return not self.failures
+
+
+def verify_cascade(cascade: HolonomyCascade, word_length: int | None = None) -> CascadeReport:
+    """Thm 15 for one cascade, exhaustively: (1) $\\mathcal W$ commutes with every reachable transition;
+    (2) the transition is the componentwise product of the components' own transitions under $\\phi$;
+    (3) $\\phi_c$ reads only higher levels; (4) components are permutation-reset; (5) ``encode(q0)`` decodes
+    to
+    ``q0``; (6) all words of length ``word_length`` (default: as long as ~5e4 words allow) from every
+    $q_0$."""
+    aut = cascade.automaton
+    fails = []
+    dt, tr = cascade.decode_table, cascade.transition
+    if not np.array_equal(dt[tr], aut.delta.T[dt]):
+        fails.append("W does not commute with the transition")
+    for c, comp in enumerate(cascade.components):
+        if not np.array_equal(
+            cascade.states[tr][:, :, c],
+            comp.semiautomaton.delta[cascade.inputs[:, :, c], cascade.states[:, None, c]],
+        ):
+            fails.append(f"component {c} does not follow its own transition table")
+        if not is_permutation_reset(comp.semiautomaton):
+            fails.append(f"component {c} is not permutation-reset")
+    try:
+        cascade._dependency_tables  # noqa: B018  (builds phi; raises if it reads non-higher levels)
+    except AssertionError:
+        fails.append("a dependency function reads a component that is not on a higher level")
+    for q0 in range(aut.n_states):
+        if cascade.decode(cascade.encode(q0)[None, :])[0] != q0:
+            fails.append(f"encode({q0}) does not decode to {q0}")
+    ell = word_length or exhaustive_length(aut.n_symbols)
+    words = all_words(aut.n_symbols, ell)
+    for q0 in range(aut.n_states):
+        if not np.array_equal(cascade.simulate(words, q0), aut.run(words, q0)):
+            fails.append(f"words of length {ell} from q0={q0} are not simulated")
+            break
+    return CascadeReport(len(cascade.states), ell, tuple(fails))
+
+
+def verify_composition_series(G: PermutationGroup, series: list) -> bool:
+    """Whether ``series`` (largest first, element-index arrays) is a composition series of ``G``: starts at
+    $G$,
+    ends at $1$, each term is normal in the previous one with a simple quotient (no normal subgroup strictly
+    between them)."""
+    if len(series) == 0 or len(series[0]) != G.order or len(series[-1]) != 1:
+        return False
+    for big, small in zip(series[:-1], series[1:], strict=True):
+        big, small = np.asarray(big), np.asarray(small)
+        if len(small) >= len(big) or not np.isin(small, big).all():
+            return False
+        if len(G.normal_closure(small, big)) != len(small):  # small is normal in big
+            return False
+        for x in big[~np.isin(big, small)]:  # maximality: the normal closure of small + x is all of big
+            if len(G.closure(np.concatenate([small, G.normal_closure([x], big)]))) != len(big):
+                return False
+    return True
+
+
+def solvability_routes(aut) -> dict[str, bool]:
+    """Def 8 decided two ways: maximal subgroups of $\\mathcal T(\\mathcal A)$, and the holonomy components'
+    groups."""
+    from theorylab.algebra.holonomy import holonomy_decomposition
+
+    cascade = holonomy_decomposition(aut)
+    return {
+        "maximal_subgroups": is_solvable(aut),
+        "holonomy": all(c.group.is_solvable() for c in cascade.components),
+    }

@@ -1,0 +1,289 @@
+"""Stage 2 of §2.1: optimal attention with a frozen value matrix (Thms 2.1.3 and 2.1.5), exact finite-size losses.
+
+Attention family (Assumption 2.1.2): key $i$ gets weight $\\beta a_0$ from query $j$ if they show the same word,
+$\\alpha a_0$ if different words of one topic, $a_0$ otherwise; columns sum to 1 (Prop. 2.1.2). Under Assumption
+2.1.1 the attention-weighted frequency vector $y = [\\tilde{\\mathbf X}A]_{:j}$ depends only on the query's word
+(Prop. 2.1.3), so the loss is a finite sum over (target, shown word) cases, normalised per masked position with
+[MASK] queries dropped (their attention does not depend on $\\alpha, \\beta$).
+
+Two conventions (the thesis leaves them implicit; they move the optimum by up to ~13%):
+
+* ``"thesis"``: [MASK] keys are absent from the normaliser ($z_1, z_2$ of Prop. 2.1.2) and the prediction is the
+  proof's denoiser $q(x) = c_3x - c_3p_mp_r/(Tv)$ of the topic average (block $\\mathbf W^{V*}$) or of $y_i$
+  (diagonal $\\mathbf D^V$);
+* ``"literal"``: [MASK] keys get the base weight $a_0$ and the frozen matrix is applied as it is.
+
+With the block matrix only $\\gamma = \\frac{v-1}v\\alpha + \\frac1v\\beta$ matters (Remark 2.1.5).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from itertools import combinations
+from math import comb
+
+import numpy as np
+
+from theorylab.attention.topic import _check_matrix, constants, diagonal_value_matrix, optimal_value_matrix
+from theorylab.languages.topic import TopicModel
+
+CONVENTIONS = ("thesis", "literal")
+
+__all__ = [
+    "CONVENTIONS",
+    "Stage2Constants",
+    "attention_loss_explicit",
+    "block_attention_loss",
+    "denoiser_matrix",
+    "diagonal_attention_loss",
+    "optimal_diagonal_attention",
+    "optimal_gamma",
+    "stage2_constants",
+]
+
+
+@dataclass(frozen=True)
+class Stage2Constants:
+    """Interval constants of Thms 2.1.3 / 2.1.5 and the leading-order optima (all floats).
+
+    ``lambda1`` is the constant printed in Thm 2.1.3; ``c5`` is what its proof establishes,
+    $c_5 = (1 + c_4p_mp_r)(2 - c_4)/(2c_4)$. ``gamma_star`` $= ((\\tau-1) + c_4p_mp_r\\tau)/(c_4-1)$ minimises the
+    leading-order loss (2.27) (where the top-topic score $r(\\gamma) = 1/v$); ``beta_star``
+    $= v((1+c_4p_mp_r)\\tau - 1)/(c_4-1)$ likewise for (2.36) with $\\alpha \\ll \\beta/(v-1)$.
+    """
+
+    lambda1: float
+    c5: float
+    lambda2: float
+    lambda3: float
+    lambda4: float
+    lambda5: float
+    gamma_star: float
+    beta_star: float
+
+
+def stage2_constants(params: TopicModel) -> Stage2Constants:
+    p_m, p_c, p_r = float(params.p_m), float(params.p_c), float(params.p_r)
+    v, tau = params.v, params.tau
+    a = float(params.a)
+    c4 = 1 / a
+    x = (1 - p_c) * p_m
+    lam4_den = np.sqrt(v - 1) - 2 + x if v > 1 else -1.0
+    return Stage2Constants(
+        lambda1=(a + p_m * p_r) * (1 + x) / (2 * a),
+        c5=(1 + c4 * p_m * p_r) * (2 - c4) / (2 * c4),
+        lambda2=100 * (a / (p_m * p_r) + 1),
+        lambda3=(a + p_m * p_r) * v / 100,
+        lambda4=a / lam4_den * (1 - (1 - p_c - p_r) * p_m) / (p_m * p_r) * v if lam4_den > 0 else float("nan"),
+        lambda5=c4 / (v - 1) if v > 1 else float("inf"),
+        gamma_star=((tau - 1) + c4 * p_m * p_r * tau) / (c4 - 1),
+        beta_star=v * ((1 + c4 * p_m * p_r) * tau - 1) / (c4 - 1),
+    )
+
+
+def _check_convention(convention: str) -> None:
+    if convention not in CONVENTIONS:
+        raise ValueError(f"convention must be one of {CONVENTIONS}, got {convention!r}")
+
+
+def _positive(name: str, x) -> np.ndarray:
+    x = np.asarray(x, dtype=float)
+    if not np.all(np.isfinite(x)) or np.any(x <= 0):
+        raise ValueError(f"attention ratio {name} must be positive and finite")
+    return x
+
+
+def _floats(params: TopicModel) -> tuple[float, ...]:
+    k = constants(params)
+    return (float(params.p1), float(params.p2), float(params.m0), float(params.b), float(k.c3), float(k.c1))
+
+
+def block_attention_loss(gamma, params: TopicModel, convention: str = "thesis") -> np.ndarray:
+    """Exact finite-size loss $L(\\gamma)$ of the proof of Thm 2.1.3 (three cases: the shown word is in the target's
+    topic, in another present topic, in an absent topic), vectorised over ``gamma``."""
+    _check_convention(convention)
+    g = _positive("gamma", gamma)
+    T, v, tau = params.T, params.v, params.tau
+    p_c, p_r = float(params.p_c), float(params.p_r)
+    p1, p2, m0, b, c3, _ = _floats(params)
+    k = constants(params)
+    extra = m0 if convention == "literal" else 0.0
+    Z1 = v * g * p1 + p1 * v * (tau - 1) + p2 * v * (T - tau) + extra
+    Z2 = v * g * p2 + p1 * v * tau + p2 * v * (T - tau - 1) + extra
+
+    def pred(x, Z):
+        if convention == "thesis":
+            return c3 * x - c3 * b
+        y0 = m0 / Z
+        return c3 * x + float(k.w_mask_col) * y0 + float(k.w_diff) * (1 - y0)
+
+    f = lambda x, Z: pred(x, Z) ** 2
+    case_a = (1 - pred(p1 * g / Z1, Z1)) ** 2 + (v - 1) * f(p1 * g / Z1, Z1)
+    case_a = case_a + v * (tau - 1) * f(p1 / Z1, Z1) + v * (T - tau) * f(p2 / Z1, Z1)
+    case_b = (1 - pred(p1 / Z1, Z1)) ** 2 + v * f(p1 * g / Z1, Z1)
+    case_b = case_b + (v * (tau - 1) - 1) * f(p1 / Z1, Z1) + v * (T - tau) * f(p2 / Z1, Z1)
+    case_c = (1 - pred(p1 / Z2, Z2)) ** 2 + (v * tau - 1) * f(p1 / Z2, Z2)
+    case_c = case_c + v * f(p2 * g / Z2, Z2) + v * (T - tau - 1) * f(p2 / Z2, Z2)
+    return (p_c + p_r / T) * case_a + p_r * (tau - 1) / T * case_b + p_r * (1 - tau / T) * case_c
+
+
+def diagonal_attention_loss(alpha, beta, params: TopicModel, convention: str = "thesis") -> np.ndarray:
+    """Exact finite-size loss $L(\\alpha, \\beta)$ of the proof of Thm 2.1.5 (four cases), frozen $\\mathbf D^V$."""
+    _check_convention(convention)
+    al, be = np.broadcast_arrays(_positive("alpha", alpha), _positive("beta", beta))
+    T, v, tau = params.T, params.v, params.tau
+    p_c, p_r = float(params.p_c), float(params.p_r)
+    p1, p2, m0, b, c3, c1 = _floats(params)
+    extra = m0 if convention == "literal" else 0.0
+    z1 = be * p1 + al * p1 * (v - 1) + p1 * v * (tau - 1) + p2 * v * (T - tau) + extra
+    z2 = be * p2 + al * p2 * (v - 1) + p1 * v * tau + p2 * v * (T - tau - 1) + extra
+
+    def pred(x, z):
+        return c3 * x - (c3 * b if convention == "thesis" else c1 * m0 / z)
+
+    f = lambda x, z: pred(x, z) ** 2
+    rest1 = v * (tau - 1) * f(p1 / z1, z1) + v * (T - tau) * f(p2 / z1, z1)
+    case1 = (1 - pred(p1 * be / z1, z1)) ** 2 + (v - 1) * f(p1 * al / z1, z1) + rest1
+    case2 = (1 - pred(p1 * al / z1, z1)) ** 2 + f(p1 * be / z1, z1) + (v - 2) * f(p1 * al / z1, z1) + rest1
+    case3 = (1 - pred(p1 / z1, z1)) ** 2 + f(p1 * be / z1, z1) + (v - 1) * f(p1 * al / z1, z1)
+    case3 = case3 + (v * (tau - 1) - 1) * f(p1 / z1, z1) + v * (T - tau) * f(p2 / z1, z1)
+    case4 = (1 - pred(p1 / z2, z2)) ** 2 + (v * tau - 1) * f(p1 / z2, z2) + f(p2 * be / z2, z2)
+    case4 = case4 + (v - 1) * f(p2 * al / z2, z2) + v * (T - tau - 1) * f(p2 / z2, z2)
+    return (
+        (p_c + p_r / (v * T)) * case1
+        + p_r / T * (1 - 1 / v) * case2
+        + p_r * (tau - 1) / T * case3
+        + p_r * (1 - tau / T) * case4
+    )
+
+
+def denoiser_matrix(params: TopicModel, kind: str = "block") -> np.ndarray:
+    """The proof's prediction map as a matrix acting on $y$ with $y_0 = 0$ and $\\sum y = 1$ ("thesis" convention):
+    $c_3\\cdot$(topic average, or $y_i$) $- c_3p_mp_r/(Tv)$; row 0 is zero."""
+    k = constants(params)
+    c3, b, V, T, v = float(k.c3), float(params.b), params.V, params.T, params.v
+    W = np.zeros((V, V))
+    if kind == "block":
+        W[1:, 1:] = np.kron(np.eye(T), np.ones((v, v))) * (c3 / v)
+    elif kind == "diagonal":
+        W[1:, 1:] = np.eye(T * v) * c3
+    else:
+        raise ValueError(f"kind must be 'block' or 'diagonal', got {kind!r}")
+    W[1:, 1:] -= c3 * b
+    return W
+
+
+def attention_loss_explicit(
+    W: np.ndarray,
+    alpha: float,
+    beta: float,
+    params: TopicModel,
+    mask_keys: bool,
+    all_subsets: bool = False,
+    max_subsets: int = 2000,
+) -> float:
+    """The stage-2 loss computed directly from vectors, for any frozen ``W`` (no case algebra).
+
+    For each shown word $q$ builds $y(q)$ from the masked frequencies and the attention ratios (``mask_keys``:
+    whether [MASK] keys get the base weight), predicts $\\mathbf W y(q)$ and averages
+    $\\|\\mathbf W y(q) - e_w\\|^2$ over target words $w$ and shown words $q \\ne$ [MASK] with probability
+    $P(w)(p_c[q = w] + p_r/(Tv))$. Uses the document with topics $0..\\tau-1$ (valid for topic-permutation
+    equivariant ``W``), or averages over all topic subsets with ``all_subsets``. $O(V^3)$ per subset.
+    """
+    W = _check_matrix(W, params).astype(float)
+    alpha, beta = float(_positive("alpha", alpha)), float(_positive("beta", beta))
+    T, v, tau, V = params.T, params.v, params.tau, params.V
+    Tv = T * v
+    p_c, p_r = float(params.p_c), float(params.p_r)
+    p1, p2, m0 = float(params.p1), float(params.p2), float(params.m0)
+    weights = np.ones((V, Tv))  # weight of key l (rows) for the query showing word q (columns)
+    weights[1:, :] += (alpha - 1) * np.kron(np.eye(T), np.ones((v, v)))
+    weights[np.arange(1, V), np.arange(Tv)] = beta
+    weights[0, :] = 1.0 if mask_keys else 0.0
+    if all_subsets:
+        if comb(T, tau) > max_subsets:
+            raise ValueError(f"{comb(T, tau)} topic subsets exceed max_subsets = {max_subsets}")
+        subsets = list(combinations(range(T), tau))
+    else:
+        subsets = [tuple(range(tau))]
+    total = 0.0
+    for topics in subsets:
+        present = np.zeros(Tv, dtype=bool)
+        for t in topics:
+            present[t * v : (t + 1) * v] = True
+        freq = np.concatenate([[m0], np.where(present, p1, p2)])
+        Y = freq[:, None] * weights
+        Y /= Y.sum(axis=0, keepdims=True)
+        pred = W @ Y  # column q: the prediction when the query shows word q
+        p_w = present / (tau * v)
+        joint = p_w[:, None] * (p_c * np.eye(Tv) + p_r / Tv)  # P(target w, shown q)
+        total += (joint.sum(axis=0) * (pred**2).sum(axis=0)).sum() - 2 * (joint * pred[1:, :]).sum() + joint.sum()
+    return total / len(subsets)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# optimisers
+# ---------------------------------------------------------------------------------------------------------------
+def optimal_gamma(params: TopicModel, convention: str = "thesis", log10_range=(-4.0, 12.0)) -> tuple[float, float]:
+    """$\\arg\\min_\\gamma L(\\gamma)$ and the minimum: log-grid scan, then bounded Brent refinement in $\\log\\gamma$."""
+    from scipy.optimize import minimize_scalar
+
+    grid = np.linspace(*log10_range, 1601)
+    losses = block_attention_loss(10.0**grid, params, convention)
+    i = int(np.argmin(losses))
+    lo, hi = grid[max(i - 1, 0)], grid[min(i + 1, len(grid) - 1)]
+    res = minimize_scalar(
+        lambda s: float(block_attention_loss(10.0**s, params, convention)),
+        bounds=(lo, hi),
+        method="bounded",
+        options={"xatol": 1e-10},
+    )
+    best = (10.0 ** float(res.x), float(res.fun)) if res.fun <= losses[i] else (10.0 ** grid[i], float(losses[i]))
+    return best
+
+
+def optimal_diagonal_attention(
+    params: TopicModel, convention: str = "thesis", log10_alpha=(-12.0, 8.0), log10_beta=(-4.0, 12.0)
+) -> tuple[float, float, float]:
+    """$\\arg\\min_{\\alpha,\\beta} L(\\alpha, \\beta)$ for frozen $\\mathbf D^V$, returned as ``(alpha, beta, loss)``.
+
+    The landscape is nearly flat in $\\alpha$ (differences ~1e-11), so a joint simplex search stalls; instead the
+    profile $\\min_\\beta L(\\alpha, \\beta)$ is minimised over a log grid of $\\alpha$, then refined (Brent in
+    $\\log\\alpha$, each profile value by Brent in $\\log\\beta$ after a grid scan).
+    """
+    from scipy.optimize import minimize_scalar
+
+    lb = np.linspace(*log10_beta, 801)
+
+    def profile(la: float) -> tuple[float, float]:
+        losses = diagonal_attention_loss(10.0**la, 10.0**lb, params, convention)
+        j = int(np.argmin(losses))
+        res = minimize_scalar(
+            lambda x: float(diagonal_attention_loss(10.0**la, 10.0**x, params, convention)),
+            bounds=(lb[max(j - 1, 0)], lb[min(j + 1, len(lb) - 1)]),
+            method="bounded",
+            options={"xatol": 1e-10},
+        )
+        return (float(res.x), float(res.fun)) if res.fun <= losses[j] else (float(lb[j]), float(losses[j]))
+
+    la_grid = np.linspace(*log10_alpha, 161)
+    values = [profile(la)[1] for la in la_grid]
+    i = int(np.argmin(values))
+    res = minimize_scalar(
+        lambda la: profile(la)[1],
+        bounds=(la_grid[max(i - 1, 0)], la_grid[min(i + 1, len(la_grid) - 1)]),
+        method="bounded",
+        options={"xatol": 1e-8},
+    )
+    la = float(res.x) if res.fun <= values[i] else float(la_grid[i])
+    lb_best, loss = profile(la)
+    return 10.0**la, 10.0**lb_best, loss
+
+
+def frozen_value_matrix(params: TopicModel, kind: str, convention: str) -> np.ndarray:
+    """The frozen $\\mathbf W^V$ that the closed-form stage-2 losses assume under ``convention``."""
+    _check_convention(convention)
+    if convention == "thesis":
+        return denoiser_matrix(params, kind)
+    matrix = optimal_value_matrix(params) if kind == "block" else diagonal_value_matrix(params)
+    return matrix.astype(float)

@@ -1,0 +1,361 @@
+"""The Transformer exactly as the automata theory (Liu et al., "Transformers learn shortcuts to automata") defines it.
+
+An $L$-block network on $X \\in \\mathbb R^{N\\times d}$ (rows are positions, padding rows included):
+
+$$f = (m^{(L)}_{\\rm mlp} + f^{(L)}_{\\rm mlp})\\circ(m^{(L)}_{\\rm attn} + f^{(L)}_{\\rm attn})\\circ\\cdots\\circ
+(m^{(1)}_{\\rm attn} + f^{(1)}_{\\rm attn}),$$
+
+where $m$ is a per-block **residual mask** (a 0/1 vector over dimensions: the residual connection is kept on the
+dimensions where it is 1), a head is $\\mathrm{CausalAttn}(XW_QW_K^\\top X^\\top)XW_VW_C$ with a row-wise causally
+masked softmax and **no** $1/\\sqrt k$ scaling, a block's heads are **summed**, the MLP is position-wise ReLU
+$x\\mapsto W_{L'}\\sigma(\\cdots\\sigma(W_1x+b_1)\\cdots)+b_{L'}$ (row-vector convention below: $xW+b$), and there is
+no LayerNorm. Position encodings and padding rows are the business of the caller (see
+``theorylab.automata.constructions``).
+
+:class:`TheoryTransformer` runs in numpy float64 (for exact checks); :meth:`TheoryTransformer.to_torch` returns a
+``torch.nn.Module`` with the same weights (float64 by default).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+__all__ = ["Head", "MLP", "Block", "TheoryTransformer", "causal_softmax"]
+
+
+def _matrix(a, shape0: int | None, what: str) -> np.ndarray:
+    m = np.asarray(a, dtype=np.float64)
+    if m.ndim != 2:
+        raise ValueError(f"{what} must be a matrix, got shape {m.shape}")
+    if shape0 is not None and m.shape[0] != shape0:
+        raise ValueError(f"{what} must have {shape0} rows, got shape {m.shape}")
+    if not np.isfinite(m).all():
+        raise ValueError(f"{what} contains NaN or inf")
+    m = m.copy()
+    m.setflags(write=False)
+    return m
+
+
+_MASKS: dict[int, np.ndarray] = {}
+
+
+def _causal_bias(n: int) -> np.ndarray:
+    """0 on and below the diagonal, -inf above (cached per size)."""
+    if n not in _MASKS:
+        b = np.where(np.tri(n, dtype=bool), 0.0, -np.inf)
+        b.setflags(write=False)
+        _MASKS[n] = b
+    return _MASKS[n]
+
+
+def causal_softmax(scores: np.ndarray, inplace: bool = False) -> np.ndarray:
+    """Row-wise softmax of ``scores[..., t, t']`` over ``t' <= t`` (entries above the diagonal get weight 0),
+    computed with max-subtraction."""
+    s = scores if inplace else np.array(scores, dtype=np.float64)
+    s += _causal_bias(s.shape[-1])
+    s -= s.max(axis=-1, keepdims=True)
+    np.exp(s, out=s)
+    s /= s.sum(axis=-1, keepdims=True)
+    return s
+
+
+@dataclass(frozen=True)
+class Head:
+    """One attention head: ``W_Q, W_K`` of shape ``(d, k)``, ``W_V`` of shape ``(d, k_v)``, ``W_C`` ``(k_v, d)``.
+
+    The theory uses one inner width ``k = k_v``; a head built with ``k != k_v`` is the same head with zero
+    columns appended, and reports ``head_dim = max(k, k_v)``.
+    """
+
+    W_Q: np.ndarray
+    W_K: np.ndarray
+    W_V: np.ndarray
+    W_C: np.ndarray
+
+    def __post_init__(self) -> None:
+        q = _matrix(self.W_Q, None, "W_Q")
+        d = q.shape[0]
+        k = _matrix(self.W_K, d, "W_K")
+        if k.shape != q.shape:
+            raise ValueError(f"W_Q and W_K must have the same shape, got {q.shape} and {k.shape}")
+        v = _matrix(self.W_V, d, "W_V")
+        c = _matrix(self.W_C, v.shape[1], "W_C")
+        if c.shape[1] != d:
+            raise ValueError(f"W_C must have shape ({v.shape[1]}, {d}), got {c.shape}")
+        for name, m in (("W_Q", q), ("W_K", k), ("W_V", v), ("W_C", c)):
+            object.__setattr__(self, name, m)
+
+    @property
+    def d(self) -> int:
+        return self.W_Q.shape[0]
+
+    @property
+    def head_dim(self) -> int:
+        return max(self.W_Q.shape[1], self.W_V.shape[1])
+
+    def attention(self, X: np.ndarray) -> np.ndarray:
+        """Attention weights ``[..., N, N]`` (rows sum to 1, causal)."""
+        scores = np.einsum("...ik,...jk->...ij", X @ self.W_Q, X @ self.W_K)
+        return causal_softmax(scores, inplace=True)
+
+    def __call__(self, X: np.ndarray) -> np.ndarray:
+        return self.attention(X) @ ((X @ self.W_V) @ self.W_C)
+
+
+@dataclass(frozen=True)
+class MLP:
+    """Position-wise ReLU MLP with affine maps ``x -> x @ W_i + b_i`` and ReLU between them (not after the last)."""
+
+    weights: tuple
+    biases: tuple
+
+    def __post_init__(self) -> None:
+        if len(self.weights) == 0 or len(self.weights) != len(self.biases):
+            raise ValueError("an MLP needs as many biases as weight matrices, and at least one layer")
+        ws, bs = [], []
+        prev = None
+        for i, (w, b) in enumerate(zip(self.weights, self.biases, strict=True)):
+            w = _matrix(w, prev, f"W_{i + 1}")
+            b = np.asarray(b, dtype=np.float64).reshape(-1).copy()
+            if b.shape != (w.shape[1],) or not np.isfinite(b).all():
+                raise ValueError(f"b_{i + 1} must be a finite vector of length {w.shape[1]}, got shape {b.shape}")
+            b.setflags(write=False)
+            ws.append(w)
+            bs.append(b)
+            prev = w.shape[1]
+        object.__setattr__(self, "weights", tuple(ws))
+        object.__setattr__(self, "biases", tuple(bs))
+
+    @property
+    def d_in(self) -> int:
+        return self.weights[0].shape[0]
+
+    @property
+    def d_out(self) -> int:
+        return self.weights[-1].shape[1]
+
+    @property
+    def hidden_widths(self) -> tuple[int, ...]:
+        return tuple(w.shape[1] for w in self.weights[:-1])
+
+    def __call__(self, X: np.ndarray) -> np.ndarray:
+        h = X
+        last = len(self.weights) - 1
+        for i, (w, b) in enumerate(zip(self.weights, self.biases, strict=True)):
+            h = h @ w + b
+            if i < last:
+                np.maximum(h, 0.0, out=h)
+        return h
+
+
+@dataclass(frozen=True)
+class Block:
+    """Attention sub-block (sum of ``heads``; none = the zero map) then MLP sub-block (``None`` = the zero map).
+
+    ``attn_residual`` / ``mlp_residual``: 0/1 vectors of length ``d`` (``None`` = all ones, the usual residual).
+    """
+
+    heads: tuple = ()
+    mlp: MLP | None = None
+    attn_residual: np.ndarray | None = None
+    mlp_residual: np.ndarray | None = None
+    d: int = field(default=0)
+
+    def __post_init__(self) -> None:
+        heads = tuple(self.heads)
+        ds = {h.d for h in heads}
+        if self.mlp is not None:
+            if self.mlp.d_in != self.mlp.d_out:
+                raise ValueError(f"the MLP must map R^d to R^d, got {self.mlp.d_in} -> {self.mlp.d_out}")
+            ds.add(self.mlp.d_in)
+        if self.d:
+            ds.add(self.d)
+        if len(ds) != 1:
+            raise ValueError(f"a block needs one model dimension d, got {sorted(ds) or 'none'}")
+        d = ds.pop()
+        object.__setattr__(self, "heads", heads)
+        object.__setattr__(self, "d", d)
+        for name in ("attn_residual", "mlp_residual"):
+            m = getattr(self, name)
+            m = np.ones(d) if m is None else np.asarray(m, dtype=np.float64).reshape(-1).copy()
+            if m.shape != (d,) or not np.isin(m, (0.0, 1.0)).all():
+                raise ValueError(f"{name} must be a 0/1 vector of length d = {d}")
+            m.setflags(write=False)
+            object.__setattr__(self, name, m)
+
+    def __call__(self, X: np.ndarray, attention: list | None = None) -> np.ndarray:
+        out = X * self.attn_residual
+        for h in self.heads:
+            a = h.attention(X)
+            if attention is not None:
+                attention.append(a)
+            out = out + a @ ((X @ h.W_V) @ h.W_C)
+        if self.mlp is not None:
+            out = out * self.mlp_residual + self.mlp(out)
+        elif not self.mlp_residual.all():
+            out = out * self.mlp_residual
+        return out
+
+
+@dataclass(frozen=True)
+class TheoryTransformer:
+    """A stack of :class:`Block` on ``R^{N x d}``; ``forward`` accepts ``[N, d]`` or ``[B, N, d]``."""
+
+    blocks: tuple
+
+    def __post_init__(self) -> None:
+        blocks = tuple(self.blocks)
+        if not blocks:
+            raise ValueError("a TheoryTransformer needs at least one block")
+        ds = {b.d for b in blocks}
+        if len(ds) != 1:
+            raise ValueError(f"all blocks must share the model dimension, got {sorted(ds)}")
+        object.__setattr__(self, "blocks", blocks)
+
+    @property
+    def d(self) -> int:
+        return self.blocks[0].d
+
+    @property
+    def depth(self) -> int:
+        """Number of attention layers L."""
+        return len(self.blocks)
+
+    @property
+    def n_heads(self) -> int:
+        """Largest number of heads in one block."""
+        return max(len(b.heads) for b in self.blocks)
+
+    @property
+    def head_dim(self) -> int:
+        return max((h.head_dim for b in self.blocks for h in b.heads), default=0)
+
+    @property
+    def mlp_width(self) -> int:
+        return max((max(b.mlp.hidden_widths, default=0) for b in self.blocks if b.mlp is not None), default=0)
+
+    @property
+    def mlp_depth(self) -> int:
+        """Largest number of affine maps in one MLP (the theory's L')."""
+        return max((len(b.mlp.weights) for b in self.blocks if b.mlp is not None), default=0)
+
+    @property
+    def width(self) -> int:
+        """``max(d, attention width H*k, MLP width)`` as in the theory's complexity measures."""
+        attn = max((sum(h.head_dim for h in b.heads) for b in self.blocks), default=0)
+        return max(self.d, attn, self.mlp_width)
+
+    def parameters(self):
+        """All weight matrices and bias vectors (numpy), in a fixed order."""
+        for b in self.blocks:
+            for h in b.heads:
+                yield from (h.W_Q, h.W_K, h.W_V, h.W_C)
+            if b.mlp is not None:
+                for w, c in zip(b.mlp.weights, b.mlp.biases, strict=True):
+                    yield w
+                    yield c
+
+    @property
+    def max_weight(self) -> float:
+        """Largest absolute entry of any weight or bias (the theory's infinity-norm bound)."""
+        return float(max((np.abs(p).max() for p in self.parameters() if p.size), default=0.0))
+
+    @property
+    def n_parameters(self) -> int:
+        return int(sum(p.size for p in self.parameters()))
+
+    def forward(self, X, return_attention: bool = False, max_chunk_elems: int = 2**22):
+        """Run the network on ``X`` (``[N, d]`` or ``[B, N, d]``), float64. With ``return_attention``, also return a
+        list (per block) of lists (per head) of ``[B, N, N]`` attention matrices. The batch is processed in chunks
+        of about ``max_chunk_elems`` attention entries to bound memory."""
+        X = np.asarray(X, dtype=np.float64)
+        squeeze = X.ndim == 2
+        if squeeze:
+            X = X[None]
+        if X.ndim != 3 or X.shape[-1] != self.d:
+            raise ValueError(f"X must have shape [N, {self.d}] or [B, N, {self.d}], got {np.shape(X)}")
+        if not np.isfinite(X).all():
+            raise ValueError("X contains NaN or inf")
+        B, N, _ = X.shape
+        chunk = B if return_attention else max(1, max_chunk_elems // max(1, N * N))
+        outs, atts = [], [[] for _ in self.blocks]
+        for s in range(0, B, chunk):
+            Y = X[s : s + chunk]
+            for i, b in enumerate(self.blocks):
+                Y = b(Y, atts[i] if return_attention else None)
+            outs.append(Y)
+        out = np.concatenate(outs, axis=0)
+        if squeeze:
+            out = out[0]
+        if return_attention:
+            return out, atts
+        return out
+
+    __call__ = forward
+
+    def to_torch(self, dtype=None):
+        """A ``torch.nn.Module`` with the same weights (float64 unless ``dtype`` is given)."""
+        return _torch_classes()["TheoryTransformerModule"](self, dtype=dtype)
+
+
+_TORCH_CLASSES: dict = {}
+
+
+def _torch_classes() -> dict:
+    """Define the torch modules on first use, so that importing this module does not import torch."""
+    if _TORCH_CLASSES:
+        return _TORCH_CLASSES
+    import torch
+    from torch import nn
+
+    def param(a, dtype):
+        return nn.Parameter(torch.tensor(np.array(a), dtype=dtype))
+
+    class TheoryTransformerModule(nn.Module):
+        """torch twin of :class:`TheoryTransformer`: ``forward(X [B, N, d]) -> [B, N, d]``, same weights."""
+
+        def __init__(self, net: TheoryTransformer, dtype=None):
+            super().__init__()
+            dtype = dtype or torch.float64
+            self.d = net.d
+            self.heads = nn.ModuleList()
+            self.mlps = nn.ModuleList()
+            for i, b in enumerate(net.blocks):
+                hs = nn.ModuleList()
+                for h in b.heads:
+                    m = nn.Module()
+                    m.W_Q, m.W_K, m.W_V, m.W_C = (param(w, dtype) for w in (h.W_Q, h.W_K, h.W_V, h.W_C))
+                    hs.append(m)
+                self.heads.append(hs)
+                mlp = nn.ParameterList()
+                if b.mlp is not None:
+                    for w, c in zip(b.mlp.weights, b.mlp.biases, strict=True):
+                        mlp.append(param(w, dtype))
+                        mlp.append(param(c, dtype))
+                self.mlps.append(mlp)
+                self.register_buffer(f"attn_residual_{i}", torch.as_tensor(b.attn_residual, dtype=dtype))
+                self.register_buffer(f"mlp_residual_{i}", torch.as_tensor(b.mlp_residual, dtype=dtype))
+
+        def forward(self, X):
+            n = X.shape[-2]
+            mask = torch.ones(n, n, dtype=torch.bool, device=X.device).tril()
+            for i, (hs, mlp) in enumerate(zip(self.heads, self.mlps, strict=True)):
+                out = X * getattr(self, f"attn_residual_{i}")
+                for h in hs:
+                    s = (X @ h.W_Q) @ (X @ h.W_K).transpose(-1, -2)
+                    a = torch.softmax(s.masked_fill(~mask, float("-inf")), dim=-1)
+                    out = out + a @ ((X @ h.W_V) @ h.W_C)
+                X = out * getattr(self, f"mlp_residual_{i}")
+                if len(mlp):
+                    h = out
+                    for j in range(0, len(mlp), 2):
+                        h = h @ mlp[j] + mlp[j + 1]
+                        if j + 2 < len(mlp):
+                            h = torch.relu(h)
+                    X = X + h
+            return X
+
+    _TORCH_CLASSES["TheoryTransformerModule"] = TheoryTransformerModule
+    return _TORCH_CLASSES

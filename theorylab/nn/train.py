@@ -1,0 +1,692 @@
+"""The training harness: many seeds of a small model trained together, deterministically.
+
+``train(task, model_config, budget, seeds, device)`` builds one model per seed (``model_config.build(seed)``),
+stacks their parameters and trains all seeds at once with ``torch.func.functional_call`` + ``torch.func.vmap``.
+The optimiser (AdamW or SGD, both elementwise) runs on the stacked leaves, which is the same as one optimiser per
+seed; gradient clipping is per seed. Seed ``s`` draws its training batches from ``np.random.default_rng([s, 1])``
+(and its fixed dataset, if any, from ``np.random.default_rng([s, 2])``), so a seed's run does not depend on which
+other seeds share its stack. Held-out evaluation uses fixed sets shared by all seeds and all runs.
+
+Determinism: on the same device, thread count and library versions, a rerun gives identical metrics and weights
+(deterministic torch algorithms are switched on during training; dropout under ``vmap`` draws from the global torch
+generator, seeded from the seeds, so with dropout a seed's run does depend on the stack it was trained in).
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import json
+import math
+import os
+import sys
+import time
+import types
+import zlib
+from collections.abc import Callable, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import torch
+from torch import nn
+from torch.func import functional_call, vmap
+
+from theorylab.nn.tasks import Batch, Task, check_batch, check_task, sample_fixed_dataset
+
+OPTIMIZERS = ("adamw", "sgd")
+SCHEDULES = ("constant", "cosine", "warmup_cosine", "linear", "warmup_linear")
+EVAL_SEED = 0x5EED_E7A1  # the root of every held-out evaluation set
+PEAK_BF16_FLOPS = {"H100": 989e12, "H200": 989e12, "GH200": 989e12, "A100": 312e12, "L40": 181e12, "L4": 121e12}
+
+
+@dataclass(frozen=True)
+class Budget:
+    """How long and how to train.
+
+    ``steps`` updates of ``batch_size`` sequences of length ``seq_len`` per seed. ``schedule`` multiplies ``lr``:
+    ``constant``; ``cosine`` (to 0); ``linear`` (to 0); ``warmup_cosine`` / ``warmup_linear`` (linear warm-up over
+    ``warmup`` steps first; ``warmup`` also applies to the other schedules when > 0). ``fixed_dataset=N`` trains on
+    N sequences sampled once per seed (minibatches drawn from them) instead of fresh batches. ``grad_clip`` clips each
+    seed's global gradient norm. ``eval_every`` evaluates on ``eval_batches`` fixed held-out batches; ``log_every``
+    records windowed training metrics (0: about 50 records per run). ``checkpoint_every`` saves a resumable state
+    when ``train(..., checkpoint_dir=...)`` is given.
+    """
+
+    steps: int
+    batch_size: int
+    seq_len: int
+    lr: float
+    optimizer: str = "adamw"
+    weight_decay: float = 0.0
+    schedule: str = "constant"
+    warmup: int = 0
+    eval_every: int = 0
+    eval_batches: int = 4
+    fixed_dataset: int | None = None
+    grad_clip: float | None = None
+    betas: tuple[float, float] = (0.9, 0.999)
+    eps: float = 1e-8
+    momentum: float = 0.0
+    log_every: int = 0
+    checkpoint_every: int = 0
+
+    def __post_init__(self) -> None:
+        for name in ("steps", "batch_size", "seq_len"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or value < (0 if name == "steps" else 1):
+                raise ValueError(f"Budget.{name} must be a positive int, got {value!r}")
+        if not math.isfinite(self.lr) or self.lr < 0:
+            raise ValueError(f"Budget.lr must be finite and >= 0, got {self.lr}")
+        if self.optimizer not in OPTIMIZERS:
+            raise ValueError(f"Budget.optimizer must be one of {OPTIMIZERS}, got {self.optimizer!r}")
+        if self.schedule not in SCHEDULES:
+            raise ValueError(f"Budget.schedule must be one of {SCHEDULES}, got {self.schedule!r}")
+        if self.schedule.startswith("warmup_") and self.warmup < 1:
+            raise ValueError(f"schedule {self.schedule!r} needs warmup >= 1")
+        for name in ("warmup", "eval_every", "eval_batches", "log_every", "checkpoint_every"):
+            if getattr(self, name) < 0:
+                raise ValueError(f"Budget.{name} must be >= 0")
+        if self.fixed_dataset is not None and self.fixed_dataset < 1:
+            raise ValueError(f"Budget.fixed_dataset must be None or >= 1, got {self.fixed_dataset}")
+        if self.grad_clip is not None and not self.grad_clip > 0:
+            raise ValueError(f"Budget.grad_clip must be None or > 0, got {self.grad_clip}")
+
+    def lr_at(self, step: int) -> float:
+        """Learning rate of update ``step`` (0-based)."""
+        w = self.warmup
+        if w and step < w:
+            return self.lr * (step + 1) / w
+        span = max(1, self.steps - w)
+        frac = min(1.0, (step - w) / span)
+        if self.schedule in ("cosine", "warmup_cosine"):
+            return self.lr * 0.5 * (1.0 + math.cos(math.pi * frac))
+        if self.schedule in ("linear", "warmup_linear"):
+            return self.lr * (1.0 - frac)
+        return self.lr
+
+    @property
+    def log_interval(self) -> int:
+        return self.log_every or max(1, self.steps // 50)
+
+
+@dataclass
+class TrainResult:
+    """What :func:`train` returns. ``final[metric]`` is an array over seeds (in the order of ``seeds``).
+
+    ``final`` holds ``loss``/``acc`` (held-out, on the fixed evaluation set; the last training window when
+    ``eval_batches == 0``), ``train_loss``/``train_acc`` (last logging window), ``<name>_loss``/``<name>_acc`` for
+    each extra evaluation task and whatever ``eval_fn`` returns. ``history`` is a list of plain dicts, one per
+    (logged step, seed). ``throughput`` holds ``tokens_per_s`` (all seeds), ``flops_per_token`` and ``mfu``.
+    """
+
+    models: list[nn.Module]
+    history: list[dict]
+    final: dict[str, np.ndarray]
+    seconds: float
+    seeds: tuple[int, ...]
+    task: str
+    config: object
+    budget: Budget
+    device: str
+    throughput: dict = field(default_factory=dict)
+
+    def curve(self, key: str) -> tuple[np.ndarray, np.ndarray]:
+        """(steps, values ``[n_seeds, n_steps]``) of a history metric, over the steps where it was recorded."""
+        rows = [r for r in self.history if key in r]
+        steps = np.array(sorted({r["step"] for r in rows}))
+        values = np.full((len(self.seeds), len(steps)), np.nan)
+        pos = {s: i for i, s in enumerate(steps)}
+        idx = {s: i for i, s in enumerate(self.seeds)}
+        for r in rows:
+            values[idx[r["seed"]], pos[r["step"]]] = r[key]
+        return steps, values
+
+    def to_dict(self) -> dict:
+        cfg = dataclasses.asdict(self.config) if dataclasses.is_dataclass(self.config) else repr(self.config)
+        return {
+            "task": self.task,
+            "config": {"type": type(self.config).__name__, **cfg} if isinstance(cfg, dict) else cfg,
+            "budget": dataclasses.asdict(self.budget),
+            "seeds": list(self.seeds),
+            "device": self.device,
+            "seconds": self.seconds,
+            "throughput": self.throughput,
+            "final": {k: np.asarray(v).tolist() for k, v in self.final.items()},
+            "history": self.history,
+            "versions": {"torch": torch.__version__, "numpy": np.__version__},
+        }
+
+    def to_json(self, path: str | Path) -> None:
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        Path(path).write_text(json.dumps(self.to_dict(), indent=1, default=_jsonable))
+
+
+def _jsonable(x):
+    if isinstance(x, np.generic):
+        return x.item()
+    if isinstance(x, np.ndarray):
+        return x.tolist()
+    return repr(x)
+
+
+# ------------------------------------------------------------------------------------------------ losses
+
+
+def loss_terms(out: torch.Tensor, y: torch.Tensor, m: torch.Tensor, kind: str):
+    """(mean loss over masked positions, number correct, number of masked positions) for one seed's batch."""
+    out = out.float()
+    mf = m.to(out.dtype)
+    n = m.sum()
+    denom = mf.sum().clamp_min(1.0)
+    if kind == "ce":
+        logp = torch.log_softmax(out, dim=-1)
+        nll = -logp.gather(-1, y.clamp(0, out.shape[-1] - 1).unsqueeze(-1)).squeeze(-1)
+        loss = (nll * mf).sum() / denom
+        hit = out.argmax(-1) == y
+    elif kind == "soft_ce":
+        y = y.float()
+        loss = ((-(y * torch.log_softmax(out, dim=-1)).sum(-1)) * mf).sum() / denom
+        hit = out.argmax(-1) == y.argmax(-1)
+    elif kind == "mse":
+        y = y.float()
+        if y.dim() == out.dim() - 1:
+            y = y.unsqueeze(-1)
+        diff = out - y
+        loss = ((diff * diff).sum(-1) * mf).sum() / denom
+        hit = out.argmax(-1) == y.argmax(-1) if out.shape[-1] > 1 else diff.abs().squeeze(-1) < 0.5
+    else:
+        raise ValueError(f"unknown loss {kind!r}")
+    return loss, (hit & m).sum(), n
+
+
+def _to_tensors(batch: Batch, device) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    x = torch.from_numpy(np.ascontiguousarray(batch.inputs, dtype=np.int64))
+    y = torch.from_numpy(np.ascontiguousarray(batch.targets))
+    if y.dtype == torch.float64:
+        y = y.float()
+    m = torch.from_numpy(np.ascontiguousarray(batch.mask))
+    return x.to(device), y.to(device), m.to(device)
+
+
+# ------------------------------------------------------------------------------------------------ environment
+
+
+SMALL_STEP_FLOPS = 2e9  # below this much work per step, one CPU thread beats several (thread sync dominates)
+
+
+def cpu_threads(step_flops: float | None) -> int:
+    """Threads for CPU training: 1 for small steps, else torch's default divided among pytest-xdist workers.
+
+    ``THEORYLAB_THREADS`` overrides. On a loaded 2-core machine, a small model with 2 threads ran 20-70x slower
+    than with 1 (each op waits for the other thread), so small steps use one thread.
+    """
+    if os.environ.get("THEORYLAB_THREADS"):
+        return max(1, int(os.environ["THEORYLAB_THREADS"]))
+    if step_flops is not None and step_flops < SMALL_STEP_FLOPS:
+        return 1
+    workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "0") or 0)
+    return max(1, torch.get_num_threads() // max(workers, 1))
+
+
+@contextmanager
+def _training_environment(device: str, threads: int):
+    """Deterministic algorithms on and ``threads`` CPU threads during training; restored afterwards."""
+    prev_det = torch.are_deterministic_algorithms_enabled()
+    prev_warn = torch.is_deterministic_algorithms_warn_only_enabled()
+    prev_threads = torch.get_num_threads()
+    torch.set_num_threads(threads)
+    if str(device).startswith("cuda"):
+        os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
+    torch.use_deterministic_algorithms(True, warn_only=True)
+    try:
+        yield
+    finally:
+        torch.use_deterministic_algorithms(prev_det, warn_only=prev_warn)
+        torch.set_num_threads(prev_threads)
+
+
+def _resolve_device(device: str | torch.device) -> torch.device:
+    dev = torch.device(device)
+    if dev.type == "cuda" and not torch.cuda.is_available():
+        raise ValueError("device 'cuda' was requested but torch.cuda.is_available() is False")
+    if dev.type not in ("cpu", "cuda"):
+        raise ValueError(f"device must be 'cpu' or 'cuda', got {device!r}")
+    return dev
+
+
+def peak_flops(device: torch.device) -> float | None:
+    """Dense bf16 peak FLOP/s of a known GPU (for MFU); None on CPU or unknown GPUs."""
+    if device.type != "cuda":
+        return None
+    name = torch.cuda.get_device_name(device)
+    for key in sorted(PEAK_BF16_FLOPS, key=len, reverse=True):
+        if key in name:
+            return PEAK_BF16_FLOPS[key]
+    return None
+
+
+class _Progress:
+    """A one-line progress report on stderr, shown once a run has lasted more than a few seconds."""
+
+    def __init__(self, label: str, total: int, enabled: bool | None):
+        self.label, self.total = label, total
+        self.enabled = sys.stderr.isatty() if enabled is None else enabled
+        self.start = self.last = time.perf_counter()
+        self.shown = False
+
+    def due(self) -> bool:
+        now = time.perf_counter()
+        return self.enabled and now - self.start > 3.0 and now - self.last > 0.5
+
+    def update(self, step: int, loss: float, acc: float) -> None:
+        self.last = time.perf_counter()
+        rate = step / max(self.last - self.start, 1e-9)
+        eta = (self.total - step) / max(rate, 1e-9)
+        msg = f"\r[{self.label}] step {step}/{self.total} loss {loss:.4f} acc {acc:.4f} {rate:.1f} it/s eta {eta:.0f}s"
+        sys.stderr.write(msg)
+        sys.stderr.flush()
+        self.shown = True
+
+    def close(self) -> None:
+        if self.shown:
+            sys.stderr.write("\n")
+            sys.stderr.flush()
+
+
+# ------------------------------------------------------------------------------------------------ the stack
+
+
+class _Stack:
+    """S models of one config as stacked tensors; ``vectorized=False`` means S == 1 and no vmap (the reference)."""
+
+    def __init__(self, config, seeds: Sequence[int], device: torch.device, vectorized: bool, amp: bool):
+        models = [config.build(int(s)) for s in seeds]
+        if not all(isinstance(m, nn.Module) for m in models):
+            raise TypeError("model_config.build(seed) must return a torch.nn.Module")
+        self.S = len(models)
+        self.vectorized = vectorized
+        self.device = device
+        self.amp = amp
+        self.cpu_template = copy.deepcopy(models[0]).eval()
+        self.template = copy.deepcopy(models[0]).to("meta")
+        named = [dict(m.named_parameters()) for m in models]
+        self.trainable: dict[str, torch.Tensor] = {}
+        self.frozen: dict[str, torch.Tensor] = {}
+        for name, p in models[0].named_parameters():
+            stacked = torch.stack([d[name].detach() for d in named]).to(device)
+            if p.requires_grad:
+                self.trainable[name] = stacked.requires_grad_(True)
+            else:
+                self.frozen[name] = stacked
+        self.buffers = {
+            name: torch.stack([dict(m.named_buffers())[name] for m in models]).to(device)
+            for name, _ in models[0].named_buffers()
+        }
+        self.randomness = "different" if getattr(config, "has_dropout", False) else "error"
+
+    def state(self) -> dict[str, torch.Tensor]:
+        return {**self.trainable, **self.frozen, **self.buffers}
+
+    def _one(self, state, x, y, m, kind):
+        with torch.autocast("cuda", dtype=torch.bfloat16, enabled=self.amp):
+            out = functional_call(self.template, state, (x,))
+        aux = None
+        if isinstance(out, tuple):  # a model may return (outputs, auxiliary loss to add)
+            out, aux = out
+        loss, correct, count = loss_terms(out, y, m, kind)
+        total = loss if aux is None else loss + aux.float()
+        return total, loss, correct, count
+
+    def losses(self, x, y, m, kind: str, shared_data: bool = False):
+        """Per-seed (objective, loss, correct, count), each ``[S]``. Data is ``[S, B, T]`` or shared ``[B, T]``."""
+        state = self.state()
+        if not self.vectorized:
+            one = {k: v[0] for k, v in state.items()}
+            xs, ys, ms = (x, y, m) if shared_data else (x[0], y[0], m[0])
+            return tuple(t.unsqueeze(0) for t in self._one(one, xs, ys, ms, kind))
+        dims = None if shared_data else 0
+        fn = vmap(
+            lambda st, a, b, c: self._one(st, a, b, c, kind),
+            in_dims=(0, dims, dims, dims),
+            randomness=self.randomness,
+        )
+        return fn(state, x, y, m)
+
+    def clip_(self, max_norm: float) -> None:
+        grads = [p.grad for p in self.trainable.values() if p.grad is not None]
+        if not grads:
+            return
+        if not self.vectorized:
+            torch.nn.utils.clip_grad_norm_([p for p in self.trainable.values()], max_norm)
+            return
+        norms = torch.linalg.vector_norm(
+            torch.stack([torch.linalg.vector_norm(g.reshape(self.S, -1), dim=1) for g in grads]), dim=0
+        )
+        coef = (max_norm / (norms + 1e-6)).clamp(max=1.0)
+        for g in grads:
+            g.mul_(coef.reshape(self.S, *([1] * (g.dim() - 1))))
+
+    def modules(self) -> list[nn.Module]:
+        out = []
+        for s in range(self.S):
+            module = copy.deepcopy(self.cpu_template)
+            sd = {k: v[s].detach().to("cpu") for k, v in self.state().items()}
+            module.load_state_dict(sd, strict=True)
+            for name, p in module.named_parameters():
+                p.requires_grad_(name in self.trainable)
+            out.append(module.eval())
+        return out
+
+
+def _make_optimizer(params: list[torch.Tensor], budget: Budget) -> torch.optim.Optimizer:
+    if not params:
+        return torch.optim.SGD([torch.zeros(1, requires_grad=True)], lr=0.0)  # nothing to train
+    if budget.optimizer == "adamw":
+        return torch.optim.AdamW(
+            params, lr=budget.lr, betas=budget.betas, eps=budget.eps, weight_decay=budget.weight_decay, foreach=False
+        )
+    return torch.optim.SGD(
+        params, lr=budget.lr, momentum=budget.momentum, weight_decay=budget.weight_decay, foreach=False
+    )
+
+
+def _eval_sets(task: Task, budget: Budget, T: int, extra: Mapping[str, Task]) -> dict[str, tuple[Task, list]]:
+    """Fixed held-out sets: ``eval_batches`` batches per task, identical for every seed and every run."""
+    sets = {}
+    for name, t in {"eval": task, **extra}.items():
+        rng = np.random.default_rng([EVAL_SEED, zlib.crc32(name.encode())])
+        batches = [check_batch(t.sample_batch(rng, budget.batch_size, T), t) for _ in range(budget.eval_batches)]
+        sets[name] = (t, batches)
+    return sets
+
+
+def _evaluate_stack(stack: _Stack, sets, device) -> dict[str, np.ndarray]:
+    out = {}
+    stack.template.eval()
+    with torch.no_grad():
+        for name, (t, batches) in sets.items():
+            tot_loss = torch.zeros(stack.S, device=device, dtype=torch.float64)
+            tot_correct = torch.zeros(stack.S, device=device, dtype=torch.float64)
+            tot_count = torch.zeros(stack.S, device=device, dtype=torch.float64)
+            for b in batches:
+                x, y, m = _to_tensors(b, device)
+                _, loss, correct, count = stack.losses(x, y, m, t.loss, shared_data=True)
+                tot_loss += loss.double() * count
+                tot_correct += correct
+                tot_count += count
+            n = tot_count.clamp_min(1).cpu().numpy()
+            out[f"{name}_loss"] = tot_loss.cpu().numpy() / n
+            out[f"{name}_acc"] = tot_correct.cpu().numpy() / n
+    stack.template.train()
+    return out
+
+
+def _checkpoint_file(checkpoint_dir: str | Path, seeds: Sequence[int]) -> Path:
+    return Path(checkpoint_dir) / f"checkpoint_seeds_{'-'.join(str(s) for s in seeds)}.pt"
+
+
+def _run_stack(
+    task: Task,
+    config,
+    budget: Budget,
+    seeds: tuple[int, ...],
+    device: torch.device,
+    vectorized: bool,
+    amp: bool,
+    eval_sets,
+    eval_fn,
+    progress: _Progress,
+    checkpoint_dir,
+    resume: bool,
+) -> tuple[_Stack, list[dict], dict[str, np.ndarray], float]:
+    S, B, T = len(seeds), budget.batch_size, budget.seq_len
+    stack = _Stack(config, seeds, device, vectorized, amp)
+    stack.template.train()
+    opt = _make_optimizer(list(stack.trainable.values()), budget)
+    rngs = [np.random.default_rng([s, 1]) for s in seeds]
+    datasets = None
+    if budget.fixed_dataset is not None:
+        datasets = [sample_fixed_dataset(task, np.random.default_rng([s, 2]), budget.fixed_dataset, T) for s in seeds]
+    records: list[tuple[int, dict[str, np.ndarray]]] = []
+    start_step = 0
+    ckpt = _checkpoint_file(checkpoint_dir, seeds) if checkpoint_dir is not None else None
+    if resume and ckpt is not None and ckpt.exists():
+        saved = torch.load(ckpt, map_location=device, weights_only=False)
+        with torch.no_grad():
+            for k, v in saved["trainable"].items():
+                stack.trainable[k].copy_(v)
+        opt.load_state_dict(saved["optimizer"])
+        for r, st in zip(rngs, saved["rngs"], strict=True):
+            r.bit_generator.state = st
+        records = saved["records"]
+        start_step = saved["step"]
+    if stack.randomness == "different":
+        torch.manual_seed(int(np.random.default_rng([*seeds, start_step]).integers(2**62)))
+
+    win = [torch.zeros(S, device=device, dtype=torch.float64) for _ in range(3)]  # loss*count, correct, count
+    train_seconds = 0.0
+    t0 = time.perf_counter()
+    for step in range(start_step, budget.steps):
+        if datasets is None:
+            batches = [check_batch(task.sample_batch(r, B, T), task, B, T) for r in rngs]
+        else:
+            batches = []
+            for r, d in zip(rngs, datasets, strict=True):
+                n = len(d.inputs)
+                idx = r.choice(n, size=B, replace=n < B)
+                batches.append(Batch(d.inputs[idx], d.targets[idx], d.mask[idx]))
+        x, y, m = (torch.from_numpy(np.stack([getattr(b, f) for b in batches])) for f in ("inputs", "targets", "mask"))
+        x, y, m = x.to(device), (y.float() if y.dtype == torch.float64 else y).to(device), m.to(device)
+        lr = budget.lr_at(step)
+        for g in opt.param_groups:
+            g["lr"] = lr
+        objective, loss, correct, count = stack.losses(x, y, m, task.loss)
+        if stack.trainable:
+            objective.sum().backward()  # seed s's loss depends only on slice s of each stacked parameter
+            if budget.grad_clip is not None:
+                stack.clip_(budget.grad_clip)
+            opt.step()
+            opt.zero_grad(set_to_none=True)
+        with torch.no_grad():
+            win[0] += loss.detach().double() * count
+            win[1] += correct
+            win[2] += count
+        done = step + 1
+        is_eval = budget.eval_every and done % budget.eval_every == 0
+        if done % budget.log_interval == 0 or is_eval or done == budget.steps:
+            n = win[2].clamp_min(1)
+            rec = {"lr": np.full(S, lr), "loss": (win[0] / n).cpu().numpy(), "acc": (win[1] / n).cpu().numpy()}
+            win = [torch.zeros_like(w) for w in win]
+            if is_eval:
+                train_seconds += time.perf_counter() - t0
+                rec.update(_evaluate_stack(stack, eval_sets, device))
+                if eval_fn is not None:
+                    rec.update({k: np.asarray(v, dtype=float) for k, v in eval_fn(done, stack.modules()).items()})
+                t0 = time.perf_counter()
+            records.append((done, rec))
+            if progress.due():
+                progress.update(done, float(rec["loss"].mean()), float(rec["acc"].mean()))
+        if ckpt is not None and budget.checkpoint_every and done % budget.checkpoint_every == 0:
+            ckpt.parent.mkdir(parents=True, exist_ok=True)
+            tmp = ckpt.with_suffix(".tmp")
+            state = {
+                "step": done,
+                "trainable": {k: v.detach() for k, v in stack.trainable.items()},
+                "optimizer": opt.state_dict(),
+                "rngs": [r.bit_generator.state for r in rngs],
+                "records": records,
+            }
+            torch.save(state, tmp)
+            os.replace(tmp, ckpt)
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+    train_seconds += time.perf_counter() - t0
+
+    final: dict[str, np.ndarray] = {}
+    last = records[-1][1] if records else {"loss": np.full(S, np.nan), "acc": np.full(S, np.nan)}
+    final["train_loss"], final["train_acc"] = last["loss"], last["acc"]
+    if budget.eval_batches:
+        final.update(_evaluate_stack(stack, eval_sets, device))
+        final["loss"], final["acc"] = final.pop("eval_loss"), final.pop("eval_acc")
+    else:
+        final["loss"], final["acc"] = final["train_loss"], final["train_acc"]
+    if eval_fn is not None:
+        final.update({k: np.asarray(v, dtype=float) for k, v in eval_fn(budget.steps, stack.modules()).items()})
+    history = [
+        {"step": step, "seed": int(seed), **{k: float(v[i]) for k, v in rec.items()}}
+        for step, rec in records
+        for i, seed in enumerate(seeds)
+    ]
+    return stack, history, final, train_seconds
+
+
+def train(
+    task: Task,
+    model_config,
+    budget: Budget,
+    seeds: Sequence[int] = (0,),
+    device: str = "cpu",
+    log_path: str | Path | None = None,
+    progress: bool | None = None,
+    *,
+    vectorize: bool = True,
+    eval_tasks: Mapping[str, Task] | None = None,
+    eval_fn: Callable[[int, list[nn.Module]], Mapping[str, Sequence[float]]] | None = None,
+    checkpoint_dir: str | Path | None = None,
+    resume: bool = False,
+    amp: bool | None = None,
+    threads: int | None = None,
+) -> TrainResult:
+    """Train one model per seed on ``task`` and return the trained models, a metrics history and final metrics.
+
+    ``vectorize=True`` trains all seeds in one vmapped stack; ``False`` trains them one after another (the
+    reference path; same per-seed data and optimiser, so the results agree to float tolerance). ``eval_tasks``
+    adds held-out sets from other distributions (``final["<name>_acc"]``); ``eval_fn(step, models)`` returns
+    extra per-seed metrics at each evaluation. ``amp`` (default: on for CUDA) runs the forward in bf16 autocast.
+    ``log_path`` receives the JSON of the result; ``progress`` forces the progress line on or off (default: on
+    for an interactive terminal, once the run lasts more than 3 seconds). With ``checkpoint_dir`` and
+    ``budget.checkpoint_every``, a resumable state is saved; ``resume=True`` continues from it. ``threads``: CPU
+    threads during training (default: :func:`cpu_threads`).
+    """
+    check_task(task)
+    if not isinstance(budget, Budget):
+        raise TypeError(f"budget must be a Budget, got {type(budget).__name__}")
+    if not hasattr(model_config, "build"):
+        raise TypeError("model_config must have a .build(seed) -> torch.nn.Module method")
+    seeds = tuple(int(s) for s in seeds)
+    if not seeds or len(set(seeds)) != len(seeds) or min(seeds) < 0:
+        raise ValueError(f"seeds must be distinct non-negative ints, got {seeds}")
+    for attr in ("vocab_size", "n_outputs"):
+        want, have = getattr(task, attr), getattr(model_config, attr, None)
+        if have is not None and have != want:
+            raise ValueError(f"model_config.{attr}={have} does not match task.{attr}={want}")
+    dev = _resolve_device(device)
+    amp = (dev.type == "cuda") if amp is None else bool(amp)
+    if amp and dev.type != "cuda":
+        raise ValueError("amp (bf16 autocast) is only used on CUDA")
+    T = budget.seq_len
+    start = time.perf_counter()
+    bar = _Progress(f"{task.name} x{len(seeds)}", budget.steps * (1 if vectorize else len(seeds)), progress)
+    fpt = model_config.flops_per_token(T) if hasattr(model_config, "flops_per_token") else None
+    step_tokens = (len(seeds) if vectorize else 1) * budget.batch_size * T
+    n_threads = threads or cpu_threads(None if fpt is None else fpt * step_tokens)
+    with _training_environment(str(dev), n_threads):
+        eval_sets = _eval_sets(task, budget, T, dict(eval_tasks or {}))
+        groups = [seeds] if vectorize else [(s,) for s in seeds]
+        models, parts, finals, train_seconds = [], [], [], 0.0
+        for group in groups:
+            stack, hist, fin, secs = _run_stack(
+                task,
+                model_config,
+                budget,
+                group,
+                dev,
+                vectorize,
+                amp,
+                eval_sets,
+                eval_fn,
+                bar,
+                checkpoint_dir,
+                resume,
+            )
+            models += stack.modules()
+            parts += hist
+            finals.append(fin)
+            train_seconds += secs
+    bar.close()
+    final = {k: np.concatenate([np.asarray(f[k]).reshape(-1) for f in finals]) for k in finals[0]}
+    history = sorted(parts, key=lambda r: (r["step"], seeds.index(r["seed"])))
+    tokens = len(seeds) * budget.steps * budget.batch_size * T
+    tps = tokens / max(train_seconds, 1e-9)
+    peak = peak_flops(dev)
+    throughput = {
+        "tokens_per_s": tps,
+        "train_seconds": train_seconds,
+        "flops_per_token": fpt,
+        "mfu": (tps * fpt / peak) if (fpt and peak) else None,
+        "device_name": torch.cuda.get_device_name(dev) if dev.type == "cuda" else "cpu",
+        "threads": n_threads,
+    }
+    result = TrainResult(
+        models=models,
+        history=history,
+        final=final,
+        seconds=time.perf_counter() - start,
+        seeds=seeds,
+        task=task.name,
+        config=model_config,
+        budget=budget,
+        device=str(dev),
+        throughput=throughput,
+    )
+    if log_path is not None:
+        result.to_json(log_path)
+    return result
+
+
+def evaluate(
+    task: Task,
+    model: nn.Module,
+    rng: np.random.Generator,
+    batches: int,
+    T: int,
+    device: str = "cpu",
+    batch_size: int = 64,
+) -> dict:
+    """Masked loss and accuracy of one model on ``batches`` fresh batches drawn from ``rng``.
+
+    Returns ``loss``, ``acc``, ``correct`` and ``count`` (the number of masked positions); ``1 - acc`` is the
+    error rate, e.g. the read error of a flip-flop model.
+    """
+    check_task(task)
+    dev = _resolve_device(device)
+    was_training = model.training
+    model.eval().to(dev)
+    tot_loss, correct, count = 0.0, 0, 0
+    cfg = getattr(model, "cfg", None)
+    fpt = cfg.flops_per_token(T) / 3 if hasattr(cfg, "flops_per_token") else None
+    threads = cpu_threads(None if fpt is None else fpt * batch_size * T)
+    with torch.no_grad(), _training_environment(str(dev), threads):
+        for _ in range(batches):
+            x, y, m = _to_tensors(check_batch(task.sample_batch(rng, batch_size, T), task), dev)
+            out = model(x)
+            if isinstance(out, tuple):
+                out = out[0]
+            loss, c, n = loss_terms(out, y, m, task.loss)
+            tot_loss += float(loss) * int(n)
+            correct += int(c)
+            count += int(n)
+    model.train(was_training)
+    return {"loss": tot_loss / max(count, 1), "acc": correct / max(count, 1), "correct": correct, "count": count}
+
+
+class _CallableModule(types.ModuleType):
+    """``theorylab.nn.train`` names both this module and the function; calling the module calls the function."""
+
+    def __call__(self, *args, **kwargs) -> TrainResult:
+        return train(*args, **kwargs)
+
+
+sys.modules[__name__].__class__ = _CallableModule

@@ -1,0 +1,44 @@
+"""Hypothesis strategies for the Dyck family: sizes, valid prefixes, balanced attentions, perturbation sizes."""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import strategies as st
+
+from theorylab.attention.dyck_balance import random_balanced_attention
+
+__all__ = ["dyck_shapes", "dyck_prefixes", "balanced_attentions", "perturbations"]
+
+
+def dyck_shapes(min_k: int = 1, max_k: int = 3, min_depth: int = 1, max_depth: int = 4) -> st.SearchStrategy:
+    """Pairs ``(k, depth)`` of bracket types and maximal depth."""
+    return st.tuples(st.integers(min_k, max_k), st.integers(min_depth, max_depth))
+
+
+@st.composite
+def dyck_prefixes(draw, k: int, depth: int, max_length: int = 30) -> np.ndarray:
+    """A valid prefix of $\\mathsf{Dyck}_{k,D}$ (int64 array), built move by move."""
+    n = draw(st.integers(0, max_length))
+    stack: list[int] = []
+    out = []
+    for _ in range(n):
+        can_open, can_close = len(stack) < depth, bool(stack)
+        if can_open and (not can_close or draw(st.booleans())):
+            t = draw(st.integers(0, k - 1))
+            stack.append(t)
+            out.append(2 * t)
+        else:
+            out.append(2 * stack.pop() + 1)
+    return np.array(out, dtype=np.int64)
+
+
+@st.composite
+def balanced_attentions(draw, k: int, depth: int, scale: float = 1.0) -> np.ndarray:
+    """An exactly balanced second-layer attention $M$ for one-hot embeddings (dyadic entries)."""
+    seed = draw(st.integers(0, 2**32 - 1))
+    return random_balanced_attention(k, depth, np.random.default_rng(seed), scale)
+
+
+def perturbations(low: float = 1e-3, high: float = 1.0) -> st.SearchStrategy:
+    """Perturbation sizes, log-uniform in ``[low, high]``."""
+    return st.floats(np.log(low), np.log(high)).map(lambda x: float(np.exp(x)))
