@@ -84,7 +84,8 @@ def test_zoo_semigroup_sizes(measure):
 @pytest.mark.claim(DEF, tier="exact", control=True)
 def test_zoo_semigroup_sizes_control():
     """One changed table entry of A4 (a symbol stops being a permutation) changes |T(A)|."""
-    a4 = zoo.alternating(4)
+    a4 = zoo.alternating(4, regular=False)
+    assert transformation_semigroup(a4).size == EXPECTED_SIZES["A4"]
     delta = a4.delta.copy()
     delta[0, 0] = delta[0, 1]
     assert transformation_semigroup(Semiautomaton(delta)).size != EXPECTED_SIZES["A4"]
@@ -154,7 +155,7 @@ def _group(aut: Semiautomaton):
 def test_composition_factors_zoo(measure):
     from sympy.combinatorics import Permutation, PermutationGroup
 
-    groups = {k: v for k, v in zoo.standard().items() if k[0] in "CDQAS" and k != "S5"}
+    groups = {k: v for k, v in zoo.standard().items() if k[0] in "CDQAS" and k not in ("S5", "Dyck4,2")}
     groups["S5_points"] = zoo.symmetric(5, regular=False)
     groups["A5_points"] = zoo.alternating(5, regular=False)
     for name, aut in groups.items():
@@ -189,7 +190,7 @@ def test_composition_series_control():
 
 @pytest.mark.claim(JH, tier="property")
 @settings(max_examples=30)
-@given(permutation_semiautomata(max_points=6, max_symbols=3), st.randoms(use_true_random=False))
+@given(permutation_semiautomata(max_points=5, max_symbols=3), st.randoms(use_true_random=False))
 def test_composition_factors_invariant(aut, rnd):
     from sympy.combinatorics import Permutation, PermutationGroup
 

@@ -24,7 +24,6 @@ from theorylab.hmm import (
     random_unit_means,
     recover_from_predictor,
     relabeling_distance,
-    rotation_fixing_ones,
     rotation_pair,
     theorem4_pair,
     theorem6_pair,
@@ -63,16 +62,20 @@ def _points(rng, n: int, d: int) -> np.ndarray:
 
 @pytest.mark.claim("hmm.prop1", tier="exact")
 def test_prop1_jennrich_and_als_return_the_planted_factors(rng, measure):
-    worst = {"jennrich": 0.0, "als": 0.0}
+    worst = {"jennrich": 0.0, "jennrich-mode2": 0.0, "als": 0.0}
+    als_converged = 0
     for _ in range(8):
         R = int(rng.integers(2, 5))
         A, B, C = (rng.standard_normal((int(rng.integers(R, 7)), R)) for _ in range(3))
         rep = uniqueness_report(A, B, C, seed=int(rng.integers(1000)))
         assert rep.condition.holds and rep.unique, rep
-        worst["jennrich"] = max(worst["jennrich"], rep.errors["jennrich0"], rep.errors["jennrich1"])
-        worst["als"] = max(worst["als"], rep.errors["als"])
-    measure("worst_factor_error_jennrich", worst["jennrich"])
-    measure("worst_factor_error_als", worst["als"])
+        assert "jennrich-mode2" in rep.errors  # two different pencils agree with the planted factors
+        for name, err in rep.errors.items():
+            worst[name] = max(worst[name], err)
+        als_converged += "als" in rep.errors
+    for name, err in worst.items():
+        measure(f"worst_factor_error_{name}", err)
+    measure("als_converged_of_8", als_converged)
 
 
 @pytest.mark.claim("hmm.prop1", tier="exact", control=True)
@@ -105,7 +108,7 @@ def test_prop1_kruskal_rank_exact_methods_agree_with_brute_force(rng):
 def test_prop1_property_condition_met_implies_unique(factors):
     rep = uniqueness_report(*factors)
     assert rep.condition.holds
-    assert rep.unique, rep
+    assert rep.unique and "jennrich-mode2" in rep.errors, rep
 
 
 @pytest.mark.claim("hmm.prop1", tier="property", control=True)
@@ -131,7 +134,17 @@ def test_prop1_property_control_condition_failing_gives_second_decomposition(fac
 
 @pytest.mark.claim("hmm.thm7", tier="exact")
 def test_predictor_closed_forms_equal_enumeration_over_hidden_paths(rng, measure):
-    tasks = [((2,), 1), ((1,), 2), ((3,), 1), ((1,), 3), ((4,), 1), ((2, 3), 1), ((1, 3), 2), ((1, 2), 3), ((3, 2), 1)]
+    tasks = [
+        ((2,), 1),
+        ((1,), 2),
+        ((3,), 1),
+        ((1,), 3),
+        ((4,), 1),
+        ((2, 3), 1),
+        ((1, 3), 2),
+        ((1, 2), 3),
+        ((3, 2), 1),
+    ]
     worst = 0.0
     for _ in range(6):
         d, k = int(rng.integers(2, 6)), 0
@@ -140,7 +153,10 @@ def test_predictor_closed_forms_equal_enumeration_over_hidden_paths(rng, measure
         for targets, g in tasks:
             worst = max(worst, predictor_enumeration_gap(m, targets, g))
         for task in TRIPLE_TASKS:  # the CP form of eqs. (2.36)-(2.41)
-            worst = max(worst, float(np.max(np.abs(cp_to_tensor(*triple_factors(m, task)) - optimal_predictor(m, task)))))
+            worst = max(
+                worst,
+                float(np.max(np.abs(cp_to_tensor(*triple_factors(m, task)) - optimal_predictor(m, task)))),
+            )
         gm = random_ghmm(d, k, rng)
         X = _points(rng, 20, d)
         for targets, g in tasks[:8]:
@@ -232,7 +248,9 @@ def test_thm7_property_control_rotated_partner_is_not_recovered(model, data):
 @pytest.mark.parametrize("t", [2, 3, 4, 5, 6, 8])
 def test_thm4_pairs_have_equal_xt_given_x1_predictors(t, measure):
     m1, m2 = theorem4_pair(t)
-    rep = verify_nonidentifiable_pair(m1, m2, [((t,), 1)], TRIPLE_TASKS, tol=PAIR_TOL, min_separation=SEPARATION)
+    rep = verify_nonidentifiable_pair(
+        m1, m2, [((t,), 1)], TRIPLE_TASKS, tol=PAIR_TOL, min_separation=SEPARATION
+    )
     assert rep.ok, rep
     measure("predictor_gap", rep.matched[str(((t,), 1))])
     measure("min_triple_gap", min(rep.separating.values()))
@@ -297,7 +315,9 @@ def test_claim1_property_control_power_t_plus_one_differs(t):
 def test_claim3_corrected_construction_valid_for_t_at_least_2():
     """Corrected: T~ = Q(2 pi/t) T (with the T factor), t >= 2; at a = 1/2 it is non-negative for every angle."""
     theta = np.linspace(0, 2 * np.pi, 2001)
-    first = np.stack([(1 + np.cos(theta + np.pi / 3)) / 3, (1 - np.cos(theta)) / 3, (1 + np.sin(theta + np.pi / 6)) / 3])
+    first = np.stack(
+        [(1 + np.cos(theta + np.pi / 3)) / 3, (1 - np.cos(theta)) / 3, (1 + np.sin(theta + np.pi / 6)) / 3]
+    )
     assert first.min() >= -1e-15
     for t in range(2, 13):
         T, T2 = claim1_pair(t)
@@ -320,14 +340,18 @@ def test_claim3_control_printed_versions_fail():
 
 @pytest.mark.claim("hmm.thm6", tier="exact")
 def test_thm6_rotation_pairs_match_all_pairwise_tasks_any_gap(rng, measure):
-    tasks = list(PAIRWISE_TASKS_3) + [((1 + s,), 1) for s in range(3, 6)] + [((1,), 1 + s) for s in range(3, 6)]
+    tasks = (
+        list(PAIRWISE_TASKS_3) + [((1 + s,), 1) for s in range(3, 6)] + [((1,), 1 + s) for s in range(3, 6)]
+    )
     worst, min_sep = 0.0, np.inf
     for _ in range(20):
         d = int(rng.integers(3, 7))
         k = int(rng.integers(3, d + 1))
         base = HMM(random_emission(d, k, rng, alpha=5.0), random_doubly_stochastic(k, rng))  # T not symmetric
         m1, m2 = theorem6_pair(base, rng)
-        rep = verify_nonidentifiable_pair(m1, m2, tasks, TRIPLE_TASKS, tol=PAIR_TOL, min_separation=SEPARATION)
+        # the triple gap scales with the rotation angle (halved until O~, T~ >= 0), so it is only required to be far
+        # above round-off (1e-16); the claim itself is the pairwise equality at PAIR_TOL
+        rep = verify_nonidentifiable_pair(m1, m2, tasks, TRIPLE_TASKS, tol=PAIR_TOL, min_separation=1e-10)
         assert rep.ok, rep
         worst = max(worst, max(rep.matched.values()))
         min_sep = min(min_sep, min(rep.separating.values()))
@@ -392,7 +416,12 @@ def test_claim2_control_generic_rotation_does_not_preserve_sums(k, seed):
 def test_example247_printed_matrices(measure):
     m1, m2 = example_247()  # validated at the 8-digit rounding level (tol 1e-7)
     rep = verify_nonidentifiable_pair(
-        m1, m2, PAIRWISE_TASKS_3, TRIPLE_TASKS, tol=EXAMPLE_247_TOL, min_separation=1e3 * EXAMPLE_247_TOL,
+        m1,
+        m2,
+        PAIRWISE_TASKS_3,
+        TRIPLE_TASKS,
+        tol=EXAMPLE_247_TOL,
+        min_separation=1e3 * EXAMPLE_247_TOL,
         assumption_tol=EXAMPLE_247_TOL,
     )
     assert rep.ok, rep
@@ -406,7 +435,9 @@ def test_example247_printed_matrices(measure):
     Q = rodrigues_about_ones(0.1)
     assert np.max(np.abs(m1.O @ Q - m2.O)) < 1e-7 and np.max(np.abs(Q.T @ m1.T @ Q - m2.T)) < 1e-7
     e1, e2 = example_247(exact=True)
-    rep2 = verify_nonidentifiable_pair(e1, e2, PAIRWISE_TASKS_3, TRIPLE_TASKS, tol=PAIR_TOL, min_separation=SEPARATION)
+    rep2 = verify_nonidentifiable_pair(
+        e1, e2, PAIRWISE_TASKS_3, TRIPLE_TASKS, tol=PAIR_TOL, min_separation=SEPARATION
+    )
     assert rep2.ok, rep2
     measure("pairwise_gap_rebuilt", max(rep2.matched.values()))
     # Theorem 7 separates them: Jennrich on W(O, T) returns O, not O~
@@ -420,7 +451,11 @@ def test_example247_control_one_wrong_digit_is_detected():
     O2[0, 0] += 2e-5
     O2[1, 0] -= 2e-5  # keep the column sum
     rep = verify_nonidentifiable_pair(
-        m1, HMM(O2, m2.T, tol=EXAMPLE_247_TOL), PAIRWISE_TASKS_3, tol=EXAMPLE_247_TOL, assumption_tol=EXAMPLE_247_TOL
+        m1,
+        HMM(O2, m2.T, tol=EXAMPLE_247_TOL),
+        PAIRWISE_TASKS_3,
+        tol=EXAMPLE_247_TOL,
+        assumption_tol=EXAMPLE_247_TOL,
     )
     assert not rep.ok
 
@@ -535,7 +570,13 @@ def test_thm8_case2_counterexamples(rng, measure):
         b = theorem8_case2_pair(a)
         X = _points(rng, 300, a.d)
         rep = verify_nonidentifiable_pair(
-            a, b, ["x1x3|x2"], ["x2x3|x1", "x1x2|x3", "x2|x1"], points=X, tol=PAIR_TOL, min_separation=SEPARATION
+            a,
+            b,
+            ["x1x3|x2"],
+            ["x2x3|x1", "x1x2|x3", "x2|x1"],
+            points=X,
+            tol=PAIR_TOL,
+            min_separation=SEPARATION,
         )
         assert rep.ok, rep
         worst = max(worst, rep.matched["x1x3|x2"])
@@ -554,7 +595,9 @@ def test_thm8_control_generic_means_break_the_case2_construction(rng):
     a = GHMM(M, T)
     b = GHMM(M @ (np.eye(3) - 2 * J / 3), 2 * J / 3 - T, norm=None, validate=False)
     X = _points(rng, 200, 4)
-    assert verify_nonidentifiable_pair(a, b, ["x1x3|x2"], points=X, tol=PAIR_TOL).matched["x1x3|x2"] > SEPARATION
+    assert (
+        verify_nonidentifiable_pair(a, b, ["x1x3|x2"], points=X, tol=PAIR_TOL).matched["x1x3|x2"] > SEPARATION
+    )
 
 
 @pytest.mark.claim("hmm.thm8", tier="property")
@@ -582,3 +625,103 @@ def test_thm8_property_control_case1_recovery_rejects_the_twin(model):
     """Case 1 does separate the twins: recovering from the twin's x2(x)x3|x1 predictor does not give the model."""
     twin = theorem8_case2_pair(model)
     assert not verify_recovery(model, "x2x3|x1", pred=optimal_predictor(twin, "x2x3|x1"), tol=RECOVERY_TOL).ok
+
+
+# ----------------------------------------------------------------------------------------------- trained tier
+# Sizes: "small" fits the CPU budget (d = 3, k = 2, 300 steps of 2048 samples, a 64-unit MLP on one-hot x1);
+# "full" uses the catalog's reference model size (d = 6, k = 3) and sample sizes up to 1e7 (meant for --device cuda;
+# not measured here).
+
+
+def _trained_model(scale: str) -> HMM:
+    if scale == "full":
+        rng = np.random.default_rng(2)
+        return HMM(
+            random_emission(6, 3, rng, alpha=0.5),
+            0.6 * np.eye(3)[rng.permutation(3)] + 0.4 * random_doubly_stochastic(3, rng),
+        )
+    return HMM(np.array([[0.7, 0.1], [0.2, 0.2], [0.1, 0.7]]), np.array([[0.8, 0.2], [0.2, 0.8]]))
+
+
+def _train_kwargs(scale: str) -> dict:
+    if scale == "full":
+        return dict(steps=3000, batch_size=8192, lr=3e-3, hidden=256, seeds=(0, 1, 2, 3))
+    return dict(steps=300, batch_size=2048, lr=2e-2, hidden=64, seeds=(0, 1))
+
+
+@pytest.mark.claim("hmm.thm7", tier="trained")
+def test_thm7_trained_predictor_readout_error_vs_sample_size(scale, device, measure):
+    from theorylab.hmm.training import triple_readout_experiment
+
+    sizes = [10**4, 10**5, 10**6, 10**7] if scale == "full" else [10**3, 10**4, 10**5]
+    model = _trained_model(scale)
+    res = triple_readout_experiment(model, sizes, device=device, **_train_kwargs(scale))
+    for r in res:
+        measure(f"n={r.n}:predictor_error", r.predictor_error)
+        measure(f"n={r.n}:O_error", r.emission_error)
+        measure(f"n={r.n}:T_error", r.transition_error)
+        measure(f"n={r.n}:table_O_error", r.table_emission_error)
+        measure(f"n={r.n}:table_T_error", r.table_transition_error)
+    # read-out error shrinks with n and is small at the largest n (statistical error ~ n^-1/2; at n = 1e5 the
+    # frequency table gives O, T errors ~5e-3; the network is allowed 10x that)
+    assert res[-1].emission_error < 0.05 and res[-1].transition_error < 0.1, res[-1]
+    assert res[-1].emission_error < res[0].emission_error and res[-1].predictor_error < res[0].predictor_error
+
+
+@pytest.mark.claim("hmm.thm7", tier="trained", control=True)
+def test_thm7_trained_control_untrained_network_readout_fails(scale, device):
+    from theorylab.hmm.training import learned_predictors
+
+    model = _trained_model(scale)
+    kw = _train_kwargs(scale) | dict(steps=0)
+    preds, _ = learned_predictors(model, "x2x3|x1", device=device, **kw)
+    for W in preds:
+        rep = verify_recovery(model, "x2x3|x1", pred=W, tol=0.05, refine=True)
+        assert not rep.ok
+
+
+_PAIR_CACHE: dict = {}
+
+
+def _thm4_trained(scale: str, device: str) -> dict:
+    """Networks trained on both HMMs of a Theorem 4 pair (x3 | x1, d = k = 3, O~ = O, T~ = Q(pi) T)."""
+    key = (scale, device)
+    if key not in _PAIR_CACHE:
+        from theorylab.hmm.training import learned_predictors
+
+        O = 0.8 * np.eye(3) + 0.1 * (np.ones((3, 3)) - np.eye(3))
+        T, T2 = claim1_pair(2)
+        pair = (HMM(O, T), HMM(O, T2))
+        kw = _train_kwargs(scale)
+        out = {"pair": pair}
+        for task in ("x3|x1", "x2x3|x1"):
+            out[task] = [np.mean(learned_predictors(m, task, device=device, **kw)[0], axis=0) for m in pair]
+        _PAIR_CACHE[key] = out
+    return _PAIR_CACHE[key]
+
+
+# Learned predictors are within ~5e-3 of the exact ones after 300 steps of 2048 fresh samples (sampling and
+# optimization error); "same predictor" is judged at 3e-2, six times that and a seventh of the exact triple gap 0.218.
+LEARNED_SAME = 3e-2
+
+
+@pytest.mark.claim("hmm.thm4", tier="trained")
+def test_thm4_trained_networks_learn_the_same_pairwise_predictor(scale, device, measure):
+    run = _thm4_trained(scale, device)
+    a, b = run["pair"]
+    Wa, Wb = run["x3|x1"]
+    exact = optimal_predictor(a, "x3|x1")
+    assert np.max(np.abs(exact - optimal_predictor(b, "x3|x1"))) < PAIR_TOL
+    measure("learned_pairwise_error", max(np.max(np.abs(Wa - exact)), np.max(np.abs(Wb - exact))))
+    measure("learned_pairwise_gap", np.max(np.abs(Wa - Wb)))
+    assert np.max(np.abs(Wa - Wb)) < LEARNED_SAME
+
+
+@pytest.mark.claim("hmm.thm4", tier="trained", control=True)
+def test_thm4_trained_control_triple_predictors_separate_the_pair(scale, device, measure):
+    run = _thm4_trained(scale, device)
+    a, b = run["pair"]
+    Wa, Wb = run["x2x3|x1"]
+    measure("exact_triple_gap", predictor_gap(a, b, "x2x3|x1"))
+    measure("learned_triple_gap", np.max(np.abs(Wa - Wb)))
+    assert np.max(np.abs(Wa - Wb)) > LEARNED_SAME

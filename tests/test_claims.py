@@ -8,7 +8,7 @@ import theorylab.claims as claims
 from theorylab.claims import ClaimRegistryError, load_registry
 from theorylab.claims.checks import scan_checks
 
-GOOD = '''
+GOOD = """
 family = "demo"
 title = "Demo"
 
@@ -19,7 +19,7 @@ source = { document = "001_6a230b9a9faf2198.txt", numbering = "Theorem 1", secti
 statement = "s"
 tiers = ["exact"]
 status = "holds"
-'''
+"""
 
 
 def write(tmp_path: Path, text: str, name: str = "demo.toml") -> Path:
@@ -42,18 +42,28 @@ def test_good_record_loads(tmp_path: Path) -> None:
     [
         (('status = "holds"', 'status = "proven"'), r"demo.toml: claim 'demo.thm1': unknown status 'proven'"),
         (('tiers = ["exact"]', 'tiers = ["exact", "gpu"]'), r"unknown tiers \['gpu'\]"),
-        (('source = { document = "001_6a230b9a9faf2198.txt", numbering = "Theorem 1", section = "1" }\n', ""),
-         r"claim 'demo.thm1': missing required keys \['source'\]"),
+        (
+            (
+                'source = { document = "001_6a230b9a9faf2198.txt", numbering = "Theorem 1", section = "1" }\n',
+                "",
+            ),
+            r"claim 'demo.thm1': missing required keys \['source'\]",
+        ),
         (('numbering = "Theorem 1", ', ""), r"'source.numbering' must be a non-empty string"),
         (('"001_6a230b9a9faf2198.txt"', '"paper.pdf"'), r"unknown source document 'paper.pdf'"),
         (('status = "holds"', 'status = "refuted"'), r"status 'refuted' requires an 'erratum'"),
         (('id = "demo.thm1"', 'id = "hmm.thm1"'), r"id prefix must be the file's family 'demo'"),
         (('id = "demo.thm1"', 'id = "thm1"'), r"'id' must look like 'family.name'"),
         (('status = "holds"', 'status = "holds"\nstatsu = "x"'), r"unknown keys \['statsu'\]"),
-        (('status = "holds"', 'status = "holds"\nuses = ["demo.zzz"]'), r"'uses' names unknown claim 'demo.zzz'"),
+        (
+            ('status = "holds"', 'status = "holds"\nuses = ["demo.zzz"]'),
+            r"'uses' names unknown claim 'demo.zzz'",
+        ),
         (('tiers = ["exact"]', "tiers = []"), r"status 'holds' needs at least one checked tier"),
-        (('status = "holds"', 'status = "holds"\nerratum = { printed = "a", counterexample = "b" }'),
-         r"only allowed with status holds-corrected or refuted"),
+        (
+            ('status = "holds"', 'status = "holds"\nerratum = { printed = "a", counterexample = "b" }'),
+            r"only allowed with status holds-corrected or refuted",
+        ),
         (('title = "t"', "title = "), r"invalid TOML"),
     ],
 )
@@ -66,12 +76,16 @@ def test_malformed_record_is_rejected(tmp_path: Path, edit: tuple[str, str], mes
 
 def test_duplicate_id_names_both_files(tmp_path: Path) -> None:
     a, b = write(tmp_path, GOOD, "a.toml"), write(tmp_path, GOOD, "b.toml")
-    with pytest.raises(ClaimRegistryError, match=r"b.toml: claim 'demo.thm1': duplicate id \(already defined in a.toml\)"):
+    with pytest.raises(
+        ClaimRegistryError, match=r"b.toml: claim 'demo.thm1': duplicate id \(already defined in a.toml\)"
+    ):
         load_registry([a, b])
 
 
 def test_corrected_claim_needs_the_corrected_statement(tmp_path: Path) -> None:
-    text = GOOD.replace('status = "holds"', 'status = "holds-corrected"\nerratum = { printed = "a", counterexample = "b" }')
+    text = GOOD.replace(
+        'status = "holds"', 'status = "holds-corrected"\nerratum = { printed = "a", counterexample = "b" }'
+    )
     with pytest.raises(ClaimRegistryError, match=r"'erratum.corrected' must be a non-empty string"):
         load_registry([write(tmp_path, text)])
 

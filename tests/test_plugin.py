@@ -10,7 +10,7 @@ pytest_plugins = ["pytester"]
 
 DEMO = Path(__file__).parent / "data"
 
-CHECKS = '''
+CHECKS = """
 import numpy  # noqa: F401  (imported before pytester runs, which must not re-import it)
 import pytest
 
@@ -31,7 +31,7 @@ def test_commutes_property(rng, measure):
 @pytest.mark.claim("demo.thm2", tier="exact")
 def test_corrected():
     assert all(n * n <= 2 * n for n in range(3))
-'''
+"""
 
 
 @pytest.fixture
@@ -45,7 +45,9 @@ def demo(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytest.P
 def test_all_checks_run_and_table_printed(demo: pytest.Pytester) -> None:
     result = demo.runpytest("checks", "-p", "no:randomly")
     result.assert_outcomes(passed=4)
-    result.stdout.fnmatch_lines(["*theorylab claim table (2 claims)*", "demo.thm1*holds*exact,property*3*0*0*1*ok"])
+    result.stdout.fnmatch_lines(
+        ["*theorylab claim table (2 claims)*", "demo.thm1*holds*exact,property*3*0*0*1*ok"]
+    )
     result.stdout.fnmatch_lines(["*claims run without a negative control: demo.thm2*"])
 
 
@@ -103,7 +105,9 @@ def test_rng_is_reproducible_and_seed_overridable(demo: pytest.Pytester) -> None
     draws = []
     for args in ([], [], ["--theorylab-seed", "1"]):
         demo.runpytest("checks/test_seed.py", "--claims-json", "c.json", *args)
-        draws.append(json.loads((demo.path / "c.json").read_text())["claims"]["demo.thm1"]["measures"]["draw"])
+        draws.append(
+            json.loads((demo.path / "c.json").read_text())["claims"]["demo.thm1"]["measures"]["draw"]
+        )
     assert draws[0] == draws[1] != draws[2]
 
 

@@ -1,9 +1,9 @@
 """The ``theorylab`` command line.
 
-    theorylab claims [--family F] [--status S] [--format text|markdown]
-    theorylab claims show ID
-    theorylab report CLAIMS_JSON [--out report.md|report.html]
-    theorylab counterexample [ID] [--out FILE.npz]
+theorylab claims [--family F] [--status S] [--format text|markdown]
+theorylab claims show ID
+theorylab report CLAIMS_JSON [--out report.md|report.html]
+theorylab counterexample [ID] [--out FILE.npz]
 """
 
 from __future__ import annotations
@@ -27,13 +27,19 @@ def _claims_table(args: argparse.Namespace) -> int:
         if (not args.family or c.family == args.family) and (not args.status or c.status == args.status)
     ]
     if args.family and args.family not in registry.families():
-        print(f"unknown family {args.family!r}; families: {', '.join(sorted(registry.families()))}", file=sys.stderr)
+        print(
+            f"unknown family {args.family!r}; families: {', '.join(sorted(registry.families()))}",
+            file=sys.stderr,
+        )
         return 2
     rows = registry_rows(records)
     if args.format == "markdown":
         print(to_markdown("theorylab claims", [Section("Claims", REGISTRY_HEADER, rows)]), end="")
     else:
-        for line in format_table(REGISTRY_HEADER, [[r[0], textwrap.shorten(r[1], 60), *r[2:]] for r in rows]):
+        for line in format_table(
+            REGISTRY_HEADER,
+            [[r[0], textwrap.shorten(r[1], 60), textwrap.shorten(r[2], 40), *r[3:]] for r in rows],
+        ):
             print(line)
         counts = {s: sum(c.status == s for c in records) for s in STATUSES}
         print(f"{len(records)} claims: " + ", ".join(f"{n} {s}" for s, n in counts.items()))
@@ -51,7 +57,9 @@ def _claims_show(claim_id: str, checks_dir: str) -> int:
     wrap = lambda s: textwrap.fill(" ".join(s.split()), 100, initial_indent="  ", subsequent_indent="  ")
     print(f"{c.id}: {c.title}")
     print(f"  family: {c.family}   status: {c.status}   tiers: {', '.join(c.tiers) or '-'}")
-    print(f"  source: {c.source.document} ({c.source.document_title}), {c.source.numbering}, §{c.source.section}")
+    print(
+        f"  source: {c.source.document} ({c.source.document_title}), {c.source.numbering}, §{c.source.section}"
+    )
     print("statement:\n" + wrap(c.statement))
     if c.uses:
         print(f"uses: {', '.join(c.uses)}")
@@ -107,7 +115,9 @@ def _counterexample(args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="theorylab", description="Claims of ML-theory documents, as checks.")
+    parser = argparse.ArgumentParser(
+        prog="theorylab", description="Claims of ML-theory documents, as checks."
+    )
     sub = parser.add_subparsers(dest="command", required=True)
 
     p = sub.add_parser("claims", help="the claim table; 'claims show ID' for one record with its checks")

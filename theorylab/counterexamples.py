@@ -44,8 +44,12 @@ def register(generator_id: str, description: str) -> Callable[[Generator], Gener
             function.__module__,
             function.__qualname__,
         ):
-            raise ValueError(f"counterexample {generator_id!r} registered twice ({old.module} and {function.__module__})")
-        _REGISTRY[generator_id] = CounterexampleGenerator(generator_id, description, function, function.__module__)
+            raise ValueError(
+                f"counterexample {generator_id!r} registered twice ({old.module} and {function.__module__})"
+            )
+        _REGISTRY[generator_id] = CounterexampleGenerator(
+            generator_id, description, function, function.__module__
+        )
         return function
 
     return decorator
@@ -74,7 +78,9 @@ def generate(generator_id: str) -> dict[str, np.ndarray]:
     """Run the generator ``generator_id`` and return its arrays (validated to be numpy arrays)."""
     gens = available()
     if generator_id not in gens:
-        raise KeyError(f"no counterexample generator {generator_id!r}; available: {', '.join(gens) or 'none'}")
+        raise KeyError(
+            f"no counterexample generator {generator_id!r}; available: {', '.join(gens) or 'none'}"
+        )
     arrays = gens[generator_id].function()
     if not isinstance(arrays, dict) or not arrays:
         raise TypeError(f"generator {generator_id!r} must return a non-empty dict of arrays")

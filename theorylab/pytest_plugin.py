@@ -30,7 +30,9 @@ _ERROR_ATTR = "_theorylab_error"
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("theorylab", "theorylab claim checks")
     group.addoption("--tier", default=None, help="comma-separated tiers to run: exact,property,trained")
-    group.addoption("--claim", default=None, help="comma-separated claim id patterns (fnmatch) or family names")
+    group.addoption(
+        "--claim", default=None, help="comma-separated claim id patterns (fnmatch) or family names"
+    )
     group.addoption("--device", default="cpu", choices=("cpu", "cuda"), help="device for the trained tier")
     group.addoption("--scale", default="small", choices=("small", "full"), help="size of the trained tier")
     group.addoption("--claims-json", default=None, metavar="PATH", help="write per-claim results as JSON")
@@ -115,7 +117,9 @@ def _validate(marks: list[tuple[str, str, bool]]) -> str | None:
         if tier not in TIERS:
             return f"claim {cid!r}: unknown tier {tier!r} (choose from {', '.join(TIERS)})"
         if tier not in claims[cid].tiers:
-            return f"claim {cid!r}: a {tier} check exists but the record lists tiers {list(claims[cid].tiers)}"
+            return (
+                f"claim {cid!r}: a {tier} check exists but the record lists tiers {list(claims[cid].tiers)}"
+            )
     return None
 
 
@@ -315,7 +319,9 @@ def _table_rows(claims: dict[str, dict]) -> list[list[str]]:
     rows = []
     for cid in sorted(claims, key=natural_key):
         rec = claims[cid]
-        total = {k: sum(c[k] for c in rec["tiers"].values()) for k in ("passed", "failed", "skipped", "controls")}
+        total = {
+            k: sum(c[k] for c in rec["tiers"].values()) for k in ("passed", "failed", "skipped", "controls")
+        }
         verdict = "FAIL" if total["failed"] else ("ok" if total["passed"] else "skip")
         rows.append(
             [
@@ -355,7 +361,9 @@ def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Co
     unchecked = results.unchecked()
     if unchecked:
         tr.write_line(f"claims not 'open' with no check in checks/: {', '.join(unchecked)}")
-    measured = [(c, k, v) for c, r in claims.items() for k, v in r["measures"].items() if not k.startswith("figure:")]
+    measured = [
+        (c, k, v) for c, r in claims.items() for k, v in r["measures"].items() if not k.startswith("figure:")
+    ]
     if measured and config.getoption("verbose") >= 0:
         tr.write_sep("-", "measured")
         for cid, name, value in measured:

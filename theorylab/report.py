@@ -62,7 +62,9 @@ def to_html(title: str, sections: list[Section]) -> str:
                 out.append(f"<tr{cls}>" + "".join(f"<td>{e(str(c))}</td>" for c in row) + "</tr>")
             out.append("</table>")
         for caption, path in sec.images:
-            out.append(f"<figure><img src='{e(path)}' style='max-width:100%'><figcaption>{e(caption)}</figcaption></figure>")
+            out.append(
+                f"<figure><img src='{e(path)}' style='max-width:100%'><figcaption>{e(caption)}</figcaption></figure>"
+            )
     out.append("</body></html>")
     return "\n".join(out) + "\n"
 
@@ -72,7 +74,9 @@ def registry_rows(records: list[Claim], link: bool = False) -> list[list[str]]:
     rows = []
     for c in records:
         title = f"[{c.title}]({c.family}.md)" if link else c.title
-        rows.append([c.id, title, f"{c.source.numbering} (§{c.source.section})", ", ".join(c.tiers), c.status])
+        rows.append(
+            [c.id, title, f"{c.source.numbering} (§{c.source.section})", ", ".join(c.tiers), c.status]
+        )
     return rows
 
 
@@ -110,10 +114,14 @@ def run_sections(payload: dict, registry: dict[str, Claim], out_dir: Path | None
             f"{len(results)} claims checked, {len(failed)} with failures."
         ],
     )
-    table = Section("Claims", ["claim", "status", "tiers", "passed", "failed", "skipped", "controls", "time", "result"])
+    table = Section(
+        "Claims", ["claim", "status", "tiers", "passed", "failed", "skipped", "controls", "time", "result"]
+    )
     for cid in sorted(results, key=natural_key):
         r = results[cid]
-        total = {k: sum(t[k] for t in r["tiers"].values()) for k in ("passed", "failed", "skipped", "controls")}
+        total = {
+            k: sum(t[k] for t in r["tiers"].values()) for k in ("passed", "failed", "skipped", "controls")
+        }
         verdict = "FAIL" if total["failed"] else ("ok" if total["passed"] else "skip")
         table.rows.append(
             [cid, r.get("status", ""), ",".join(t for t in TIERS if t in r["tiers"])]
@@ -132,7 +140,11 @@ def run_sections(payload: dict, registry: dict[str, Claim], out_dir: Path | None
             for name, value in sorted(results[cid].get("measures", {}).items()):
                 if name.startswith("figure:"):
                     path = Path(value)
-                    shown = os.path.relpath(path, out_dir) if out_dir is not None and path.is_absolute() else value
+                    shown = (
+                        os.path.relpath(path, out_dir)
+                        if out_dir is not None and path.is_absolute()
+                        else value
+                    )
                     sec.images.append((f"{cid}: {name[7:]}", shown))
                 else:
                     sec.rows.append([cid, name, f"{value:.6g}" if isinstance(value, float) else str(value)])

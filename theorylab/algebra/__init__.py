@@ -12,6 +12,7 @@ from theorylab.algebra.semigroup import (
     is_permutation_reset,
     is_solvable,
     maximal_subgroups,
+    semigroup_size,
     transformation_semigroup,
 )
 
@@ -31,5 +32,6 @@ __all__ = [
     "is_solvable",
     "maximal_subgroups",
     "permutation_group",
+    "semigroup_size",
     "transformation_semigroup",
 ]

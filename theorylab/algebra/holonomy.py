@@ -153,7 +153,7 @@ class HolonomyCascade:
     def decode(self, x) -> np.ndarray:
         """Automaton states of (reachable) cascade states ``x[..., n_components]``."""
         x = np.asarray(x, dtype=np.int64)
-        flat = x.reshape(-1, self.n_components)
+        flat = x.reshape(int(np.prod(x.shape[:-1])), self.n_components)
         try:
             idx = np.array([self._lookup[tuple(row)] for row in flat.tolist()], dtype=np.int64)
         except KeyError as err:

@@ -1,22 +1,24 @@
-"""Closed-form optima of a one-layer attention model on topic data (Li's thesis §2.1, Lemma 2.1.1, Thms 2.1.1-2.1.4).
+r"""Closed-form optima of a one-layer attention model on topic data (Li's thesis §2.1, Lemma 2.1.1, Thms
+2.1.1-2.1.4).
 
-Model (2.7)/(2.8) with frozen uniform attention and one-hot embeddings: every output column is $\\mathbf W y$, where
-$y = m_0 e_0 + aP + b[0; \\mathbf 1]$ is the masked document's token-frequency vector and $P$ its word distribution
-(uniform on the words of $\\tau$ of the $T$ topics). Under Assumption 2.1.1 the squared-loss objective (2.1) is
+Model (2.7)/(2.8) with frozen uniform attention and one-hot embeddings: every output column is $\mathbf W y$,
+where $y = m_0 e_0 + aP + b[0; \mathbf 1]$ is the masked document's token-frequency vector and $P$ its word
+distribution (uniform on the words of $\tau$ of the $T$ topics). Under Assumption 2.1.1 the squared-loss
+objective (2.1) is
 
-$$L(\\mathbf W) = \\mathbb E_s \\|\\mathbf W y - P\\|^2 + 1 - \\frac1{\\tau v},$$
+$$L(\mathbf W) = \mathbb E_s \|\mathbf W y - P\|^2 + 1 - \frac1{\tau v},$$
 
-so the minimum is $L^* = 1 - 1/(\\tau v)$, reached exactly when $\\mathbf W y(P) = P$ for every document. That set
-(Lemma 2.1.1 = Thm 2.1.4) constrains only block row-sums: with free $u_0..u_{Tv}$, $\\mathbf W_{00} = -c_2u_0$,
-row 0's topic blocks sum to $u_0v$, $\\mathbf W_{i0} = -c_1 - c_2u_i$, row $i$'s own-topic block sums to
-$c_3 + u_iv$ and its other blocks to $u_iv$. The vanishing-L2 limit (Thm 2.1.2) is the minimum-norm member: row 0
-is zero and rows $i \\ge 1$ are $W_{same}$ on the own topic, $W_{diff}$ elsewhere, $W_{i0}$ in column 0:
+so the minimum is $L^* = 1 - 1/(\tau v)$, reached exactly when $\mathbf W y(P) = P$ for every document. That
+set (Lemma 2.1.1 = Thm 2.1.4) constrains only block row-sums: with free $u_0..u_{Tv}$, $\mathbf W_{00} =
+-c_2u_0$, row 0's topic blocks sum to $u_0v$, $\mathbf W_{i0} = -c_1 - c_2u_i$, row $i$'s own-topic block sums
+to $c_3 + u_iv$ and its other blocks to $u_iv$. The vanishing-L2 limit (Thm 2.1.2) is the minimum-norm member:
+row 0 is zero and rows $i \ge 1$ are $W_{same}$ on the own topic, $W_{diff}$ elsewhere, $W_{i0}$ in column 0:
 
-$$W_{diff} = -\\frac{c_1c_2 + c_3}{c_2^2 + Tv},\\quad W_{same} = W_{diff} + \\frac{c_3}{v},\\quad
-W_{i0} = \\frac{c_2c_3 - c_1Tv}{c_2^2 + Tv}.$$
+$$W_{diff} = -\frac{c_1c_2 + c_3}{c_2^2 + Tv},\quad W_{same} = W_{diff} + \frac{c_3}{v},\quad
+W_{i0} = \frac{c_2c_3 - c_1Tv}{c_2^2 + Tv}.$$
 
-Everything accepts float or :class:`fractions.Fraction` parameters; with Fractions the arrays have dtype object and
-every result is exact.
+Everything accepts float or :class:`fractions.Fraction` parameters; with Fractions the arrays have dtype
+object and every result is exact.
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ __all__ = [
     "embedding_bias",
     "embedding_loss",
     "is_optimal_embedding",
+    "hessian_rank",
     "is_optimal_value_matrix",
     "minimum_loss",
     "optimal_embedding",
@@ -53,14 +56,15 @@ __all__ = [
 ]
 
 
-# ---------------------------------------------------------------------------------------------------------------
+# ------------------------------------------------------------------------------------------------------------
 # constants
-# ---------------------------------------------------------------------------------------------------------------
+# ------------------------------------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class TopicConstants:
-    """The constants of Thm 2.1.2 (and $c_4 = c_3$ of Thms 2.1.3/2.1.5), named apart from the attention ratios.
+    r"""The constants of Thm 2.1.2 (and $c_4 = c_3$ of Thms 2.1.3/2.1.5), named apart from the attention
+    ratios.
 
-    $c_1 = p_r / ((1-p_c-p_r)\\,a\\,Tv)$, $c_2 = 1/((1-p_c-p_r)p_m) - 1$, $c_3 = 1/a$, $a = 1-(1-p_c)p_m$.
+    $c_1 = p_r / ((1-p_c-p_r)\,a\,Tv)$, $c_2 = 1/((1-p_c-p_r)p_m) - 1$, $c_3 = 1/a$, $a = 1-(1-p_c)p_m$.
     """
 
     c1: Number
@@ -82,7 +86,7 @@ def constants(params: TopicModel) -> TopicConstants:
 
 
 def minimum_loss(params: TopicModel) -> Number:
-    """$L^* = 1 - 1/(\\tau v)$: the loss of the document's own word distribution as the prediction."""
+    r"""$L^* = 1 - 1/(\tau v)$: the loss of the document's own word distribution as the prediction."""
     return 1 - (params.p_m * 0 + 1) / (params.tau * params.v)
 
 
@@ -94,7 +98,9 @@ def _check_matrix(W: np.ndarray, params: TopicModel, name: str = "W") -> np.ndar
     W = np.asarray(W)
     V = params.V
     if W.shape != (V, V):
-        raise ValueError(f"{name} must have shape (V, V) = ({V}, {V}) for T={params.T}, v={params.v}; got {W.shape}")
+        raise ValueError(
+            f"{name} must have shape (V, V) = ({V}, {V}) for T={params.T}, v={params.v}; got {W.shape}"
+        )
     if W.dtype != object:
         if not np.issubdtype(W.dtype, np.number):
             raise TypeError(f"{name} must be numeric, got dtype {W.dtype}")
@@ -104,26 +110,27 @@ def _check_matrix(W: np.ndarray, params: TopicModel, name: str = "W") -> np.ndar
 
 
 def block_sums(W: np.ndarray, params: TopicModel) -> np.ndarray:
-    """$S_{it} = \\sum_{l \\in t} \\mathbf W_{il}$: the ``[V, T]`` topic-block row sums (column 0 excluded)."""
+    r"""$S_{it} = \sum_{l \in t} \mathbf W_{il}$: the ``[V, T]`` topic-block row sums (column 0 excluded)."""
     W = _check_matrix(W, params)
     return W[:, 1:].reshape(params.V, params.T, params.v).sum(axis=2)
 
 
-# ---------------------------------------------------------------------------------------------------------------
+# ------------------------------------------------------------------------------------------------------------
 # the population loss (Assumption 2.1.1), three independent evaluations
-# ---------------------------------------------------------------------------------------------------------------
+# ------------------------------------------------------------------------------------------------------------
 def population_loss(W: np.ndarray, params: TopicModel, bias: np.ndarray | None = None) -> Number:
-    """Exact population loss (2.1) of $f = \\mathbf W\\tilde{\\mathbf X}A + \\mathbf b$ under uniform attention.
+    r"""Exact population loss (2.1) of $f = \mathbf W\tilde{\mathbf X}A + \mathbf b$ under uniform attention.
 
-    Computed from block sums only: with $S$ the block sums, output $i$ is $\\kappa_i + h_i\\cdot s$ plus the target
-    $P_i$, where $s \\in \\{0,1\\}^T$ indicates the present topics, $\\kappa_i = m_0\\mathbf W_{i0} + b\\sum_t S_{it} + b_i$
-    and $h_i = \\frac{a}{\\tau v}S_{i\\cdot} - \\frac{1}{\\tau v}e_{topic(i)}$. With $\\mathbb E s = \\frac\\tau T\\mathbf 1$ and
-    $\\mathbb E ss^\\top = \\rho\\mathbf 1\\mathbf 1^\\top + (\\frac\\tau T - \\rho)I$, $\\rho = \\frac{\\tau(\\tau-1)}{T(T-1)}$,
+    Computed from block sums only: with $S$ the block sums, output $i$ is $\kappa_i + h_i\cdot s$ plus the
+    target $P_i$, where $s \in \{0,1\}^T$ indicates the present topics, $\kappa_i = m_0\mathbf W_{i0} +
+    b\sum_t S_{it} + b_i$ and $h_i = \frac{a}{\tau v}S_{i\cdot} - \frac{1}{\tau v}e_{topic(i)}$. With $\mathbb
+    E s = \frac\tau T\mathbf 1$ and $\mathbb E ss^\top = \rho\mathbf 1\mathbf 1^\top + (\frac\tau T - \rho)I$,
+    $\rho = \frac{\tau(\tau-1)}{T(T-1)}$,
 
-    $$L = \\sum_i \\Big[\\kappa_i^2 + \\tfrac{2\\tau}{T}\\kappa_i H_i + \\rho H_i^2 + (\\tfrac\\tau T-\\rho)\\|h_i\\|^2\\Big]
-    + 1 - \\tfrac1{\\tau v},\\qquad H_i = \\textstyle\\sum_t h_{it}.$$
+    $$L = \sum_i \Big[\kappa_i^2 + \tfrac{2\tau}{T}\kappa_i H_i + \rho H_i^2 + (\tfrac\tau
+    T-\rho)\|h_i\|^2\Big] + 1 - \tfrac1{\tau v},\qquad H_i = \textstyle\sum_t h_{it}.$$
 
-    $O(V\\,T)$ after the $O(V^2)$ block sums; never samples.
+    $O(V\,T)$ after the $O(V^2)$ block sums; never samples.
     """
     T, v, tau = params.T, params.v, params.tau
     S = block_sums(W, params)
@@ -145,7 +152,8 @@ def population_loss(W: np.ndarray, params: TopicModel, bias: np.ndarray | None =
 
 
 def second_moments(params: TopicModel) -> tuple[np.ndarray, np.ndarray]:
-    """$(\\Sigma_{yy}, \\Sigma_{Py}) = (\\mathbb E\\,yy^\\top, \\mathbb E\\,Py^\\top)$ over the uniform choice of topics."""
+    r"""$(\Sigma_{yy}, \Sigma_{Py}) = (\mathbb E\,yy^\top, \mathbb E\,Py^\top)$ over the uniform choice of
+    topics."""
     T, v, tau, V = params.T, params.v, params.tau, params.V
     dt = _dtype(params)
     one = params.p_m * 0 + 1
@@ -165,14 +173,16 @@ def second_moments(params: TopicModel) -> tuple[np.ndarray, np.ndarray]:
 
 
 def population_loss_moments(W: np.ndarray, params: TopicModel) -> Number:
-    """The same loss as $\\mathrm{tr}(\\mathbf W\\Sigma_{yy}\\mathbf W^\\top) - 2\\,\\mathrm{tr}(\\mathbf W\\Sigma_{Py}^\\top) + 1$."""
+    r"""The same loss as $\mathrm{tr}(\mathbf W\Sigma_{yy}\mathbf W^\top) - 2\,\mathrm{tr}(\mathbf
+    W\Sigma_{Py}^\top) + 1$."""
     W = _check_matrix(W, params)
     Syy, SPy = second_moments(params)
     return np.trace(W @ Syy @ W.T) - 2 * np.trace(W @ SPy.T) + 1
 
 
 def population_loss_enumerated(W: np.ndarray, params: TopicModel, max_subsets: int = 5000) -> Number:
-    """The same loss by a plain loop over all $\\binom T\\tau$ topic subsets (reference for tests/benchmarks)."""
+    r"""The same loss by a plain loop over all $\binom T\tau$ topic subsets (reference for
+    tests/benchmarks)."""
     from itertools import combinations
 
     W = _check_matrix(W, params)
@@ -189,9 +199,9 @@ def population_loss_enumerated(W: np.ndarray, params: TopicModel, max_subsets: i
     return total / n + minimum_loss(params)
 
 
-# ---------------------------------------------------------------------------------------------------------------
+# ------------------------------------------------------------------------------------------------------------
 # the optimal set (Lemma 2.1.1 / Thm 2.1.4) and its members
-# ---------------------------------------------------------------------------------------------------------------
+# ------------------------------------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class OptimalityReport:
     """Verdict of the block-row-sum characterisation; truthy iff every condition holds within ``tol``."""
@@ -206,8 +216,11 @@ class OptimalityReport:
         return self.optimal
 
 
-def _block_conditions(W: np.ndarray, params: TopicModel, c1: Number, tol: float) -> OptimalityReport:
-    params.require_sparse()
+def _block_conditions(
+    W: np.ndarray, params: TopicModel, c1: Number, tol: float, require_sparse: bool = True
+) -> OptimalityReport:
+    if require_sparse:
+        params.require_sparse()
     k = constants(params)
     T, v = params.T, params.v
     S = block_sums(W, params)
@@ -234,20 +247,23 @@ def _block_conditions(W: np.ndarray, params: TopicModel, c1: Number, tol: float)
 
 
 def is_optimal_value_matrix(W: np.ndarray, params: TopicModel, tol: float = 1e-9) -> OptimalityReport:
-    """Lemma 2.1.1 / Thm 2.1.4: is ``W`` a minimiser of the uniform-attention loss (no bias)?
+    r"""Lemma 2.1.1 / Thm 2.1.4: is ``W`` a minimiser of the uniform-attention loss (no bias)?
 
-    Solves for $u_0$ from row 0's block sums and for $u_i$ from row $i$'s cross-topic block sums, then checks every
-    condition; ``tol`` bounds the absolute violation (in units of block sums; use 0 for Fraction input).
-    Requires $1 \\le \\tau \\le T-1$.
+    Solves for $u_0$ from row 0's block sums and for $u_i$ from row $i$'s cross-topic block sums, then checks
+    every condition; ``tol`` bounds the absolute violation (in units of block sums; use 0 for Fraction input).
+    Requires $1 \le \tau \le T-1$.
     """
     return _block_conditions(W, params, constants(params).c1, tol)
 
 
-def value_matrix_from_family(params: TopicModel, u: np.ndarray, splits: np.ndarray | None = None) -> np.ndarray:
-    """The member of the optimal family with free constants ``u`` ($V$ values) and within-block weights ``splits``.
+def value_matrix_from_family(
+    params: TopicModel, u: np.ndarray, splits: np.ndarray | None = None
+) -> np.ndarray:
+    """The member of the optimal family with free constants ``u`` ($V$ values) and within-block weights
+    ``splits``.
 
-    ``splits[i, t]`` ($[V, T, v]$, each summing to 1 over the last axis; default $1/v$) spreads block $(i, t)$'s
-    prescribed sum over its $v$ entries. Any such matrix is optimal (Lemma 2.1.1).
+    ``splits[i, t]`` ($[V, T, v]$, each summing to 1 over the last axis; default $1/v$) spreads block $(i,
+    t)$'s prescribed sum over its $v$ entries. Any such matrix is optimal (Lemma 2.1.1).
     """
     k = constants(params)
     T, v, V = params.T, params.v, params.V
@@ -275,9 +291,13 @@ def value_matrix_from_family(params: TopicModel, u: np.ndarray, splits: np.ndarr
     return W
 
 
-def optimal_value_matrix(params: TopicModel) -> np.ndarray:
-    """Thm 2.1.2: $\\mathbf W^{V*} = \\lim_{\\lambda\\to0}\\arg\\min L + \\lambda\\|\\mathbf W\\|_F^2$ (minimum norm)."""
-    params.require_sparse()
+def optimal_value_matrix(params: TopicModel, require_sparse: bool = True) -> np.ndarray:
+    r"""Thm 2.1.2: $\mathbf W^{V*} = \lim_{\lambda\to0}\arg\min L + \lambda\|\mathbf W\|_F^2$ (minimum norm).
+
+    ``require_sparse=False`` builds the printed formula even for $\tau = T$, where it is optimal but no longer
+    the minimum-norm optimum (the thesis's unstated hypothesis $\tau \le T-1$)."""
+    if require_sparse:
+        params.require_sparse()
     k = constants(params)
     T, v, V = params.T, params.v, params.V
     W = np.full((V, V), k.w_diff, dtype=_dtype(params))
@@ -289,7 +309,8 @@ def optimal_value_matrix(params: TopicModel) -> np.ndarray:
 
 
 def diagonal_value_matrix(params: TopicModel) -> np.ndarray:
-    """Def. 2.1.2's diagonal optimum $\\mathbf D^V$: $u = 0$, $D_{ii} = c_3$, $D_{i0} = -c_1$; row 0 = 0 (min norm)."""
+    r"""Def. 2.1.2's diagonal optimum $\mathbf D^V$: $u = 0$, $D_{ii} = c_3$, $D_{i0} = -c_1$; row 0 = 0 (min
+    norm)."""
     k = constants(params)
     W = np.zeros((params.V, params.V), dtype=_dtype(params))
     W = W * k.c3  # keep Fraction zeros in exact mode
@@ -299,17 +320,18 @@ def diagonal_value_matrix(params: TopicModel) -> np.ndarray:
     return W
 
 
-# ---------------------------------------------------------------------------------------------------------------
+# ------------------------------------------------------------------------------------------------------------
 # numerical cross-checks that do not use the closed form
-# ---------------------------------------------------------------------------------------------------------------
+# ------------------------------------------------------------------------------------------------------------
 def pinv_value_matrix(params: TopicModel, rtol: float = 1e-10) -> np.ndarray:
-    """Minimum-norm least-squares solution $\\Sigma_{Py}\\Sigma_{yy}^+$ from the exact second moments (floats)."""
+    r"""Minimum-norm least-squares solution $\Sigma_{Py}\Sigma_{yy}^+$ from the exact second moments
+    (floats)."""
     Syy, SPy = (m.astype(float) for m in second_moments(params))
     return SPy @ np.linalg.pinv(Syy, rtol=rtol, hermitian=True)
 
 
 def ridge_value_matrix(params: TopicModel, lam: float) -> np.ndarray:
-    """$\\arg\\min L + \\lambda\\|\\mathbf W\\|_F^2 = \\Sigma_{Py}(\\Sigma_{yy} + \\lambda I)^{-1}$ (floats)."""
+    r"""$\arg\min L + \lambda\|\mathbf W\|_F^2 = \Sigma_{Py}(\Sigma_{yy} + \lambda I)^{-1}$ (floats)."""
     if not lam > 0:
         raise ValueError(f"ridge parameter must be positive, got {lam}")
     Syy, SPy = (m.astype(float) for m in second_moments(params))
@@ -317,7 +339,7 @@ def ridge_value_matrix(params: TopicModel, lam: float) -> np.ndarray:
 
 
 def cvxpy_value_matrix(params: TopicModel, lam: float) -> np.ndarray:
-    """Solve $\\min_W L(W) + \\lambda\\|W\\|_F^2$ with cvxpy (a generic convex solver; small sizes only)."""
+    r"""Solve $\min_W L(W) + \lambda\|W\|_F^2$ with cvxpy (a generic convex solver; small sizes only)."""
     import cvxpy as cp
 
     if not lam > 0:
@@ -333,24 +355,28 @@ def cvxpy_value_matrix(params: TopicModel, lam: float) -> np.ndarray:
     return np.asarray(W.value)
 
 
-# ---------------------------------------------------------------------------------------------------------------
+# ------------------------------------------------------------------------------------------------------------
 # Thm 2.1.1: embeddings with frozen uniform attention, W^V = I and the denoising bias
-# ---------------------------------------------------------------------------------------------------------------
+# ------------------------------------------------------------------------------------------------------------
 def embedding_bias(params: TopicModel) -> np.ndarray:
-    """$\\mathbf b^{pred}$ of Thm 2.1.1: $-p_mp_r/(aTv)$ on words, 0 on ``MASK`` (the restatement's reading)."""
-    bias = np.full(params.V, -params.p_m * params.p_r / (params.a * params.T * params.v), dtype=_dtype(params))
+    r"""$\mathbf b^{pred}$ of Thm 2.1.1: $-p_mp_r/(aTv)$ on words, 0 on ``MASK`` (the restatement's
+    reading)."""
+    bias = np.full(
+        params.V, -params.p_m * params.p_r / (params.a * params.T * params.v), dtype=_dtype(params)
+    )
     bias[0] = 0 * bias[1]
     return bias
 
 
 def embedding_loss(E: np.ndarray, params: TopicModel) -> Number:
-    """Population loss of $f = \\mathbf E y + \\mathbf b^{pred}$, $\\mathbf E = \\mathbf W^{E\\top}\\mathbf W^E$."""
+    r"""Population loss of $f = \mathbf E y + \mathbf b^{pred}$, $\mathbf E = \mathbf W^{E\top}\mathbf
+    W^E$."""
     return population_loss(E, params, bias=embedding_bias(params))
 
 
 def is_optimal_embedding(E: np.ndarray, params: TopicModel, tol: float = 1e-9) -> OptimalityReport:
-    """Thm 2.1.1: ``E`` is symmetric PSD (realisable as $\\mathbf W^{E\\top}\\mathbf W^E$) and satisfies the block
-    conditions of Lemma 2.1.1 with $c_1$ removed from column 0 (the bias absorbs it)."""
+    r"""Thm 2.1.1: ``E`` is symmetric PSD (realisable as $\mathbf W^{E\top}\mathbf W^E$) and satisfies the
+    block conditions of Lemma 2.1.1 with $c_1$ removed from column 0 (the bias absorbs it)."""
     E = _check_matrix(E, params, "E")
     report = _block_conditions(E, params, 0 * constants(params).c1, tol)
     Ef = E.astype(float)
@@ -364,17 +390,28 @@ def is_optimal_embedding(E: np.ndarray, params: TopicModel, tol: float = 1e-9) -
 
 
 def optimal_embedding(params: TopicModel) -> np.ndarray:
-    """Minimum-trace optimal $\\mathbf E^\\star = \\frac{c_3}{v}\\mathrm{blockdiag}(J_v, \\dots, J_v)$, zero ``MASK``
-    row/column: the $\\lambda \\to 0$ limit with weight decay on $\\mathbf W^E$ (rank $T$, trace $Tc_3$)."""
+    r"""Minimum-trace optimal $\mathbf E^\star = \frac{c_3}{v}\mathrm{blockdiag}(J_v, \dots, J_v)$, zero
+    ``MASK`` row/column: the $\lambda \to 0$ limit with weight decay on $\mathbf W^E$ (rank $T$, trace
+    $Tc_3$)."""
     k = constants(params)
     E = np.zeros((params.V, params.V), dtype=_dtype(params)) * k.c3
-    E[1:, 1:] = np.kron(np.eye(params.T, dtype=int), np.ones((params.v, params.v), dtype=int)) * (k.c3 / params.v)
+    E[1:, 1:] = np.kron(np.eye(params.T, dtype=int), np.ones((params.v, params.v), dtype=int)) * (
+        k.c3 / params.v
+    )
     return E
 
 
 def thesis_example_embedding(params: TopicModel) -> np.ndarray:
-    """The "simplest realizable example" printed in the proof of Thm 2.1.1: $\\mathbf E = c_3 I$ (not optimal)."""
+    r"""The "simplest realizable example" printed in the proof of Thm 2.1.1: $\mathbf E = c_3 I$ (not
+    optimal)."""
     k = constants(params)
     E = np.zeros((params.V, params.V), dtype=_dtype(params)) * k.c3
     np.fill_diagonal(E, k.c3)
     return E
+
+
+def hessian_rank(params: TopicModel, rtol: float = 1e-10) -> int:
+    r"""Rank of the per-row Hessian $2\Sigma_{yy}$ of the uniform-attention loss ($T$ when $\tau < T$, 1 when
+    $\tau = T$); Remark 2.1.8 prints 1."""
+    eig = np.linalg.eigvalsh(second_moments(params)[0].astype(float))
+    return int((eig > rtol * eig.max()).sum())

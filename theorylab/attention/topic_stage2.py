@@ -1,19 +1,20 @@
-"""Stage 2 of §2.1: optimal attention with a frozen value matrix (Thms 2.1.3 and 2.1.5), exact finite-size losses.
+r"""Stage 2 of §2.1: optimal attention with a frozen value matrix (Thms 2.1.3 and 2.1.5), exact finite-size
+losses.
 
-Attention family (Assumption 2.1.2): key $i$ gets weight $\\beta a_0$ from query $j$ if they show the same word,
-$\\alpha a_0$ if different words of one topic, $a_0$ otherwise; columns sum to 1 (Prop. 2.1.2). Under Assumption
-2.1.1 the attention-weighted frequency vector $y = [\\tilde{\\mathbf X}A]_{:j}$ depends only on the query's word
-(Prop. 2.1.3), so the loss is a finite sum over (target, shown word) cases, normalised per masked position with
-[MASK] queries dropped (their attention does not depend on $\\alpha, \\beta$).
+Attention family (Assumption 2.1.2): key $i$ gets weight $\beta a_0$ from query $j$ if they show the same
+word, $\alpha a_0$ if different words of one topic, $a_0$ otherwise; columns sum to 1 (Prop. 2.1.2). Under
+Assumption 2.1.1 the attention-weighted frequency vector $y = [\tilde{\mathbf X}A]_{:j}$ depends only on the
+query's word (Prop. 2.1.3), so the loss is a finite sum over (target, shown word) cases, normalised per masked
+position with [MASK] queries dropped (their attention does not depend on $\alpha, \beta$).
 
 Two conventions (the thesis leaves them implicit; they move the optimum by up to ~13%):
 
-* ``"thesis"``: [MASK] keys are absent from the normaliser ($z_1, z_2$ of Prop. 2.1.2) and the prediction is the
-  proof's denoiser $q(x) = c_3x - c_3p_mp_r/(Tv)$ of the topic average (block $\\mathbf W^{V*}$) or of $y_i$
-  (diagonal $\\mathbf D^V$);
+* ``"thesis"``: [MASK] keys are absent from the normaliser ($z_1, z_2$ of Prop. 2.1.2) and the prediction is
+  the proof's denoiser $q(x) = c_3x - c_3p_mp_r/(Tv)$ of the topic average (block $\mathbf W^{V*}$) or of
+  $y_i$ (diagonal $\mathbf D^V$);
 * ``"literal"``: [MASK] keys get the base weight $a_0$ and the frozen matrix is applied as it is.
 
-With the block matrix only $\\gamma = \\frac{v-1}v\\alpha + \\frac1v\\beta$ matters (Remark 2.1.5).
+With the block matrix only $\gamma = \frac{v-1}v\alpha + \frac1v\beta$ matters (Remark 2.1.5).
 """
 
 from __future__ import annotations
@@ -36,6 +37,11 @@ __all__ = [
     "block_attention_loss",
     "denoiser_matrix",
     "diagonal_attention_loss",
+    "diagonal_bounds_hold",
+    "explicit_optimal_attention",
+    "frozen_value_matrix",
+    "gamma_in_interval",
+    "gamma_only_gap",
     "optimal_diagonal_attention",
     "optimal_gamma",
     "stage2_constants",
@@ -44,12 +50,12 @@ __all__ = [
 
 @dataclass(frozen=True)
 class Stage2Constants:
-    """Interval constants of Thms 2.1.3 / 2.1.5 and the leading-order optima (all floats).
+    r"""Interval constants of Thms 2.1.3 / 2.1.5 and the leading-order optima (all floats).
 
     ``lambda1`` is the constant printed in Thm 2.1.3; ``c5`` is what its proof establishes,
-    $c_5 = (1 + c_4p_mp_r)(2 - c_4)/(2c_4)$. ``gamma_star`` $= ((\\tau-1) + c_4p_mp_r\\tau)/(c_4-1)$ minimises the
-    leading-order loss (2.27) (where the top-topic score $r(\\gamma) = 1/v$); ``beta_star``
-    $= v((1+c_4p_mp_r)\\tau - 1)/(c_4-1)$ likewise for (2.36) with $\\alpha \\ll \\beta/(v-1)$.
+    $c_5 = (1 + c_4p_mp_r)(2 - c_4)/(2c_4)$. ``gamma_star`` $= ((\tau-1) + c_4p_mp_r\tau)/(c_4-1)$ minimises
+    the leading-order loss (2.27) (where the top-topic score $r(\gamma) = 1/v$); ``beta_star``
+    $= v((1+c_4p_mp_r)\tau - 1)/(c_4-1)$ likewise for (2.36) with $\alpha \ll \beta/(v-1)$.
     """
 
     lambda1: float
@@ -74,7 +80,9 @@ def stage2_constants(params: TopicModel) -> Stage2Constants:
         c5=(1 + c4 * p_m * p_r) * (2 - c4) / (2 * c4),
         lambda2=100 * (a / (p_m * p_r) + 1),
         lambda3=(a + p_m * p_r) * v / 100,
-        lambda4=a / lam4_den * (1 - (1 - p_c - p_r) * p_m) / (p_m * p_r) * v if lam4_den > 0 else float("nan"),
+        lambda4=a / lam4_den * (1 - (1 - p_c - p_r) * p_m) / (p_m * p_r) * v
+        if lam4_den > 0
+        else float("nan"),
         lambda5=c4 / (v - 1) if v > 1 else float("inf"),
         gamma_star=((tau - 1) + c4 * p_m * p_r * tau) / (c4 - 1),
         beta_star=v * ((1 + c4 * p_m * p_r) * tau - 1) / (c4 - 1),
@@ -99,8 +107,8 @@ def _floats(params: TopicModel) -> tuple[float, ...]:
 
 
 def block_attention_loss(gamma, params: TopicModel, convention: str = "thesis") -> np.ndarray:
-    """Exact finite-size loss $L(\\gamma)$ of the proof of Thm 2.1.3 (three cases: the shown word is in the target's
-    topic, in another present topic, in an absent topic), vectorised over ``gamma``."""
+    r"""Exact finite-size loss $L(\gamma)$ of the proof of Thm 2.1.3 (three cases: the shown word is in the
+    target's topic, in another present topic, in an absent topic), vectorised over ``gamma``."""
     _check_convention(convention)
     g = _positive("gamma", gamma)
     T, v, tau = params.T, params.v, params.tau
@@ -128,7 +136,8 @@ def block_attention_loss(gamma, params: TopicModel, convention: str = "thesis") 
 
 
 def diagonal_attention_loss(alpha, beta, params: TopicModel, convention: str = "thesis") -> np.ndarray:
-    """Exact finite-size loss $L(\\alpha, \\beta)$ of the proof of Thm 2.1.5 (four cases), frozen $\\mathbf D^V$."""
+    r"""Exact finite-size loss $L(\alpha, \beta)$ of the proof of Thm 2.1.5 (four cases), frozen $\mathbf
+    D^V$."""
     _check_convention(convention)
     al, be = np.broadcast_arrays(_positive("alpha", alpha), _positive("beta", beta))
     T, v, tau = params.T, params.v, params.tau
@@ -158,8 +167,8 @@ def diagonal_attention_loss(alpha, beta, params: TopicModel, convention: str = "
 
 
 def denoiser_matrix(params: TopicModel, kind: str = "block") -> np.ndarray:
-    """The proof's prediction map as a matrix acting on $y$ with $y_0 = 0$ and $\\sum y = 1$ ("thesis" convention):
-    $c_3\\cdot$(topic average, or $y_i$) $- c_3p_mp_r/(Tv)$; row 0 is zero."""
+    r"""The proof's prediction map as a matrix acting on $y$ with $y_0 = 0$ and $\sum y = 1$ ("thesis"
+    convention): $c_3\cdot$(topic average, or $y_i$) $- c_3p_mp_r/(Tv)$; row 0 is zero."""
     k = constants(params)
     c3, b, V, T, v = float(k.c3), float(params.b), params.V, params.T, params.v
     W = np.zeros((V, V))
@@ -182,12 +191,12 @@ def attention_loss_explicit(
     all_subsets: bool = False,
     max_subsets: int = 2000,
 ) -> float:
-    """The stage-2 loss computed directly from vectors, for any frozen ``W`` (no case algebra).
+    r"""The stage-2 loss computed directly from vectors, for any frozen ``W`` (no case algebra).
 
     For each shown word $q$ builds $y(q)$ from the masked frequencies and the attention ratios (``mask_keys``:
-    whether [MASK] keys get the base weight), predicts $\\mathbf W y(q)$ and averages
-    $\\|\\mathbf W y(q) - e_w\\|^2$ over target words $w$ and shown words $q \\ne$ [MASK] with probability
-    $P(w)(p_c[q = w] + p_r/(Tv))$. Uses the document with topics $0..\\tau-1$ (valid for topic-permutation
+    whether [MASK] keys get the base weight), predicts $\mathbf W y(q)$ and averages
+    $\|\mathbf W y(q) - e_w\|^2$ over target words $w$ and shown words $q \ne$ [MASK] with probability
+    $P(w)(p_c[q = w] + p_r/(Tv))$. Uses the document with topics $0..\tau-1$ (valid for topic-permutation
     equivariant ``W``), or averages over all topic subsets with ``all_subsets``. $O(V^3)$ per subset.
     """
     W = _check_matrix(W, params).astype(float)
@@ -217,15 +226,20 @@ def attention_loss_explicit(
         pred = W @ Y  # column q: the prediction when the query shows word q
         p_w = present / (tau * v)
         joint = p_w[:, None] * (p_c * np.eye(Tv) + p_r / Tv)  # P(target w, shown q)
-        total += (joint.sum(axis=0) * (pred**2).sum(axis=0)).sum() - 2 * (joint * pred[1:, :]).sum() + joint.sum()
+        total += (
+            (joint.sum(axis=0) * (pred**2).sum(axis=0)).sum() - 2 * (joint * pred[1:, :]).sum() + joint.sum()
+        )
     return total / len(subsets)
 
 
-# ---------------------------------------------------------------------------------------------------------------
+# ------------------------------------------------------------------------------------------------------------
 # optimisers
-# ---------------------------------------------------------------------------------------------------------------
-def optimal_gamma(params: TopicModel, convention: str = "thesis", log10_range=(-4.0, 12.0)) -> tuple[float, float]:
-    """$\\arg\\min_\\gamma L(\\gamma)$ and the minimum: log-grid scan, then bounded Brent refinement in $\\log\\gamma$."""
+# ------------------------------------------------------------------------------------------------------------
+def optimal_gamma(
+    params: TopicModel, convention: str = "thesis", log10_range=(-4.0, 12.0)
+) -> tuple[float, float]:
+    r"""$\arg\min_\gamma L(\gamma)$ and the minimum: log-grid scan, then bounded Brent refinement in
+    $\log\gamma$."""
     from scipy.optimize import minimize_scalar
 
     grid = np.linspace(*log10_range, 1601)
@@ -238,18 +252,23 @@ def optimal_gamma(params: TopicModel, convention: str = "thesis", log10_range=(-
         method="bounded",
         options={"xatol": 1e-10},
     )
-    best = (10.0 ** float(res.x), float(res.fun)) if res.fun <= losses[i] else (10.0 ** grid[i], float(losses[i]))
+    best = (
+        (10.0 ** float(res.x), float(res.fun))
+        if res.fun <= losses[i]
+        else (10.0 ** grid[i], float(losses[i]))
+    )
     return best
 
 
 def optimal_diagonal_attention(
     params: TopicModel, convention: str = "thesis", log10_alpha=(-12.0, 8.0), log10_beta=(-4.0, 12.0)
 ) -> tuple[float, float, float]:
-    """$\\arg\\min_{\\alpha,\\beta} L(\\alpha, \\beta)$ for frozen $\\mathbf D^V$, returned as ``(alpha, beta, loss)``.
+    r"""$\arg\min_{\alpha,\beta} L(\alpha, \beta)$ for frozen $\mathbf D^V$, returned as ``(alpha, beta,
+    loss)``.
 
-    The landscape is nearly flat in $\\alpha$ (differences ~1e-11), so a joint simplex search stalls; instead the
-    profile $\\min_\\beta L(\\alpha, \\beta)$ is minimised over a log grid of $\\alpha$, then refined (Brent in
-    $\\log\\alpha$, each profile value by Brent in $\\log\\beta$ after a grid scan).
+    The landscape is nearly flat in $\alpha$ (differences ~1e-11), so a joint simplex search stalls; instead
+    the profile $\min_\beta L(\alpha, \beta)$ is minimised over a log grid of $\alpha$, then refined (Brent in
+    $\log\alpha$, each profile value by Brent in $\log\beta$ after a grid scan).
     """
     from scipy.optimize import minimize_scalar
 
@@ -281,9 +300,53 @@ def optimal_diagonal_attention(
 
 
 def frozen_value_matrix(params: TopicModel, kind: str, convention: str) -> np.ndarray:
-    """The frozen $\\mathbf W^V$ that the closed-form stage-2 losses assume under ``convention``."""
+    r"""The frozen $\mathbf W^V$ that the closed-form stage-2 losses assume under ``convention``."""
     _check_convention(convention)
     if convention == "thesis":
         return denoiser_matrix(params, kind)
     matrix = optimal_value_matrix(params) if kind == "block" else diagonal_value_matrix(params)
     return matrix.astype(float)
+
+
+# ------------------------------------------------------------------------------------------------------------
+# verdicts
+# ------------------------------------------------------------------------------------------------------------
+def gamma_only_gap(W: np.ndarray, params: TopicModel, mask_keys: bool, pairs=None) -> float:
+    r"""Remark 2.1.5 as a number: the largest change of the (explicit) loss between attention ratios with the
+    same $\gamma$; zero up to round-off for a block-uniform frozen matrix."""
+    v = params.v
+    if pairs is None:  # four (alpha, beta) with gamma = 2
+        pairs = [(al, 2.0 * v - (v - 1) * al) for al in (0.25, 1.0, 1.5, 2.0)]
+    losses = [attention_loss_explicit(W, al, be, params, mask_keys) for al, be in pairs]
+    gammas = [(v - 1) / v * al + be / v for al, be in pairs]
+    if max(gammas) - min(gammas) > 1e-9 * max(gammas):
+        raise ValueError("the pairs must share one value of gamma")
+    return float(max(losses) - min(losses))
+
+
+def gamma_in_interval(params: TopicModel, gamma: float, constant: str = "proved") -> bool:
+    r"""Thm 2.1.3's conclusion for ``gamma``: inside $(c(\tau-1), \lambda_2T)$ with $c = c_5$ (``"proved"``)
+    or the printed $\lambda_1$ (``"stated"``)."""
+    k = stage2_constants(params)
+    lower = {"proved": k.c5, "stated": k.lambda1}[constant] * (params.tau - 1)
+    return bool(lower < gamma < k.lambda2 * params.T)
+
+
+def diagonal_bounds_hold(params: TopicModel, alpha: float, beta: float) -> bool:
+    r"""Thm 2.1.5's conclusion: $\lambda_3\tau < \beta < \lambda_4T$ and $\alpha < \lambda_5\beta$."""
+    k = stage2_constants(params)
+    return bool(k.lambda3 * params.tau < beta < k.lambda4 * params.T and alpha < k.lambda5 * beta)
+
+
+def explicit_optimal_attention(
+    W: np.ndarray, params: TopicModel, mask_keys: bool, start=(0.0, 1.0)
+) -> tuple[float, float, float]:
+    r"""Direct numerical minimisation of :func:`attention_loss_explicit` over $(\log\alpha, \log\beta)$
+    (Nelder-Mead from a coarse grid); returns ``(alpha, beta, loss)``. Small vocabularies only."""
+    from scipy.optimize import minimize
+
+    fun = lambda x: attention_loss_explicit(W, 10.0 ** x[0], 10.0 ** x[1], params, mask_keys)
+    grid = [(la, lb) for la in np.linspace(-3, 3, 7) for lb in np.linspace(-1, 4, 11)]
+    x0 = min(grid, key=fun)
+    res = minimize(fun, x0=np.array(x0), method="Nelder-Mead", options={"xatol": 1e-9, "fatol": 1e-16})
+    return 10.0 ** float(res.x[0]), 10.0 ** float(res.x[1]), float(res.fun)

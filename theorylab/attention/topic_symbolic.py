@@ -1,8 +1,9 @@
 """Symbolic derivations (sympy) behind Thm 2.1.2 and Prop. 2.1.1, independent of the numeric closed forms.
 
-:func:`derive_block_values` minimises the squared norm of one row of the optimal family of Lemma 2.1.1 over its
-free constant $u$ (within-block mass spread evenly, which is the minimum-norm split), and returns the resulting
-$W_{diff} = u^*$, $W_{same} = u^* + c_3/v$ and $W_{i0} = -c_1 - c_2u^*$ together with the printed formulas.
+:func:`derive_block_values` minimises the squared norm of one row of the optimal family of Lemma 2.1.1 over
+its free constant $u$ (within-block mass spread evenly, which is the minimum-norm split), and returns the
+resulting $W_{diff} = u^*$, $W_{same} = u^* + c_3/v$ and $W_{i0} = -c_1 - c_2u^*$ together with the printed
+formulas.
 """
 
 from __future__ import annotations
@@ -19,7 +20,8 @@ def derive_block_values() -> dict[str, object]:
     """Derive Thm 2.1.2's block values; every ``*_difference`` entry is 0 iff the printed form is right.
 
     The minimisation is done with $c_1, c_2, c_3$ as free symbols (the row norm is a quadratic in $u$); the
-    simplification $W_{i0} = (c_2 + 1)/(c_2^2 + Tv)$ then uses their definitions in terms of the masking rates.
+    simplification $W_{i0} = (c_2 + 1)/(c_2^2 + Tv)$ then uses their definitions in terms of the masking
+    rates.
     """
     import sympy as sp
 
@@ -42,16 +44,14 @@ def derive_block_values() -> dict[str, object]:
         "curvature": sp.cancel(2 * quad),
         "w_diff_difference": sp.cancel(w_diff + (c1 * c2 + c3) / (c2**2 + T * v)),
         "w_mask_col_difference": sp.cancel(w_col - (c2 * c3 - c1 * T * v) / (c2**2 + T * v)),
-        "w_mask_col_simplified_difference": sp.cancel(
-            (w_col - (c2 + 1) / (c2**2 + T * v)).subs(definitions)
-        ),
+        "w_mask_col_simplified_difference": sp.cancel((w_col - (c2 + 1) / (c2**2 + T * v)).subs(definitions)),
         "contrast_difference": sp.cancel(w_same - w_diff - c3 / v),
         "definitions": definitions,
     }
 
 
 def prop211_total_mass():
-    """$v\\tau p_1 + v(T-\\tau)p_2 + m_0 - 1$, which simplifies to 0 (Prop. 2.1.1's frequencies sum to one)."""
+    r"""$v\tau p_1 + v(T-\tau)p_2 + m_0 - 1$, which simplifies to 0 (Prop. 2.1.1's frequencies sum to one)."""
     import sympy as sp
 
     p_m, p_c, p_r, T, v, tau = symbols()
@@ -63,12 +63,12 @@ def prop211_total_mass():
 
 
 def block_prediction_residual():
-    """$(\\mathbf W^{V*}y)_i - P_i$ for a word $i$ of a present topic, as a function of $P_i$, and the two identities
-    used to write it in the constants: returns three expressions that all cancel to 0.
+    r"""$(\mathbf W^{V*}y)_i - P_i$ for a word $i$ of a present topic, as a function of $P_i$, and the two
+    identities used to write it in the constants: returns three expressions that all cancel to 0.
 
-    With uniform attention $y_0 = m_0$, $\\sum_{l \\ge 1} y_l = 1 - m_0$ and the own-topic mass is $v(aP_i + b)$, so
-    the prediction is $W_{i0}m_0 + W_{diff}(1 - m_0) + c_3(aP_i + b)$; in the constants $m_0 = 1/(c_2 + 1)$ and
-    $c_3 b = c_1 m_0$.
+    With uniform attention $y_0 = m_0$, $\sum_{l \ge 1} y_l = 1 - m_0$ and the own-topic mass is $v(aP_i +
+    b)$, so the prediction is $W_{i0}m_0 + W_{diff}(1 - m_0) + c_3(aP_i + b)$; in the constants $m_0 = 1/(c_2
+    + 1)$ and $c_3 b = c_1 m_0$.
     """
     import sympy as sp
 
@@ -77,7 +77,6 @@ def block_prediction_residual():
     values = derive_block_values()
     c1, c2, c3 = sp.symbols("c1 c2 c3", positive=True)
     definitions = values["definitions"]
-    a = 1 - (1 - p_c) * p_m
     m0 = p_m * (1 - p_c - p_r)
     b = p_m * p_r / (T * v)
     m0_c = 1 / (c2 + 1)

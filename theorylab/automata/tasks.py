@@ -26,12 +26,16 @@ class AutomatonTask:
     Symbols are i.i.d. with probabilities ``probs`` (uniform if ``None``; parity OOD tests vary $P[\\sigma =
     1]$),
     or, with ``dead`` states given, uniform among the symbols that avoid them (the Dyck experiments).
+    ``score_from``: positions ``t < score_from`` (0-based) are masked out (e.g. to score only the positions
+    beyond
+    the training length).
     """
 
     automaton: Semiautomaton
     q0: int = 0
     probs: tuple | None = None
     dead: tuple = ()
+    score_from: int = 0
     name: str = ""
     loss: str = field(default="ce", init=False)
 
@@ -39,6 +43,8 @@ class AutomatonTask:
         if not isinstance(self.automaton, Semiautomaton):
             raise TypeError(f"automaton must be a Semiautomaton, got {type(self.automaton).__name__}")
         self.automaton._check_state(self.q0)
+        if isinstance(self.score_from, bool) or not isinstance(self.score_from, int) or self.score_from < 0:
+            raise ValueError(f"score_from must be a non-negative int, got {self.score_from!r}")
         if self.probs is not None:
             p = np.asarray(self.probs, dtype=float)
             if p.shape != (self.automaton.n_symbols,) or not np.all(np.isfinite(p)) or (p < 0).any():
@@ -75,4 +81,6 @@ class AutomatonTask:
 
         words = self.sample_words(rng, batch, T)
         states = self.automaton.run(words, self.q0)
-        return Batch(inputs=words, targets=states, mask=np.ones(words.shape, dtype=bool))
+        mask = np.ones(words.shape, dtype=bool)
+        mask[:, : self.score_from] = False
+        return Batch(inputs=words, targets=states, mask=mask)

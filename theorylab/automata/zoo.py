@@ -271,6 +271,8 @@ def sample_valid(
     dead_mask[list(dead)] = True
     valid = ~dead_mask[aut.delta]  # [n_symbols, n_states]
     q = np.full(batch, aut._check_state(q0), dtype=np.int64)
+    if dead_mask[q0]:
+        raise ValueError(f"the start state {q0} is one of the dead states")
     cum = np.cumsum(valid.T, axis=1)  # [n_states, n_symbols]
     if (cum[:, -1] == 0)[~dead_mask].any():
         raise ValueError("some live state has no symbol that avoids the dead states")

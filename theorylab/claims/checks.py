@@ -30,44 +30,74 @@ def _marker_call(node: ast.expr) -> ast.Call | None:
     return None
 
 
-def _literal(node: ast.expr | None, default):
+def _literal(node: ast.expr | None, default, consts: dict | None = None):
     if node is None:
         return default
+    if isinstance(node, ast.Name) and consts and node.id in consts:
+        return consts[node.id]
     try:
         return ast.literal_eval(node)
     except ValueError:
         return default
 
 
-def _refs_from_decorators(decorators: list[ast.expr], file: str, name: str, line: int) -> list[CheckRef]:
+def _refs_from_decorators(
+    decorators: list[ast.expr], file: str, name: str, line: int, consts: dict
+) -> list[CheckRef]:
     refs = []
     for dec in decorators:
         call = _marker_call(dec)
         if call is None or not call.args:
             continue
-        claim = _literal(call.args[0], None)
+        claim = _literal(call.args[0], None, consts)
         kwargs = {k.arg: k.value for k in call.keywords}
-        tier = _literal(kwargs.get("tier"), None)
+        tier = _literal(kwargs.get("tier"), None, consts)
         if tier is None and len(call.args) > 1:
-            tier = _literal(call.args[1], None)
+            tier = _literal(call.args[1], None, consts)
         if isinstance(claim, str):
-            refs.append(CheckRef(claim, str(tier), bool(_literal(kwargs.get("control"), False)), file, name, line))
+            refs.append(
+                CheckRef(claim, str(tier), bool(_literal(kwargs.get("control"), False)), file, name, line)
+            )
     return refs
 
 
+def _string_constants(tree: ast.Module) -> dict[str, str]:
+    """Module-level ``NAME = "..."`` and ``A, B = "...", "..."`` assignments."""
+    consts: dict[str, str] = {}
+    for node in tree.body:
+        if not isinstance(node, ast.Assign) or len(node.targets) != 1:
+            continue
+        target, value = node.targets[0], node.value
+        pairs = (
+            zip(target.elts, value.elts, strict=False)
+            if isinstance(target, ast.Tuple) and isinstance(value, ast.Tuple)
+            else [(target, value)]
+        )
+        for name, const in pairs:
+            if (
+                isinstance(name, ast.Name)
+                and isinstance(const, ast.Constant)
+                and isinstance(const.value, str)
+            ):
+                consts[name.id] = const.value
+    return consts
+
+
 def scan_file(path: Path) -> list[CheckRef]:
-    """Every claim marker in ``path``; a class's markers apply to each of its test methods."""
+    """Every claim marker in ``path``; a class's markers apply to each of its test methods. Claim ids may be
+    string literals or module-level string constants."""
     tree = ast.parse(Path(path).read_text(encoding="utf-8"), filename=str(path))
+    consts = _string_constants(tree)
     refs: list[CheckRef] = []
     for node in tree.body:
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
-            refs += _refs_from_decorators(node.decorator_list, str(path), node.name, node.lineno)
+            refs += _refs_from_decorators(node.decorator_list, str(path), node.name, node.lineno, consts)
         elif isinstance(node, ast.ClassDef):
             outer = node.decorator_list
             for sub in node.body:
                 if isinstance(sub, ast.FunctionDef) and sub.name.startswith("test"):
                     refs += _refs_from_decorators(
-                        outer + sub.decorator_list, str(path), f"{node.name}.{sub.name}", sub.lineno
+                        outer + sub.decorator_list, str(path), f"{node.name}.{sub.name}", sub.lineno, consts
                     )
     return refs
 

@@ -27,7 +27,18 @@ DOCUMENTS = {
 
 _ID = re.compile(r"^[a-z][a-z0-9_]*\.[A-Za-z0-9_.\-]+$")
 _FILE_KEYS = {"family", "title", "docs", "claim"}
-_CLAIM_KEYS = {"id", "title", "source", "statement", "tiers", "status", "uses", "counterexample", "notes", "erratum"}
+_CLAIM_KEYS = {
+    "id",
+    "title",
+    "source",
+    "statement",
+    "tiers",
+    "status",
+    "uses",
+    "counterexample",
+    "notes",
+    "erratum",
+}
 _REQUIRED = ("id", "title", "source", "statement", "tiers", "status")
 _SOURCE_KEYS = {"document", "numbering", "section"}
 _ERRATUM_KEYS = {"printed", "corrected", "counterexample"}
@@ -140,12 +151,20 @@ def _parse_claim(raw: dict, family: str, file: str) -> Claim:
     erratum = None
     if status in ("holds-corrected", "refuted"):
         if "erratum" not in raw:
-            raise _fail(file, cid, f"status {status!r} requires an 'erratum' table (printed, corrected, counterexample)")
+            raise _fail(
+                file,
+                cid,
+                f"status {status!r} requires an 'erratum' table (printed, corrected, counterexample)",
+            )
         required = ("printed", "counterexample") + (("corrected",) if status == "holds-corrected" else ())
         e = _table(raw["erratum"], file, cid, "erratum", _ERRATUM_KEYS, required)
-        erratum = Erratum(e["printed"].strip(), str(e.get("corrected", "")).strip(), e["counterexample"].strip())
+        erratum = Erratum(
+            e["printed"].strip(), str(e.get("corrected", "")).strip(), e["counterexample"].strip()
+        )
     elif "erratum" in raw:
-        raise _fail(file, cid, f"an 'erratum' is only allowed with status holds-corrected or refuted, not {status!r}")
+        raise _fail(
+            file, cid, f"an 'erratum' is only allowed with status holds-corrected or refuted, not {status!r}"
+        )
 
     counterexample = raw.get("counterexample")
     if counterexample is not None:
@@ -204,7 +223,9 @@ def load_registry(paths: Iterable[Path] | None = None) -> tuple[dict[str, Claim]
         fams[fam.name] = fam
         for claim in records:
             if claim.id in claims:
-                raise _fail(claim.file, claim.id, f"duplicate id (already defined in {claims[claim.id].file})")
+                raise _fail(
+                    claim.file, claim.id, f"duplicate id (already defined in {claims[claim.id].file})"
+                )
             claims[claim.id] = claim
     for claim in claims.values():
         for used in claim.uses:

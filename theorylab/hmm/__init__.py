@@ -1,7 +1,8 @@
 """theorylab.hmm: identifiability of (Gaussian) HMMs from masked prediction (Liu thesis §2.2).
 
 Models ``HMM(O, T)`` and ``GHMM(M, T)`` validated against Assumptions 5-9; exact optimal predictors
-``optimal_predictor(model, target, given)``; ``recover_from_predictor`` (Theorems 5, 7, 8); the non-identifiable
+``optimal_predictor(model, target, given)``; ``recover_from_predictor`` (Theorems 5, 7, 8); the
+non-identifiable
 pairs of Theorems 4, 6, 8, Claim 1 and Lemma 7 (``theorylab.hmm.constructions``); ``sample``.
 """
 

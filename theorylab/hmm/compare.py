@@ -15,7 +15,8 @@ __all__ = ["Relabeling", "relabeling_distance", "same_up_to_relabeling", "predic
 
 @dataclass(frozen=True)
 class Relabeling:
-    """Best permutation ``perm`` (model 2's state ``perm[i]`` plays model 1's state ``i``) and the max abs errors
+    """Best permutation ``perm`` (model 2's state ``perm[i]`` plays model 1's state ``i``) and the max abs
+    errors
     $\\max|E_1-E_2\\Pi|$ (emission / means) and $\\max|T_1-\\Pi^\\top T_2\\Pi|$ after applying it."""
 
     perm: np.ndarray
@@ -48,12 +49,14 @@ def relabeling_distance(m1: HMM | GHMM, m2: HMM | GHMM) -> Relabeling:
 
 
 def same_up_to_relabeling(m1: HMM | GHMM, m2: HMM | GHMM, tol: float = 1e-8) -> bool:
-    """Whether a permutation $\\Pi$ gives $E_2\\Pi=E_1$ and $\\Pi^\\top T_2\\Pi=T_1$ to ``tol`` (max abs entry)."""
+    """Whether a permutation $\\Pi$ gives $E_2\\Pi=E_1$ and $\\Pi^\\top T_2\\Pi=T_1$ to ``tol`` (max abs
+    entry)."""
     return relabeling_distance(m1, m2).error <= tol
 
 
 def predictor_gap(m1: HMM | GHMM, m2: HMM | GHMM, task, points=None) -> float:
-    """$\\max|f_1-f_2|$ of the optimal predictors for ``task`` (all one-hot inputs, or the G-HMM query ``points``)."""
+    """$\\max|f_1-f_2|$ of the optimal predictors for ``task`` (all one-hot inputs, or the G-HMM query
+    ``points``)."""
     _pair(m1, m2)
     f1, f2 = optimal_predictor(m1, task), optimal_predictor(m2, task)
     if isinstance(m1, GHMM):

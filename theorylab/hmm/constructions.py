@@ -1,14 +1,18 @@
-"""Random parameters and the non-identifiable pairs of §2.2 (Theorems 4, 6, 8, Claim 1, Lemma 7, example 2.47).
+"""Random parameters and the non-identifiable pairs of §2.2 (Theorems 4, 6, 8, Claim 1, Lemma 7, example
+2.47).
 
 Notation: $J=\\mathbb 1\\mathbb 1^\\top$, $P$ the cyclic shift ($Pe_1=e_2$, $Pe_2=e_3$, $Pe_3=e_1$).
 
 * Rotation pairs (Theorem 6 and more): for any orthogonal $R$ with $R\\mathbb 1=\\mathbb 1$,
   $(\\tilde O,\\tilde T)=(OR,R^\\top TR)$ has $\\tilde\\phi=R^\\top\\phi$, so every pairwise predictor
-  $\\tilde O\\tilde T^{s}\\tilde\\phi=OT^s\\phi$ (and with $T^\\top$) matches, at every gap, in both directions.
+  $\\tilde O\\tilde T^{s}\\tilde\\phi=OT^s\\phi$ (and with $T^\\top$) matches, at every gap, in both
+  directions.
 * Claim 1: $T=aI+(1-a)P$, $Q(\\theta)=M^{-1}R(\\theta)^{-1}M$ (a rotation about $\\mathbb 1$, circulant),
   $\\tilde T=Q(2\\pi/t)T$ has $\\tilde T^t=T^tQ^t=T^t$.
-* Theorem 8 case 2 (false as printed): if $M^\\top M\\mathbb 1\\propto\\mathbb 1$ and $T\\le 2/k$ entrywise, then
-  $(\\tilde M,\\tilde T)=(M(I-\\tfrac2kJ),\\tfrac2kJ-T)$ gives $\\tilde M\\tilde T=-MT$, $\\tilde M\\tilde T^\\top=-MT^\\top$,
+* Theorem 8 case 2 (false as printed): if $M^\\top M\\mathbb 1\\propto\\mathbb 1$ and $T\\le 2/k$ entrywise,
+then
+  $(\\tilde M,\\tilde T)=(M(I-\\tfrac2kJ),\\tfrac2kJ-T)$ gives $\\tilde M\\tilde T=-MT$, $\\tilde M\\tilde
+  T^\\top=-MT^\\top$,
   $\\phi_{\\tilde M}=\\phi_M$, hence the same $x_1\\otimes x_3\\mid x_2$ predictor.
 """
 
@@ -86,8 +90,11 @@ def sinkhorn(U, iters: int = 5000, tol: float = 1e-14) -> np.ndarray:
     return X
 
 
-def random_emission(d: int, k: int, rng: np.random.Generator, alpha: float = 1.0, max_cond: float = 1e3) -> np.ndarray:
-    """Column-stochastic $O$ with Dirichlet($\\alpha$) columns, redrawn until cond(O) <= max_cond and all row sums
+def random_emission(
+    d: int, k: int, rng: np.random.Generator, alpha: float = 1.0, max_cond: float = 1e3
+) -> np.ndarray:
+    """Column-stochastic $O$ with Dirichlet($\\alpha$) columns, redrawn until cond(O) <= max_cond and all
+    row sums
     >= 1e-3 (Assumptions 6, 7 with margin)."""
     for _ in range(1000):
         O = rng.dirichlet(np.full(d, alpha), size=k).T
@@ -99,7 +106,8 @@ def random_emission(d: int, k: int, rng: np.random.Generator, alpha: float = 1.0
 def random_doubly_stochastic(
     k: int, rng: np.random.Generator, lam: tuple[float, float] = (0.3, 0.7), min_sv: float = 0.05
 ) -> np.ndarray:
-    """$T=\\lambda\\Pi+(1-\\lambda)\\,\\mathrm{Sinkhorn}(U)$ with a random permutation $\\Pi$ (plain Sinkhorn of a
+    """$T=\\lambda\\Pi+(1-\\lambda)\\,\\mathrm{Sinkhorn}(U)$ with a random permutation $\\Pi$ (plain
+    Sinkhorn of a
     uniform matrix is nearly $J/k$ and ill-conditioned); redrawn until $\\sigma_{\\min}(T)\\ge$ ``min_sv``."""
     for _ in range(1000):
         lam_ = rng.uniform(*lam)
@@ -110,7 +118,9 @@ def random_doubly_stochastic(
     raise RuntimeError("could not draw a well-conditioned doubly stochastic matrix")
 
 
-def random_unit_means(d: int, k: int, rng: np.random.Generator, max_cond: float = 100.0, min_gap: float = 0.2):
+def random_unit_means(
+    d: int, k: int, rng: np.random.Generator, max_cond: float = 100.0, min_gap: float = 0.2
+):
     """Unit-norm Gaussian columns, redrawn until cond(M) <= max_cond and all pairwise distances >= min_gap."""
     for _ in range(1000):
         M = rng.standard_normal((d, k))
@@ -132,9 +142,13 @@ def random_ghmm(d: int, k: int, rng: np.random.Generator) -> GHMM:
 # ---------------------------------------------------------------- rotations about the all-ones vector
 
 
-def rotation_fixing_ones(k: int, theta: float, rng: np.random.Generator | None = None, skew=None) -> np.ndarray:
-    """$R=\\exp(\\theta VAV^\\top)$: orthogonal, $R\\mathbb 1=\\mathbb 1$, $\\mathbb 1^\\top R=\\mathbb 1^\\top$ ($V$ an
-    orthonormal basis of $\\mathbb 1^\\perp$, $A$ skew-symmetric with $\\|A\\|_2=1$, random unless ``skew`` given)."""
+def rotation_fixing_ones(
+    k: int, theta: float, rng: np.random.Generator | None = None, skew=None
+) -> np.ndarray:
+    """$R=\\exp(\\theta VAV^\\top)$: orthogonal, $R\\mathbb 1=\\mathbb 1$, $\\mathbb 1^\\top R=\\mathbb
+    1^\\top$ ($V$ an
+    orthonormal basis of $\\mathbb 1^\\perp$, $A$ skew-symmetric with $\\|A\\|_2=1$, random unless ``skew``
+    given)."""
     if k < 3:
         raise ValueError("a non-permutation rotation fixing the all-ones vector needs k >= 3")
     V = null_space(np.ones((1, k)))
@@ -150,7 +164,8 @@ def rotation_fixing_ones(k: int, theta: float, rng: np.random.Generator | None =
 
 
 def rodrigues_about_ones(theta: float) -> np.ndarray:
-    """Rotation of $\\mathbb R^3$ by ``theta`` about $n=(1,1,1)/\\sqrt3$: $I+\\sin\\theta[n]_\\times+(1-\\cos\\theta)[n]_\\times^2$."""
+    """Rotation of $\\mathbb R^3$ by ``theta`` about $n=(1,1,1)/\\sqrt3$:
+    $I+\\sin\\theta[n]_\\times+(1-\\cos\\theta)[n]_\\times^2$."""
     n = np.ones(3) / np.sqrt(3)
     K = np.array([[0, -n[2], n[1]], [n[2], 0, -n[0]], [-n[1], n[0], 0]])
     return np.eye(3) + np.sin(theta) * K + (1 - np.cos(theta)) * K @ K
@@ -168,7 +183,8 @@ def rotation_pair(model: HMM, R, validate: bool = True) -> HMM:
 
 
 def theorem6_pair(model: HMM | None = None, rng: np.random.Generator | None = None, theta: float = 0.3):
-    """A valid pair $(O,T)$, $(OR,R^\\top TR)$ with a random rotation about $\\mathbb 1$ (the angle is halved from
+    """A valid pair $(O,T)$, $(OR,R^\\top TR)$ with a random rotation about $\\mathbb 1$ (the angle is
+    halved from
     ``theta`` until $\\tilde O,\\tilde T\\ge0$). Default model: d=4, k=3, strictly positive."""
     rng = np.random.default_rng(6) if rng is None else rng
     if model is None:
@@ -189,7 +205,8 @@ _M_CLAIM3 = np.array([[1, -0.5, -0.5], [0, -np.sqrt(3) / 2, np.sqrt(3) / 2], [1 
 
 
 def claim1_rotation(theta: float) -> np.ndarray:
-    """$Q(\\theta)=M^{-1}R(\\theta)^{-1}M$ of the proof of Claim 3 (a circulant rotation about $\\mathbb 1$)."""
+    """$Q(\\theta)=M^{-1}R(\\theta)^{-1}M$ of the proof of Claim 3 (a circulant rotation about $\\mathbb
+    1$)."""
     c, s = np.cos(theta), np.sin(theta)
     Rinv = np.array([[c, s, 0], [-s, c, 0], [0, 0, 1]])
     return np.linalg.solve(_M_CLAIM3, Rinv @ _M_CLAIM3)
@@ -213,7 +230,8 @@ def claim1_pair(t: int, a: float = 0.5) -> tuple[np.ndarray, np.ndarray]:
 def theorem4_pair(t: int = 2, d: int = 4) -> tuple[HMM, HMM]:
     """Two HMMs with equal $x_t\\mid x_1$ predictors that are not relabelings (Theorem 4).
 
-    $t=2$: the rotation pair $(OR,R^\\top TR)$; $t\\ge3$: $\\tilde O=O$ and $T,\\tilde T$ from Claim 1 with power
+    $t=2$: the rotation pair $(OR,R^\\top TR)$; $t\\ge3$: $\\tilde O=O$ and $T,\\tilde T$ from Claim 1 with
+    power
     $t-1$ (the predictor is $OT^{t-1}\\phi$)."""
     if int(t) != t or t < 2:
         raise ValueError(f"Theorem 4 is about t >= 2, got {t}")
@@ -237,7 +255,9 @@ def example_247(exact: bool = False) -> tuple[HMM, HMM]:
         Q = rodrigues_about_ones(0.1)
         return HMM(O, T), HMM(O @ Q, Q.T @ T @ Q)
     tol = EXAMPLE_247_TOL
-    return HMM(O, T, tol=tol), HMM(np.array(EXAMPLE_247["O_tilde"]), np.array(EXAMPLE_247["T_tilde"]), tol=tol)
+    return HMM(O, T, tol=tol), HMM(
+        np.array(EXAMPLE_247["O_tilde"]), np.array(EXAMPLE_247["T_tilde"]), tol=tol
+    )
 
 
 # ---------------------------------------------------------------- G-HMM: Householder, Lemma 7, Theorem 8
@@ -259,8 +279,10 @@ def householder_pair(model: GHMM) -> GHMM:
 
 
 def lemma7_pair(model: GHMM, c: float | None = None, w=None) -> GHMM:
-    """For $d>k$: $\\tilde M=M-v\\mathbb 1^\\top$ with $v=cu+\\sqrt{2c-c^2\\|u\\|^2}\\,w$, $u=(M^\\dagger)^\\top\\mathbb 1$,
-    $w\\perp\\mathrm{col}(M)$ a unit vector, $c\\in(0,2/\\|u\\|^2)$: unit-norm means with $\\phi_{\\tilde M}=\\phi_M$ but
+    """For $d>k$: $\\tilde M=M-v\\mathbb 1^\\top$ with $v=cu+\\sqrt{2c-c^2\\|u\\|^2}\\,w$,
+    $u=(M^\\dagger)^\\top\\mathbb 1$,
+    $w\\perp\\mathrm{col}(M)$ a unit vector, $c\\in(0,2/\\|u\\|^2)$: unit-norm means with $\\phi_{\\tilde
+    M}=\\phi_M$ but
     $\\tilde M\\notin\\{M,HM\\}$ (Lemma 7 as printed fails). Returns the model with the same $T$."""
     M = model.M
     d, k = M.shape

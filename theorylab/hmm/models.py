@@ -1,6 +1,7 @@
 """Discrete HMM and Gaussian HMM (G-HMM) parameters, validated against the thesis's Assumptions 5-9.
 
-Conventions (column-stochastic): $T_{ij}=P(h_{t+1}=i\\mid h_t=j)$, $O_{ij}=P(x_t=i\\mid h_t=j)$ ($d\\times k$),
+Conventions (column-stochastic): $T_{ij}=P(h_{t+1}=i\\mid h_t=j)$, $O_{ij}=P(x_t=i\\mid h_t=j)$ ($d\\times
+k$),
 G-HMM means $M=[\\mu_1,\\dots,\\mu_k]$ ($d\\times k$) with $x_t\\mid h_t=i\\sim\\mathcal N(\\mu_i, I_d)$.
 
 * Assumption 5: $T$ doubly stochastic, $h_1$ stationary (hence uniform).
@@ -23,7 +24,8 @@ NEG_TOL = 1e-12  # entries above -NEG_TOL count as non-negative (round-off of ex
 
 
 class AssumptionError(ValueError):
-    """A parameter violates one of the thesis's assumptions; ``.assumption`` names it (e.g. ``"Assumption 5"``)."""
+    """A parameter violates one of the thesis's assumptions; ``.assumption`` names it (e.g. ``"Assumption
+    5"``)."""
 
     def __init__(self, assumption: str, message: str):
         super().__init__(f"{assumption}: {message}")
@@ -34,7 +36,11 @@ def _real_matrix(name: str, X) -> np.ndarray:
     if isinstance(X, str | bytes) or X is None:
         raise TypeError(f"{name} must be a real matrix, got {type(X).__name__}")
     arr = np.asarray(X)
-    if arr.dtype == object or np.iscomplexobj(arr) or not (np.issubdtype(arr.dtype, np.number) or arr.dtype == bool):
+    if (
+        arr.dtype == object
+        or np.iscomplexobj(arr)
+        or not (np.issubdtype(arr.dtype, np.number) or arr.dtype == bool)
+    ):
         raise TypeError(f"{name} must be a real numeric matrix, got dtype {arr.dtype}")
     arr = np.array(arr, dtype=float)
     if arr.ndim != 2:
@@ -52,12 +58,19 @@ def _check_transition(T: np.ndarray, tol: float) -> None:
     if T.shape != (k, k):
         raise ValueError(f"T must be square (k x k), got shape {T.shape}")
     if T.min() < -NEG_TOL:
-        raise AssumptionError("Assumption 5", f"T has negative entries (min {T.min():.3g}); it must be stochastic")
-    if np.max(np.abs(T.sum(axis=0) - 1)) > tol:
-        raise AssumptionError("Assumption 5", f"columns of T must sum to 1 (off by up to {np.max(np.abs(T.sum(axis=0) - 1)):.3g})")
-    if np.max(np.abs(T.sum(axis=1) - 1)) > tol:
         raise AssumptionError(
-            "Assumption 5", f"T must be doubly stochastic: row sums differ from 1 by up to {np.max(np.abs(T.sum(axis=1) - 1)):.3g}"
+            "Assumption 5", f"T has negative entries (min {T.min():.3g}); it must be stochastic"
+        )
+    if np.max(np.abs(T.sum(axis=0) - 1)) > tol:
+        raise AssumptionError(
+            "Assumption 5",
+            f"columns of T must sum to 1 (off by up to {np.max(np.abs(T.sum(axis=0) - 1)):.3g})",
+        )
+    row_gap = np.max(np.abs(T.sum(axis=1) - 1))
+    if row_gap > tol:
+        raise AssumptionError(
+            "Assumption 5",
+            f"T must be doubly stochastic: row sums differ from 1 by up to {row_gap:.3g}",
         )
 
 
@@ -93,10 +106,13 @@ class HMM:
         _check_transition(T, self.tol)
         if O.min() < -NEG_TOL:
             raise AssumptionError(
-                "HMM definition", f"O has negative entries (min {O.min():.3g}); its columns must be distributions"
+                "HMM definition",
+                f"O has negative entries (min {O.min():.3g}); its columns must be distributions",
             )
         if np.max(np.abs(O.sum(axis=0) - 1)) > self.tol:
-            raise AssumptionError("HMM definition", f"O must be column-stochastic (column sums {O.sum(axis=0)})")
+            raise AssumptionError(
+                "HMM definition", f"O must be column-stochastic (column sums {O.sum(axis=0)})"
+            )
         if np.any(O.sum(axis=1) <= 0):
             rows = np.flatnonzero(O.sum(axis=1) <= 0).tolist()
             raise AssumptionError("Assumption 6", f"rows {rows} of O are zero (token never emitted)")
@@ -119,7 +135,8 @@ class HMM:
         return self.O
 
     def posterior(self) -> np.ndarray:
-        """$\\Phi=D^{-1}O$ ($d\\times k$): row $j$ is $\\phi(e_j)=E[h_t\\mid x_t=e_j]$ (uniform prior, Assumption 5)."""
+        """$\\Phi=D^{-1}O$ ($d\\times k$): row $j$ is $\\phi(e_j)=E[h_t\\mid x_t=e_j]$ (uniform prior,
+        Assumption 5)."""
         rows = self.O.sum(axis=1, keepdims=True)
         if np.any(rows == 0):
             raise AssumptionError("Assumption 6", "a zero row of O makes the posterior undefined")
@@ -186,7 +203,8 @@ class GHMM:
         return self.M
 
     def posterior(self, x) -> np.ndarray:
-        """$\\phi(x)_i=\\mathrm{softmax}_i(\\mu_i^\\top x-\\|\\mu_i\\|^2/2)$ for ``x`` of shape (..., d) (log-sum-exp)."""
+        """$\\phi(x)_i=\\mathrm{softmax}_i(\\mu_i^\\top x-\\|\\mu_i\\|^2/2)$ for ``x`` of shape (..., d)
+        (log-sum-exp)."""
         x = np.asarray(x, dtype=float)
         if x.shape[-1] != self.d:
             raise ValueError(f"points must have last dimension d = {self.d}, got shape {x.shape}")

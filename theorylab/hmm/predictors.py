@@ -1,13 +1,16 @@
-"""Exact optimal predictors $f(x)=E[\\otimes_{\\tau\\in\\mathcal T}x_\\tau\\mid x_t=x]$ for masked prediction (eq. 2.35).
+"""Exact optimal predictors $f(x)=E[\\otimes_{\\tau\\in\\mathcal T}x_\\tau\\mid x_t=x]$ for masked
+prediction (eq. 2.35).
 
-Under Assumption 5 the hidden chain is stationary and uniform, and the reversed chain has transition $T^\\top$.
+Under Assumption 5 the hidden chain is stationary and uniform, and the reversed chain has transition
+$T^\\top$.
 Conditioning on the hidden state $h_t$ of the given token (posterior $\\phi(x)$), the targets after $t$ and
 those before $t$ are independent, and each side is a product of emission means and transition powers:
 
 $$E[x_{t+s}\\mid h_t]=E\\,T^{s},\\qquad E[x_{t-s}\\mid h_t]=E\\,(T^\\top)^{s},$$
 
 with $E=O$ (one-hot tokens) or $E=M$ (Gaussian means). Examples: $f^{1+s|1}=OT^s\\phi$,
-$f^{2\\otimes3|1}=O\\,\\mathrm{diag}(T\\phi)\\,(OT)^\\top$, $f^{1\\otimes3|2}=(OT^\\top)\\mathrm{diag}(\\phi)(OT)^\\top$,
+$f^{2\\otimes3|1}=O\\,\\mathrm{diag}(T\\phi)\\,(OT)^\\top$,
+$f^{1\\otimes3|2}=(OT^\\top)\\mathrm{diag}(\\phi)(OT)^\\top$,
 $f^{1\\otimes2|3}=(OT^\\top)\\mathrm{diag}(T^\\top\\phi)O^\\top$.
 ``predictor_by_enumeration`` recomputes the same quantities by summing over all hidden paths (a reference).
 """
@@ -45,7 +48,9 @@ def parse_task(task) -> tuple[tuple[int, ...], int]:
     try:
         targets, given = task
     except (TypeError, ValueError) as err:
-        raise TypeError(f"task must be a string like 'x2x3|x1' or a pair (targets, given), got {task!r}") from err
+        raise TypeError(
+            f"task must be a string like 'x2x3|x1' or a pair (targets, given), got {task!r}"
+        ) from err
     if isinstance(targets, int | np.integer):
         targets = (targets,)
     return _check_positions(tuple(targets), given)
@@ -63,7 +68,8 @@ def _check_positions(targets: Sequence[int], given: int) -> tuple[tuple[int, ...
 
 
 def _side_moment(E: np.ndarray, P: np.ndarray, distances: Sequence[int]) -> np.ndarray:
-    """$S[j,a_1..a_m]=E[\\otimes x\\mid h=j]$ for tokens at the given increasing distances along the chain ``P``."""
+    """$S[j,a_1..a_m]=E[\\otimes x\\mid h=j]$ for tokens at the given increasing distances along the chain
+    ``P``."""
     k = P.shape[0]
     S = np.eye(k)  # axes (j, [a_1..a_i], h): joint of emitted tokens so far and the current hidden state
     prev = 0
@@ -75,7 +81,8 @@ def _side_moment(E: np.ndarray, P: np.ndarray, distances: Sequence[int]) -> np.n
 
 
 def _conditional_moment(E: np.ndarray, T: np.ndarray, phi: np.ndarray, offsets: Sequence[int]) -> np.ndarray:
-    """$\\sum_j\\phi_j\\,E[\\otimes_\\tau x_\\tau\\mid h_t=j]$ with target offsets $\\tau-t$ (any order, non-zero)."""
+    """$\\sum_j\\phi_j\\,E[\\otimes_\\tau x_\\tau\\mid h_t=j]$ with target offsets $\\tau-t$ (any order,
+    non-zero)."""
     d, k = E.shape
     right = sorted(o for o in offsets if o > 0)
     left = sorted(-o for o in offsets if o < 0)
@@ -89,11 +96,13 @@ def _conditional_moment(E: np.ndarray, T: np.ndarray, phi: np.ndarray, offsets: 
 
 
 def optimal_predictor(model: HMM | GHMM, target, given: int | None = None):
-    """The optimal squared-loss predictor of $\\otimes_{\\tau\\in\\text{target}}x_\\tau$ from $x_{\\text{given}}$.
+    """The optimal squared-loss predictor of $\\otimes_{\\tau\\in\\text{target}}x_\\tau$ from
+    $x_{\\text{given}}$.
 
     ``target``: a position or a sequence of positions (1-based, in output-axis order), or a task string
     ``"x2x3|x1"`` with ``given=None``. HMM: an array ``f`` of shape ``(d, d, ..., d)`` with
-    ``f[j] = E[e_{x_t1} ⊗ ... | x_given = e_j]`` (the conditional pmf of the targets). G-HMM: a function mapping
+    ``f[j] = E[e_{x_t1} ⊗ ... | x_given = e_j]`` (the conditional pmf of the targets). G-HMM: a function
+    mapping
     points of shape ``(..., d)`` to ``(..., d, ..., d)``.
     """
     targets, g = parse_task(target) if given is None else parse_task((target, given))
@@ -122,7 +131,8 @@ def _paths(k: int, length: int) -> np.ndarray:
 def predictor_by_enumeration(model: HMM | GHMM, target, given: int):
     """Reference predictor summing over all $k^L$ hidden paths $h_1..h_L$ ($L$ = the largest position).
 
-    $P(h_{1:L})=\\frac1k\\prod_t T_{h_{t+1}h_t}$. HMM: joint pmf of the tokens, divided by the marginal of the given
+    $P(h_{1:L})=\\frac1k\\prod_t T_{h_{t+1}h_t}$. HMM: joint pmf of the tokens, divided by the marginal of
+    the given
     token. G-HMM: path weights times the Gaussian likelihood of the given point, normalized.
     """
     targets, g = parse_task((target, given))
@@ -158,10 +168,13 @@ def predictor_by_enumeration(model: HMM | GHMM, target, given: int):
 
 
 def triple_factors(model: HMM | GHMM, task, points=None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """CP factors $(A, B, C)$ of the stacked triple predictor $W[n]=f(x^{(n)})$ (Theorems 7, 8, eqs. 2.36-2.41).
+    """CP factors $(A, B, C)$ of the stacked triple predictor $W[n]=f(x^{(n)})$ (Theorems 7, 8, eqs.
+    2.36-2.41).
 
-    Everything is conditioned on the middle hidden state $h_2$: $E[x_1\\mid h_2]=ET^\\top$, $E[x_2\\mid h_2]=E$,
-    $E[x_3\\mid h_2]=ET$, and $P(h_2\\mid x_1)=T\\phi$, $P(h_2\\mid x_2)=\\phi$, $P(h_2\\mid x_3)=T^\\top\\phi$.
+    Everything is conditioned on the middle hidden state $h_2$: $E[x_1\\mid h_2]=ET^\\top$, $E[x_2\\mid
+    h_2]=E$,
+    $E[x_3\\mid h_2]=ET$, and $P(h_2\\mid x_1)=T\\phi$, $P(h_2\\mid x_2)=\\phi$, $P(h_2\\mid
+    x_3)=T^\\top\\phi$.
     Mode 1 is indexed by the inputs: all one-hot tokens (HMM) or ``points`` (G-HMM, shape (N, d)).
     """
     targets, g = parse_task(task)
@@ -184,7 +197,8 @@ def triple_factors(model: HMM | GHMM, task, points=None) -> tuple[np.ndarray, np
 
 
 def stack_predictor(pred: np.ndarray | Callable, points=None) -> np.ndarray:
-    """The 3-tensor $W=\\sum_x x\\otimes f(x)$ of the thesis: for a discrete predictor array this is the array itself
+    """The 3-tensor $W=\\sum_x x\\otimes f(x)$ of the thesis: for a discrete predictor array this is the
+    array itself
     ($W[j]=f(e_j)$); for a G-HMM predictor function, $W[n]=f(x^{(n)})$ over the query ``points``."""
     if callable(pred):
         if points is None:

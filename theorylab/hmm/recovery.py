@@ -2,17 +2,23 @@
 
 Theorem 7 (HMM, triple tasks on positions 1, 2, 3): $W[j]=f(e_j)=\\sum_i A_{ji}\\,B_i\\otimes C_i$ with
 $B, C\\in\\{OT^\\top, O, OT\\}$ (the targets' means given $h_2$) and $A=\\Phi K^\\top$; all three factors have
-Kruskal rank $k$, so Jennrich's algorithm returns them up to permutation and scale. Scales are fixed by the column
-sums (all of $O$, $OT$, $OT^\\top$ are column-stochastic); then $T=O^+(OT)$. For $x_1\\otimes x_3\\mid x_2$, $O$ is
+Kruskal rank $k$, so Jennrich's algorithm returns them up to permutation and scale. Scales are fixed by the
+column
+sums (all of $O$, $OT$, $OT^\\top$ are column-stochastic); then $T=O^+(OT)$. For $x_1\\otimes x_3\\mid x_2$,
+$O$ is
 read from $A=D^{-1}O$ with $D=\\mathrm{diag}(OT\\mathbb 1)$.
 
-Theorem 8 cases 1 and 3 (G-HMM): the same with query points for mode 1; the target-2 factor is $M$ up to scale, the
-scale is fixed by the unit norms up to a sign per column, and the $2^k$ sign patterns are resolved by re-evaluating
+Theorem 8 cases 1 and 3 (G-HMM): the same with query points for mode 1; the target-2 factor is $M$ up to
+scale, the
+scale is fixed by the unit norms up to a sign per column, and the $2^k$ sign patterns are resolved by
+re-evaluating
 the predictor on fresh points. Case 2 ($x_1\\otimes x_3\\mid x_2$) is not identifiable in general (see
 ``theorem8_case2_pair``) and raises.
 
-Theorem 5 (G-HMM, $x_2\\mid x_1$): far-away points $cu$ give $f(cu)\\to(MT)_{i^*}$, revealing the columns of $MT$;
-then $\\phi=(MT)^+f$, $\\log(\\phi_i/\\phi_1)=(\\mu_i-\\mu_1)^\\top x$ gives the differences, and $\\|\\mu_1\\|=1$ leaves two
+Theorem 5 (G-HMM, $x_2\\mid x_1$): far-away points $cu$ give $f(cu)\\to(MT)_{i^*}$, revealing the columns of
+$MT$;
+then $\\phi=(MT)^+f$, $\\log(\\phi_i/\\phi_1)=(\\mu_i-\\mu_1)^\\top x$ gives the differences, and
+$\\|\\mu_1\\|=1$ leaves two
 solutions $M$, $HM$; only one gives column sums $+1$ for $T=M^+(MT)$.
 """
 
@@ -28,7 +34,9 @@ from theorylab.tensors import cp_decompose
 
 __all__ = ["recover_from_predictor", "NotIdentifiableError", "RECOVERY_TOL"]
 
-RECOVERY_TOL = 1e-6  # validation tolerance of recovered sums: Jennrich on exact input is accurate to ~1e-7 (case 2)
+RECOVERY_TOL = (
+    1e-6  # validation tolerance of recovered sums: Jennrich on exact input is accurate to ~1e-7 (case 2)
+)
 
 
 class NotIdentifiableError(ValueError):
@@ -133,7 +141,9 @@ def _recover_ghmm_pairwise(f, d, k, targets, given, rng, norm, validate, directi
     X = rng.standard_normal((4 * d + 20, d))
     phi = np.asarray(f(X)) @ np.linalg.pinv(MT).T
     if phi.min() <= 0:
-        raise np.linalg.LinAlgError("recovered posteriors are not positive; the predictor is not a G-HMM predictor")
+        raise np.linalg.LinAlgError(
+            "recovered posteriors are not positive; the predictor is not a G-HMM predictor"
+        )
     logr = np.log(phi[:, 1:]) - np.log(phi[:, :1])
     design = np.column_stack([X, np.ones(len(X))])
     coef = np.linalg.lstsq(design, logr, rcond=None)[0]
@@ -170,10 +180,13 @@ def recover_from_predictor(
 ) -> HMM | GHMM:
     """Parameters (up to relabeling) from the optimal predictor ``pred`` of ``task``.
 
-    HMM: ``pred`` is the array of shape (d, d, d) of a triple task ``"x2x3|x1"``, ``"x1x3|x2"`` or ``"x1x2|x3"``
+    HMM: ``pred`` is the array of shape (d, d, d) of a triple task ``"x2x3|x1"``, ``"x1x3|x2"`` or
+    ``"x1x2|x3"``
     (Theorem 7). G-HMM: ``pred`` is a function of points (..., d) (``d`` from ``pred.d`` or the keyword) for
-    ``"x2|x1"`` (Theorem 5) or ``"x2x3|x1"`` / ``"x1x2|x3"`` (Theorem 8). ``refine`` adds ALS refinement (useful for
-    noisy predictors); ``validate=False`` returns parameters even when they violate the assumptions (noisy input).
+    ``"x2|x1"`` (Theorem 5) or ``"x2x3|x1"`` / ``"x1x2|x3"`` (Theorem 8). ``refine`` adds ALS refinement
+    (useful for
+    noisy predictors); ``validate=False`` returns parameters even when they violate the assumptions (noisy
+    input).
     Pairwise discrete tasks and the G-HMM task ``"x1x3|x2"`` raise :class:`NotIdentifiableError`.
     """
     targets, given = parse_task(task)

@@ -1,11 +1,16 @@
 """Exact (sympy) checks of Claim 1 / Claim 3: $\\tilde T=Q(2\\pi/t)\\,T$ has $\\tilde T^t=T^t$.
 
-For symbolic $\\theta$ the entries of $Q(\\theta)=M^{-1}R(\\theta)^{-1}M$ are linear in $c=\\cos\\theta$, $s=\\sin\\theta$ with
-coefficients in $\\mathbb Q(\\sqrt3)$; identities in $\\theta$ are checked as polynomial identities in $(a, c, s)$
+For symbolic $\\theta$ the entries of $Q(\\theta)=M^{-1}R(\\theta)^{-1}M$ are linear in $c=\\cos\\theta$,
+$s=\\sin\\theta$ with
+coefficients in $\\mathbb Q(\\sqrt3)$; identities in $\\theta$ are checked as polynomial identities in $(a,
+c, s)$
 modulo $c^2+s^2=1$. For $\\theta=2\\pi/t$, every quantity lies in the cyclotomic field $\\mathbb Q(\\zeta_N)$,
-$N=\\mathrm{lcm}(t,12)$: with $z=\\zeta_N$, $\\cos\\theta=(z^{N/t}+z^{-N/t})/2$, $\\sin\\theta=(z^{N/t}-z^{-N/t})/(2i)$,
-$i=z^{N/4}$, $\\sqrt3=z^{N/12}+z^{-N/12}$, and an expression vanishes iff its polynomial in $z$ is divisible by
-the (irreducible) cyclotomic polynomial $\\Phi_N$. $T^t$ and $\\tilde T^t$ are computed in $\\mathbb Q(a)[z]/\\Phi_N$.
+$N=\\mathrm{lcm}(t,12)$: with $z=\\zeta_N$, $\\cos\\theta=(z^{N/t}+z^{-N/t})/2$,
+$\\sin\\theta=(z^{N/t}-z^{-N/t})/(2i)$,
+$i=z^{N/4}$, $\\sqrt3=z^{N/12}+z^{-N/12}$, and an expression vanishes iff its polynomial in $z$ is divisible
+by
+the (irreducible) cyclotomic polynomial $\\Phi_N$. $T^t$ and $\\tilde T^t$ are computed in $\\mathbb
+Q(a)[z]/\\Phi_N$.
 """
 
 from __future__ import annotations
@@ -68,9 +73,9 @@ def claim1_symbolic_identities() -> Claim1Identities:
     commutes = all(sp.simplify(e) == 0 for e in (Q * T - T * Q))
     rows = all(sp.simplify(e - 1) == 0 for e in Tt * ones)
     cols = all(sp.simplify(e - 1) == 0 for e in ones.T * Tt)
-    det_ok = _zero_mod_circle(sp, Tt.det() - (3 * a**2 - 3 * a + 1), c, s) and sp.expand(T.det()) == sp.expand(
-        3 * a**2 - 3 * a + 1
-    )
+    det_ok = _zero_mod_circle(sp, Tt.det() - (3 * a**2 - 3 * a + 1), c, s) and sp.expand(
+        T.det()
+    ) == sp.expand(3 * a**2 - 3 * a + 1)
     orth = all(_zero_mod_circle(sp, e, c, s) for e in (Q.T * Q - sp.eye(3)))
     # closed form at a = 1/2 (cos(t + pi/3) = c/2 - sqrt3 s/2, sin(t + pi/6) = sqrt3 s/2 + c/2)
     r3 = sp.sqrt(3)
@@ -122,8 +127,15 @@ def claim1_power_identity(t: int, symbolic_a: bool = False, angle_q: int | None 
         return sp.Poly(e, z, domain=domain).rem(sp.Poly(phi_N, z, domain=domain))
 
     def matmul(X, Y):
-        return [[sum((X[i][m] * Y[m][j] for m in range(3)), sp.Poly(0, z, domain=domain)).rem(
-            sp.Poly(phi_N, z, domain=domain)) for j in range(3)] for i in range(3)]
+        return [
+            [
+                sum((X[i][m] * Y[m][j] for m in range(3)), sp.Poly(0, z, domain=domain)).rem(
+                    sp.Poly(phi_N, z, domain=domain)
+                )
+                for j in range(3)
+            ]
+            for i in range(3)
+        ]
 
     Tt = [[to_poly(e) for e in row] for row in (Q * T).tolist()]
     Tp = [[to_poly(e) for e in row] for row in T.tolist()]

@@ -1,9 +1,12 @@
 """Masked-prediction tasks on HMM samples for the training harness, and the read-out of trained predictors.
 
-``MaskedPredictionTask(model, "x2x3|x1")`` samples stationary sequences and presents the given token as input and
-the target tokens as one class $x_{t_2}d+x_{t_3}$ (loss ``"ce"``): the cross-entropy minimizer is the conditional
+``MaskedPredictionTask(model, "x2x3|x1")`` samples stationary sequences and presents the given token as
+input and
+the target tokens as one class $x_{t_2}d+x_{t_3}$ (loss ``"ce"``): the cross-entropy minimizer is the
+conditional
 pmf, i.e. exactly the optimal squared-loss predictor $E[e_{x_2}\\otimes e_{x_3}\\mid x_1]$ of eq. (2.35).
-Every position of a ``[B, T]`` batch is an independent sample (the predictor sees one token). This module imports
+Every position of a ``[B, T]`` batch is an independent sample (the predictor sees one token). This module
+imports
 torch only inside the functions that need it.
 """
 
@@ -23,6 +26,7 @@ __all__ = [
     "MaskedPredictionTask",
     "network_predictor",
     "empirical_predictor",
+    "learned_predictors",
     "ReadoutResult",
     "triple_readout_experiment",
 ]
@@ -75,7 +79,8 @@ def network_predictor(net, d: int, n_targets: int) -> np.ndarray:
 
 
 def empirical_predictor(task: MaskedPredictionTask, inputs: np.ndarray, classes: np.ndarray) -> np.ndarray:
-    """Conditional frequency table of the target class given the input token (the exact-statistics estimator)."""
+    """Conditional frequency table of the target class given the input token (the exact-statistics
+    estimator)."""
     d = task.model.d
     counts = np.zeros((d, task.n_outputs))
     np.add.at(counts, (inputs.ravel(), classes.ravel()), 1.0)
@@ -108,50 +113,82 @@ def _readout(W: np.ndarray, model: HMM, task: str) -> tuple[float, float]:
     return rel.emission_error, rel.transition_error
 
 
+def learned_predictors(
+    model: HMM,
+    task: str,
+    *,
+    n: int | None = None,
+    steps: int = 300,
+    batch_size: int = 2048,
+    lr: float = 2e-2,
+    hidden: int = 64,
+    seeds=(0, 1),
+    device: str = "cpu",
+) -> tuple[list[np.ndarray], float]:
+    """Train a one-hidden-layer MLP on one-hot given tokens with cross-entropy on sampled ``task`` examples
+    (``n`` fixed samples per seed, or fresh batches when ``n`` is None; all seeds in one vmapped harness
+    call) and
+    return the learned predictor arrays (one per seed) and the training time in seconds."""
+    from theorylab.nn.models import MLPConfig
+    from theorylab.nn.train import Budget, train
+
+    t = MaskedPredictionTask(model, task)
+    n_targets = len(parse_task(task)[0])
+    cfg = MLPConfig(
+        vocab_size=model.d, n_outputs=t.n_outputs, context=1, d_embed=None, d_hidden=hidden, n_layers=1
+    )
+    budget = Budget(
+        steps=steps,
+        batch_size=batch_size if n is None else min(batch_size, int(n)),
+        seq_len=1,
+        lr=lr,
+        schedule="cosine",
+        fixed_dataset=None if n is None else int(n),
+        eval_batches=0,
+    )
+    res = train(t, cfg, budget, seeds=seeds, device=device, progress=False)
+    return [network_predictor(net, model.d, n_targets) for net in res.models], float(res.seconds)
+
+
 def triple_readout_experiment(
     model: HMM,
     sizes,
     *,
     task: str = "x2x3|x1",
-    steps: int = 600,
+    steps: int = 300,
     batch_size: int = 2048,
-    lr: float = 1e-2,
+    lr: float = 2e-2,
     hidden: int = 64,
     seeds=(0, 1),
     device: str = "cpu",
 ) -> list[ReadoutResult]:
-    """Train a one-hidden-layer MLP on one-hot $x_1$ (cross-entropy on sampled triples, ``n`` samples per seed, one
-    harness call per size with all seeds vmapped), read $(O, T)$ out of the learned predictor with Jennrich + ALS,
-    and compare with the frequency-table estimator on the same number of samples."""
-    from theorylab.nn.models import MLPConfig
+    """For each sample size ``n``: train the MLP predictor on ``n`` sampled triples
+    (:func:`learned_predictors`),
+    read $(O, T)$ out of the learned predictor with Jennrich + ALS, and compare with the frequency-table
+    estimator
+    on the same number of samples (seed 0's fixed dataset)."""
     from theorylab.nn.tasks import sample_fixed_dataset
-    from theorylab.nn.train import Budget, train
 
     t = MaskedPredictionTask(model, task)
-    n_targets = len(parse_task(task)[0])
     exact = optimal_predictor(model, task)
-    cfg = MLPConfig(vocab_size=model.d, n_outputs=t.n_outputs, context=1, d_embed=None, d_hidden=hidden, n_layers=1)
     results = []
     for n in sizes:
         n = int(n)
-        budget = Budget(
+        preds, seconds = learned_predictors(
+            model,
+            task,
+            n=n,
             steps=steps,
-            batch_size=min(batch_size, n),
-            seq_len=1,
+            batch_size=batch_size,
             lr=lr,
-            schedule="cosine",
-            fixed_dataset=n,
-            eval_batches=0,
+            hidden=hidden,
+            seeds=seeds,
+            device=device,
         )
-        res = train(t, cfg, budget, seeds=seeds, device=device, progress=False)
-        errs = []
-        for net in res.models:
-            W = network_predictor(net, model.d, n_targets)
-            errs.append((float(np.max(np.abs(W - exact))), *_readout(W, model, task)))
+        errs = [(float(np.max(np.abs(W - exact))), *_readout(W, model, task)) for W in preds]
         worst = np.max(np.array(errs), axis=0)
-        # the same number of samples, as the exact-statistics estimator (seed 0's fixed dataset)
         data = sample_fixed_dataset(t, np.random.default_rng([seeds[0], 2]), n, 1)
         table = empirical_predictor(t, data.inputs, data.targets)
         terr = (float(np.max(np.abs(table - exact))), *_readout(table, model, task))
-        results.append(ReadoutResult(n, *map(float, worst), *terr, res.seconds))
+        results.append(ReadoutResult(n, *map(float, worst), *terr, seconds))
     return results

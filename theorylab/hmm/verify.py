@@ -40,8 +40,10 @@ def _assumption_problem(model: HMM | GHMM, tol: float) -> str | None:
 
 @dataclass(frozen=True)
 class PairReport:
-    """Non-identifiability witness: equal predictors on ``matched`` tasks, valid parameters, no relabeling, and
-    (as a sanity check of the separating power of triple tasks) different predictors on ``separating`` tasks."""
+    """Non-identifiability witness: equal predictors on ``matched`` tasks, valid parameters, no relabeling,
+    and
+    (as a sanity check of the separating power of triple tasks) different predictors on ``separating``
+    tasks."""
 
     matched: dict[str, float]
     separating: dict[str, float]
@@ -78,7 +80,9 @@ def verify_nonidentifiable_pair(
     ~1e-16 per entry; 1e-12 leaves room for products of a few matrices). ``min_separation``: the relabeling
     distance and the gaps on ``separating`` tasks must exceed it. G-HMM predictors are compared on ``points``.
     """
-    problems = tuple(p for p in (_assumption_problem(m1, assumption_tol), _assumption_problem(m2, assumption_tol)) if p)
+    problems = tuple(
+        p for p in (_assumption_problem(m1, assumption_tol), _assumption_problem(m2, assumption_tol)) if p
+    )
     gaps = {str(t): predictor_gap(m1, m2, t, points) for t in matched}
     seps = {str(t): predictor_gap(m1, m2, t, points) for t in separating}
     return PairReport(gaps, seps, relabeling_distance(m1, m2).error, problems, tol, min_separation)
@@ -96,7 +100,8 @@ class RecoveryReport:
 
 
 def verify_recovery(model: HMM | GHMM, task: str, pred=None, tol: float = 1e-6, **kwargs) -> RecoveryReport:
-    """Recover parameters from ``pred`` (default: the exact predictor of ``model``) and compare with ``model`` up to
+    """Recover parameters from ``pred`` (default: the exact predictor of ``model``) and compare with
+    ``model`` up to
     relabeling (max abs entry error of emission and transition)."""
     pred = optimal_predictor(model, task) if pred is None else pred
     try:

@@ -91,8 +91,8 @@ def support_size(T: int) -> int:
 def enumerate_ffl(T: int, p: tuple[Fraction, Fraction, Fraction]) -> tuple[np.ndarray, list[Fraction]]:
     """All strings with positive FFL(T, p) probability and their exact probabilities (small T only)."""
     _check_length(T)
-    if T > 14:
-        raise ValueError(f"exhaustive enumeration is limited to T <= 14 (got {T}: {support_size(T)} strings)")
+    if T > 16:
+        raise ValueError(f"exhaustive enumeration is limited to T <= 16 (got {T}: {support_size(T)} strings)")
     pw, pr, pi = (Fraction(v) for v in p)
     if pw + pr + pi != 1 or min(pw, pr, pi) < 0:
         raise ValueError(f"p must be an exact probability vector, got {p}")
@@ -169,3 +169,136 @@ class FlipFlopTask:
             mask = np.ones(x.shape, dtype=bool)
             mask[:, -1] = False
         return Batch(x, y, mask)
+
+
+# ------------------------------------------------------------------------------------------------ trained verdicts
+
+
+@dataclass(frozen=True)
+class ReadReport:
+    """Read accuracy of trained models on one distribution: per-model accuracy, number of reads scored each."""
+
+    distribution: str
+    accuracy: np.ndarray
+    reads: int
+    threshold: float
+
+    @property
+    def ok(self) -> bool:
+        return bool(np.all(self.accuracy >= self.threshold))
+
+    @property
+    def worst_error(self) -> float:
+        return float(1.0 - self.accuracy.min())
+
+
+def verify_read_accuracy(
+    models,
+    task: FlipFlopTask,
+    T: int,
+    n_sequences: int,
+    threshold: float,
+    seed: int = 0,
+    device: str = "cpu",
+) -> ReadReport:
+    """Score each model's argmax prediction after every read of ``n_sequences`` fixed strings from ``task``.
+
+    The same strings (``np.random.default_rng([seed, T])``) are used for every model. ``ok`` iff every model's read
+    accuracy is at least ``threshold``.
+    """
+    from theorylab.nn.train import evaluate
+
+    if task.mode != "clean":
+        raise ValueError("read accuracy is defined on the clean (deterministic) mode")
+    batch = min(256, n_sequences)
+    batches = -(-n_sequences // batch)
+    accs, reads = [], 0
+    for model in models:
+        res = evaluate(task, model, np.random.default_rng([seed, T]), batches, T, device=device, batch_size=batch)
+        accs.append(res["acc"])
+        reads = res["count"]
+    return ReadReport(task.name, np.array(accs), reads, threshold)
+
+
+# ------------------------------------------------------------------------------------------------ Prop 3 construction
+
+
+@dataclass(frozen=True)
+class Prop3Report:
+    """Outcome of the 2-layer construction of Prop 3 on a set of strings."""
+
+    strings: int
+    reads: int
+    errors: int
+    mark_violations: int  # positions where layer 1 does not mark exactly {i : x_i = w or x_{i-1} = w}
+
+    @property
+    def ok(self) -> bool:
+        return self.errors == 0 and self.mark_violations == 0
+
+
+def _hard_argmax(scores: np.ndarray) -> np.ndarray:
+    """Causal hard attention: for each query i, the argmax over keys j <= i (first index on ties)."""
+    T = scores.shape[-1]
+    causal = np.tril(np.ones((T, T), dtype=bool))
+    return np.where(causal, scores, np.iinfo(np.int64).min).argmax(-1)
+
+
+def _soft_average(scores: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """Causal softmax attention (row max subtracted): sum_j alpha_ij values_j."""
+    T = scores.shape[-1]
+    s = np.where(np.tril(np.ones((T, T), dtype=bool)), scores, -np.inf)
+    e = np.exp(s - s.max(-1, keepdims=True))
+    return (e * values[:, None, :]).sum(-1) / e.sum(-1)
+
+
+def prop3_predict(
+    x: np.ndarray, c: float | None = None, C: int | None = None, bonus: Fraction = Fraction(3, 2)
+) -> tuple[np.ndarray, np.ndarray]:
+    """(predicted next tokens ``[n, T]``, layer-1 marks ``[n, T]``) of the Prop 3 construction (row-major, causal).
+
+    Embedding: e_1 = [x_t = w], e_2 = [x_t in {r, i}], e_3/e_4 = bit 0/1, e_5 = 1, e_6 = t / C (t 1-based,
+    C = T by default). Layer 1 score (i -> j): c (bonus/T [x_j = w] + j / C); its value [x_j = w] goes to e_7 and
+    phi_1 rounds it at 1/2 (the residual keeps E). Layer 2 score: c ([e_7 of j] + j / C); its value [x_j = 1] is
+    rounded at 1/2 by phi_2 and read as the predicted bit. ``c=None`` is hard attention with exact integer scores
+    (the scores times T C q / c, bonus = p/q); otherwise softmax with inverse temperature ``c`` in float64.
+    """
+    x = np.atleast_2d(np.asarray(x, dtype=np.int64))
+    n, T = x.shape
+    C = T if C is None else C
+    bonus = Fraction(bonus)
+    j = np.arange(1, T + 1)
+    is_w = (x == W).astype(np.int64)
+    is_one = (x == ONE).astype(np.int64)
+    if c is None:
+        s1 = bonus.numerator * C * is_w + bonus.denominator * T * j  # = c(bonus/T [w] + j/C) * T C q / c
+        marks = np.take_along_axis(is_w, _hard_argmax(np.broadcast_to(s1[:, None, :], (n, T, T))), axis=1)
+        s2 = C * marks + j  # = c([mark] + j/C) * C / c
+        bit = np.take_along_axis(is_one, _hard_argmax(np.broadcast_to(s2[:, None, :], (n, T, T))), axis=1)
+    else:
+        s1 = c * (float(bonus) / T * is_w + j / C)
+        marks = (_soft_average(np.broadcast_to(s1[:, None, :], (n, T, T)), is_w) > 0.5).astype(np.int64)
+        s2 = c * (marks + j / C)
+        bit = (_soft_average(np.broadcast_to(s2[:, None, :], (n, T, T)), is_one) > 0.5).astype(np.int64)
+    return ZERO + bit, marks
+
+
+def verify_prop3(
+    x: np.ndarray, c: float | None = None, C: int | None = None, bonus: Fraction = Fraction(3, 2)
+) -> Prop3Report:
+    """Check the construction at every read of every string, and layer 1's marks against the lemma of the proof."""
+    x = np.atleast_2d(np.asarray(x, dtype=np.int64))
+    pred, marks = prop3_predict(x, c=c, C=C, bonus=bonus)
+    reads = read_positions(x)
+    reads[:, -1] = False
+    target = np.zeros_like(x)
+    target[:, :-1] = x[:, 1:]
+    prev_w = np.zeros_like(marks, dtype=bool)
+    prev_w[:, 1:] = x[:, :-1] == W
+    lemma = (x == W) | prev_w
+    return Prop3Report(
+        strings=len(x),
+        reads=int(reads.sum()),
+        errors=int((reads & (pred != target)).sum()),
+        mark_violations=int((marks.astype(bool) != lemma).sum()),
+    )

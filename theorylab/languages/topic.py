@@ -1,13 +1,14 @@
-"""The topic-model data of Li's thesis §2.1 ("How Transformers learn topic structure").
+r"""The topic-model data of Li's thesis §2.1 ("How Transformers learn topic structure").
 
 There are $T$ topics and $Tv$ words $1..Tv$; topic $t$ (0-based here) owns the words $tv+1..(t+1)v$, each with
-probability $1/v$ inside the topic. A document draws $\\tau$ distinct topics uniformly, then each of its $N$ tokens
-picks one of them uniformly and a word uniformly inside it. The token ``MASK = 0`` completes the vocabulary of size
-$V = Tv + 1$. Masked language modelling masks each position with probability $p_m$; a masked position shows the
-correct word w.p. $p_c$, a uniform random word of $[Tv]$ w.p. $p_r$ and ``MASK`` otherwise.
+probability $1/v$ inside the topic. A document draws $\tau$ distinct topics uniformly, then each of its $N$
+tokens picks one of them uniformly and a word uniformly inside it. The token ``MASK = 0`` completes the
+vocabulary of size $V = Tv + 1$. Masked language modelling masks each position with probability $p_m$; a
+masked position shows the correct word w.p. $p_c$, a uniform random word of $[Tv]$ w.p. $p_r$ and ``MASK``
+otherwise.
 
-Under the infinitely-long-document assumption (Assumption 2.1.1) the masked document's token frequencies are exact
-(Prop. 2.1.1): a present-topic word has frequency $p_1 = a/(v\\tau) + p_m p_r/(vT)$, an absent-topic word
+Under the infinitely-long-document assumption (Assumption 2.1.1) the masked document's token frequencies are
+exact (Prop. 2.1.1): a present-topic word has frequency $p_1 = a/(v\tau) + p_m p_r/(vT)$, an absent-topic word
 $p_2 = p_m p_r/(vT)$, and ``MASK`` $m_0 = p_m(1-p_c-p_r)$, with $a = 1-(1-p_c)p_m$.
 
 Probabilities may be given as floats or as :class:`fractions.Fraction` (exact arithmetic end to end).
@@ -35,11 +36,11 @@ def _check_probability(name: str, p: object) -> None:
 
 @dataclass(frozen=True)
 class TopicModel:
-    """Parameters of the topic model and of the masking scheme.
+    r"""Parameters of the topic model and of the masking scheme.
 
-    Requires $T \\ge 2$, $v \\ge 1$, $1 \\le \\tau \\le T$, $p_m, p_c, p_r \\in (0, 1)$ and $p_c + p_r < 1$.
-    The optimality results need $\\tau \\le T - 1$ as well (unstated in the thesis); ``tau == T`` is accepted here
-    so that the degenerate case can be studied, and the functions that need $\\tau < T$ say so.
+    Requires $T \ge 2$, $v \ge 1$, $1 \le \tau \le T$, $p_m, p_c, p_r \in (0, 1)$ and $p_c + p_r < 1$.
+    The optimality results need $\tau \le T - 1$ as well (unstated in the thesis); ``tau == T`` is accepted
+    here so that the degenerate case can be studied, and the functions that need $\tau < T$ say so.
     """
 
     T: int
@@ -64,9 +65,11 @@ class TopicModel:
         for name in ("p_m", "p_c", "p_r"):
             _check_probability(name, getattr(self, name))
         if not self.p_c + self.p_r < 1:
-            raise ValueError(f"need p_c + p_r < 1 (some masked tokens must show [MASK]), got {self.p_c + self.p_r}")
+            raise ValueError(
+                f"need p_c + p_r < 1 (some masked tokens must show [MASK]), got {self.p_c + self.p_r}"
+            )
 
-    # -- sizes -------------------------------------------------------------------------------------------------
+    # -- sizes -----------------------------------------------------------------------------------------------
     @property
     def V(self) -> int:
         """Vocabulary size $Tv + 1$ (words and ``MASK``)."""
@@ -78,14 +81,14 @@ class TopicModel:
         return all(isinstance(p, Fraction) for p in (self.p_m, self.p_c, self.p_r))
 
     def require_sparse(self) -> None:
-        """Raise unless $\\tau \\le T - 1$, the hypothesis under which Lemma 2.1.1 / Thm 2.1.2 hold."""
+        r"""Raise unless $\tau \le T - 1$, the hypothesis under which Lemma 2.1.1 / Thm 2.1.2 hold."""
         if self.tau >= self.T:
             raise ValueError(
                 f"tau = T = {self.T}: the optimal-set characterisation (Lemma 2.1.1, Thm 2.1.2) needs "
                 "1 <= tau <= T - 1 (with tau = T every document has the same word distribution)"
             )
 
-    # -- masking constants --------------------------------------------------------------------------------------
+    # -- masking constants -----------------------------------------------------------------------------------
     @property
     def a(self) -> Number:
         """Surviving-correct factor $a = 1 - (1-p_c)p_m$."""
@@ -112,13 +115,13 @@ class TopicModel:
         return self.b
 
     def masked_frequencies(self) -> dict[str, Number]:
-        """Prop. 2.1.1: ``{"present": p1, "absent": p2, "mask": m0}``; they satisfy
-        $v\\tau p_1 + v(T-\\tau)p_2 + m_0 = 1$."""
+        r"""Prop. 2.1.1: ``{"present": p1, "absent": p2, "mask": m0}``; they satisfy
+        $v\tau p_1 + v(T-\tau)p_2 + m_0 = 1$."""
         return {"present": self.p1, "absent": self.p2, "mask": self.m0}
 
-    # -- topic structure -----------------------------------------------------------------------------------------
+    # -- topic structure -------------------------------------------------------------------------------------
     def topic_of(self, words: np.ndarray | int) -> np.ndarray:
-        """0-based topic of words $1..Tv$ ($\\lceil i/v \\rceil - 1$); ``MASK`` and out-of-range ids raise."""
+        r"""0-based topic of words $1..Tv$ ($\lceil i/v \rceil - 1$); ``MASK`` and out-of-range ids raise."""
         w = np.asarray(words)
         if not np.issubdtype(w.dtype, np.integer):
             raise TypeError(f"word ids must be integers, got dtype {w.dtype}")
@@ -127,7 +130,8 @@ class TopicModel:
         return (w - 1) // self.v
 
     def word_frequencies(self, topics: np.ndarray) -> np.ndarray:
-        """Exact masked-token frequency vector $y \\in \\mathbb R^V$ of a document with the given present topics."""
+        r"""Exact masked-token frequency vector $y \in \mathbb R^V$ of a document with the given present
+        topics."""
         topics = np.asarray(topics)
         if topics.shape != (self.tau,) or len(set(topics.tolist())) != self.tau:
             raise ValueError(f"need {self.tau} distinct present topics, got {topics.tolist()}")
@@ -137,15 +141,15 @@ class TopicModel:
             y[1 + t * self.v : 1 + (t + 1) * self.v] = self.p1
         return y
 
-    # -- sampling -----------------------------------------------------------------------------------------------
+    # -- sampling --------------------------------------------------------------------------------------------
     def sample_documents(
         self, rng: np.random.Generator, n: int, N: int, lda_alpha: float | None = None
     ) -> np.ndarray:
-        """``n`` documents of ``N`` words (int64 ids in ``1..Tv``).
+        r"""``n`` documents of ``N`` words (int64 ids in ``1..Tv``).
 
-        ``lda_alpha=None``: the thesis's model (exactly $\\tau$ topics, uniform mixture). Otherwise LDA as in the
-        experiments (§2.1.5.1): topic proportions $\\theta \\sim \\mathrm{Dir}(\\alpha \\mathbf 1_T)$, each token's topic
-        $\\sim \\theta$ (``tau`` is then unused).
+        ``lda_alpha=None``: the thesis's model (exactly $\tau$ topics, uniform mixture). Otherwise LDA as in
+        the experiments (§2.1.5.1): topic proportions $\theta \sim \mathrm{Dir}(\alpha \mathbf 1_T)$, each
+        token's topic $\sim \theta$ (``tau`` is then unused).
         """
         if n < 0 or N < 1:
             raise ValueError(f"need n >= 0 documents of length N >= 1, got n={n}, N={N}")
@@ -162,7 +166,8 @@ class TopicModel:
         return (1 + topics * self.v + rng.integers(0, self.v, size=(n, N))).astype(np.int64)
 
     def mask_documents(self, rng: np.random.Generator, docs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Apply the masking scheme: returns ``(masked_docs, masked_positions)`` (the set $M$ as a bool array)."""
+        """Apply the masking scheme: returns ``(masked_docs, masked_positions)`` (the set $M$ as a bool
+        array)."""
         docs = np.asarray(docs)
         if docs.ndim != 2 or not np.issubdtype(docs.dtype, np.integer):
             raise ValueError(f"docs must be an integer array [n, N], got {docs.dtype} {docs.shape}")
@@ -175,8 +180,35 @@ class TopicModel:
         return np.where(in_m, shown, docs).astype(np.int64), in_m
 
 
+def empirical_masked_frequencies(
+    params: TopicModel, rng: np.random.Generator, n_docs: int, N: int
+) -> dict[str, tuple[float, float]]:
+    r"""Monte-Carlo estimate of Prop. 2.1.1's frequencies from sampled masked documents: per class
+    (``present``, ``absent``, ``mask``) the mean frequency of one token of that class and its standard error.
+
+    A topic counts as present when the original document uses it (for $N \gg \tau v$ this is the drawn set).
+    """
+    docs = params.sample_documents(rng, n_docs, N)
+    masked, _ = params.mask_documents(rng, docs)
+    freq = frequency_vectors(masked, params.V)  # [n, V]
+    present = np.zeros((n_docs, params.T), dtype=bool)
+    present[np.repeat(np.arange(n_docs), N), params.topic_of(docs).ravel()] = True
+    word_present = np.repeat(present, params.v, axis=1)
+    out = {}
+    for name, values in (
+        ("present", np.where(word_present, freq[:, 1:], np.nan)),
+        ("absent", np.where(~word_present, freq[:, 1:], np.nan)),
+        ("mask", freq[:, :1]),
+    ):
+        per_doc = np.nanmean(values, axis=1)
+        per_doc = per_doc[np.isfinite(per_doc)]
+        out[name] = (float(per_doc.mean()), float(per_doc.std(ddof=1) / np.sqrt(len(per_doc))))
+    return out
+
+
 def frequency_vectors(tokens: np.ndarray, V: int) -> np.ndarray:
-    """Row-wise token frequencies: ``[n, N]`` ids in ``0..V-1`` -> ``[n, V]`` (what uniform attention computes)."""
+    """Row-wise token frequencies: ``[n, N]`` ids in ``0..V-1`` -> ``[n, V]`` (what uniform attention
+    computes)."""
     tokens = np.asarray(tokens)
     n, N = tokens.shape
     counts = np.zeros((n, V))
@@ -190,8 +222,8 @@ class TopicMLMTask:
 
     ``inputs`` are masked documents (length ``T`` of ``sample_batch``), ``targets`` the one-hot original words
     ``[B, T, V]``, ``mask`` the masked set $M$. With ``pool`` set, documents and masks are drawn once (static
-    masking, a finite training set) and batches are resampled from the pool: the same finite data that a direct
-    least-squares solve can use (:meth:`pool_arrays`).
+    masking, a finite training set) and batches are resampled from the pool: the same finite data that a
+    direct least-squares solve can use (:meth:`pool_arrays`).
     """
 
     model: TopicModel

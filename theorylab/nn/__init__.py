@@ -30,6 +30,8 @@ _EXPORTS: dict[str, str] = {
     "loss_terms": "train",
     "peak_flops": "train",
     "reference_forward": "reference",
+    "TheoryTransformer": "theory",
+    "causal_softmax": "theory",
 }
 
 

@@ -101,7 +101,7 @@ class Head:
         return causal_softmax(scores, inplace=True)
 
     def __call__(self, X: np.ndarray) -> np.ndarray:
-        return self.attention(X) @ ((X @ self.W_V) @ self.W_C)
+        return (self.attention(X) @ (X @ self.W_V)) @ self.W_C
 
 
 @dataclass(frozen=True)
@@ -191,7 +191,7 @@ class Block:
             a = h.attention(X)
             if attention is not None:
                 attention.append(a)
-            out = out + a @ ((X @ h.W_V) @ h.W_C)
+            out = out + (a @ (X @ h.W_V)) @ h.W_C
         if self.mlp is not None:
             out = out * self.mlp_residual + self.mlp(out)
         elif not self.mlp_residual.all():
@@ -335,8 +335,8 @@ def _torch_classes() -> dict:
                         mlp.append(param(w, dtype))
                         mlp.append(param(c, dtype))
                 self.mlps.append(mlp)
-                self.register_buffer(f"attn_residual_{i}", torch.as_tensor(b.attn_residual, dtype=dtype))
-                self.register_buffer(f"mlp_residual_{i}", torch.as_tensor(b.mlp_residual, dtype=dtype))
+                self.register_buffer(f"attn_residual_{i}", torch.tensor(np.array(b.attn_residual), dtype=dtype))
+                self.register_buffer(f"mlp_residual_{i}", torch.tensor(np.array(b.mlp_residual), dtype=dtype))
 
         def forward(self, X):
             n = X.shape[-2]
@@ -346,7 +346,7 @@ def _torch_classes() -> dict:
                 for h in hs:
                     s = (X @ h.W_Q) @ (X @ h.W_K).transpose(-1, -2)
                     a = torch.softmax(s.masked_fill(~mask, float("-inf")), dim=-1)
-                    out = out + a @ ((X @ h.W_V) @ h.W_C)
+                    out = out + (a @ (X @ h.W_V)) @ h.W_C
                 X = out * getattr(self, f"mlp_residual_{i}")
                 if len(mlp):
                     h = out

@@ -213,7 +213,7 @@ def _to_tensors(batch: Batch, device) -> tuple[torch.Tensor, torch.Tensor, torch
 # ------------------------------------------------------------------------------------------------ environment
 
 
-SMALL_STEP_FLOPS = 2e9  # below this much work per step, one CPU thread beats several (thread sync dominates)
+SMALL_STEP_FLOPS = 2e10  # below this much work per step, one CPU thread beats several (thread sync dominates)
 
 
 def cpu_threads(step_flops: float | None) -> int:
@@ -301,7 +301,9 @@ class _Progress:
 class _Stack:
     """S models of one config as stacked tensors; ``vectorized=False`` means S == 1 and no vmap (the reference)."""
 
-    def __init__(self, config, seeds: Sequence[int], device: torch.device, vectorized: bool, amp: bool):
+    def __init__(
+        self, config, seeds: Sequence[int], device: torch.device, vectorized: bool, amp: bool, compile: bool = False
+    ):
         models = [config.build(int(s)) for s in seeds]
         if not all(isinstance(m, nn.Module) for m in models):
             raise TypeError("model_config.build(seed) must return a torch.nn.Module")
@@ -325,6 +327,8 @@ class _Stack:
             for name, _ in models[0].named_buffers()
         }
         self.randomness = "different" if getattr(config, "has_dropout", False) else "error"
+        self.compile = compile
+        self._fns: dict[tuple[str, bool], Callable] = {}
 
     def state(self) -> dict[str, torch.Tensor]:
         return {**self.trainable, **self.frozen, **self.buffers}
@@ -341,18 +345,27 @@ class _Stack:
 
     def losses(self, x, y, m, kind: str, shared_data: bool = False):
         """Per-seed (objective, loss, correct, count), each ``[S]``. Data is ``[S, B, T]`` or shared ``[B, T]``."""
-        state = self.state()
+        key = (kind, shared_data)
+        if key not in self._fns:
+            self._fns[key] = self._make_fn(kind, shared_data)
+        return self._fns[key](self.state(), x, y, m)
+
+    def _make_fn(self, kind: str, shared_data: bool) -> Callable:
         if not self.vectorized:
-            one = {k: v[0] for k, v in state.items()}
-            xs, ys, ms = (x, y, m) if shared_data else (x[0], y[0], m[0])
-            return tuple(t.unsqueeze(0) for t in self._one(one, xs, ys, ms, kind))
-        dims = None if shared_data else 0
-        fn = vmap(
-            lambda st, a, b, c: self._one(st, a, b, c, kind),
-            in_dims=(0, dims, dims, dims),
-            randomness=self.randomness,
-        )
-        return fn(state, x, y, m)
+
+            def fn(state, x, y, m):
+                one = {k: v[0] for k, v in state.items()}
+                xs, ys, ms = (x, y, m) if shared_data else (x[0], y[0], m[0])
+                return tuple(t.unsqueeze(0) for t in self._one(one, xs, ys, ms, kind))
+
+        else:
+            dims = None if shared_data else 0
+            fn = vmap(
+                lambda st, a, b, c: self._one(st, a, b, c, kind),
+                in_dims=(0, dims, dims, dims),
+                randomness=self.randomness,
+            )
+        return torch.compile(fn) if self.compile else fn
 
     def clip_(self, max_norm: float) -> None:
         grads = [p.grad for p in self.trainable.values() if p.grad is not None]
@@ -440,9 +453,10 @@ def _run_stack(
     progress: _Progress,
     checkpoint_dir,
     resume: bool,
+    compile: bool = False,
 ) -> tuple[_Stack, list[dict], dict[str, np.ndarray], float]:
     S, B, T = len(seeds), budget.batch_size, budget.seq_len
-    stack = _Stack(config, seeds, device, vectorized, amp)
+    stack = _Stack(config, seeds, device, vectorized, amp, compile)
     stack.template.train()
     opt = _make_optimizer(list(stack.trainable.values()), budget)
     rngs = [np.random.default_rng([s, 1]) for s in seeds]
@@ -558,6 +572,7 @@ def train(
     resume: bool = False,
     amp: bool | None = None,
     threads: int | None = None,
+    compile: bool = False,
 ) -> TrainResult:
     """Train one model per seed on ``task`` and return the trained models, a metrics history and final metrics.
 
@@ -568,7 +583,8 @@ def train(
     ``log_path`` receives the JSON of the result; ``progress`` forces the progress line on or off (default: on
     for an interactive terminal, once the run lasts more than 3 seconds). With ``checkpoint_dir`` and
     ``budget.checkpoint_every``, a resumable state is saved; ``resume=True`` continues from it. ``threads``: CPU
-    threads during training (default: :func:`cpu_threads`).
+    threads during training (default: :func:`cpu_threads`). ``compile=True`` wraps the per-step loss (vmap included)
+    in ``torch.compile``: it pays on CUDA for larger models, costs compile time for small ones.
     """
     check_task(task)
     if not isinstance(budget, Budget):
@@ -610,6 +626,7 @@ def train(
                 bar,
                 checkpoint_dir,
                 resume,
+                compile,
             )
             models += stack.modules()
             parts += hist

@@ -1,4 +1,4 @@
-"""Hypothesis strategies for the Dyck family: sizes, valid prefixes, balanced attentions, perturbation sizes."""
+"""Hypothesis strategies for the Dyck family: sizes, prefixes, balanced attentions, perturbation sizes."""
 
 from __future__ import annotations
 

@@ -1,6 +1,7 @@
 """Hypothesis strategies for stochastic matrices, HMM / G-HMM parameters and CP factors.
 
-Each strategy draws a seed and a few shape parameters with hypothesis and builds the object with numpy, rejecting
+Each strategy draws a seed and a few shape parameters with hypothesis and builds the object with numpy,
+rejecting
 ill-conditioned draws (see :mod:`theorylab.hmm.constructions`): plain Sinkhorn of a uniform matrix is nearly
 $J/k$, so doubly stochastic matrices carry a dominant permutation component.
 """
@@ -38,7 +39,8 @@ def column_stochastic_matrices(draw, d: int, k: int, alphas=(0.3, 0.5, 1.0)) -> 
 
 @st.composite
 def doubly_stochastic_matrices(draw, k: int, min_sv: float = 0.05) -> np.ndarray:
-    """k x k doubly stochastic $\\lambda\\Pi+(1-\\lambda)\\mathrm{Sinkhorn}(U)$, $\\sigma_{\\min}\\ge$ ``min_sv``."""
+    """k x k doubly stochastic $\\lambda\\Pi+(1-\\lambda)\\mathrm{Sinkhorn}(U)$, $\\sigma_{\\min}\\ge$
+    ``min_sv``."""
     from theorylab.hmm.constructions import random_doubly_stochastic
 
     return random_doubly_stochastic(k, _rng(draw(_seeds)), min_sv=min_sv)

@@ -1,10 +1,14 @@
 """CP (canonical polyadic) decomposition of 3-tensors $W=\\sum_{i=1}^R A_i\\otimes B_i\\otimes C_i$.
 
 ``cp_decompose(W, R, method="jennrich")`` is Jennrich's simultaneous diagonalization: for random $u, v$,
-$W_u=\\sum_a u_aW_{a\\cdot\\cdot}=B\\,\\mathrm{diag}(A^\\top u)\\,C^\\top$, so after projecting onto the top-$R$
-singular subspaces $U, V$ of the mode-2 / mode-3 unfoldings, the eigenvectors of $\\hat W_u\\hat W_v^{-1}$ are the
-columns of $U^\\top B$. Then $(C\\odot A)^\\top=B^{+}W_{(2)}$, and each column of the Khatri-Rao product is a rank-one
-$n_1\\times n_3$ matrix whose top singular pair gives $A_i, C_i$. It is exact when $B$, $C$ have full column rank
+$W_u=\\sum_a u_aW_{a\\cdot\\cdot}=B\\,\\mathrm{diag}(A^\\top u)\\,C^\\top$, so after projecting onto the
+top-$R$
+singular subspaces $U, V$ of the mode-2 / mode-3 unfoldings, the eigenvectors of $\\hat W_u\\hat W_v^{-1}$
+are the
+columns of $U^\\top B$. Then $(C\\odot A)^\\top=B^{+}W_{(2)}$, and each column of the Khatri-Rao product is
+a rank-one
+$n_1\\times n_3$ matrix whose top singular pair gives $A_i, C_i$. It is exact when $B$, $C$ have full column
+rank
 and no two columns of $A$ are parallel. ``method="als"`` is tensorly's ``parafac`` alone; ``refine=True``
 polishes a Jennrich result with ALS started from it.
 """
@@ -20,7 +24,8 @@ __all__ = ["CPDecomposition", "cp_to_tensor", "cp_decompose", "nonunique_decompo
 
 @dataclass(frozen=True)
 class CPDecomposition:
-    """Factors with $W\\approx\\sum_i A_i\\otimes B_i\\otimes C_i$ and the relative residual $\\|W-\\hat W\\|/\\|W\\|$."""
+    """Factors with $W\\approx\\sum_i A_i\\otimes B_i\\otimes C_i$ and the relative residual $\\|W-\\hat
+    W\\|/\\|W\\|$."""
 
     A: np.ndarray
     B: np.ndarray
@@ -90,7 +95,9 @@ def _als(W: np.ndarray, R: int, init, n_iter: int, tol: float, seed: int):
     elif not isinstance(init, str):
         init = CPTensor((np.ones(R), [np.asarray(f, float) for f in init]))
     with np.errstate(all="ignore"):
-        cp = parafac(tl.tensor(W), R, init=init, n_iter_max=n_iter, tol=tol, random_state=seed, normalize_factors=False)
+        cp = parafac(
+            tl.tensor(W), R, init=init, n_iter_max=n_iter, tol=tol, random_state=seed, normalize_factors=False
+        )
     weights, (A, B, C) = cp
     return np.asarray(A) * np.asarray(weights), np.asarray(B), np.asarray(C)
 
@@ -119,7 +126,8 @@ def cp_decompose(
     if method == "jennrich":
         if rank > min(W.shape[1], W.shape[2]):
             raise ValueError(
-                f"Jennrich needs rank <= min(n2, n3) (two factors of full column rank); got rank {rank}, shape {W.shape}"
+                "Jennrich needs rank <= min(n2, n3) (two factors of full column rank); "
+                f"got rank {rank}, shape {W.shape}"
             )
         rng = np.random.default_rng(seed)
         best = None
@@ -154,7 +162,8 @@ def nonunique_decomposition(A, B, C, rng: np.random.Generator | None = None, tol
     """A second CP decomposition of $W=[A,B,C]$ that is not a rescaled permutation of it.
 
     Works whenever one factor has two parallel columns (Kruskal rank $\\le 1$), the standard way Kruskal's
-    condition fails: if $C_j=\\alpha C_i$ then $A_iB_i^\\top+\\alpha A_jB_j^\\top=[A_i,\\alpha A_j]\\,G\\,G^{-1}
+    condition fails: if $C_j=\\alpha C_i$ then $A_iB_i^\\top+\\alpha A_jB_j^\\top=[A_i,\\alpha
+    A_j]\\,G\\,G^{-1}
     [B_i,B_j]^\\top$ for any invertible $2\\times2$ $G$, and a non-diagonal, non-antidiagonal $G$ mixes the
     columns. Raises ``ValueError`` when no factor has parallel (or zero) columns: Kruskal's condition is
     sufficient, not necessary, and other failures need not give non-uniqueness.
@@ -179,7 +188,9 @@ def nonunique_decomposition(A, B, C, rng: np.random.Generator | None = None, tol
                     continue
                 alpha = float(X[:, j] @ X[:, i] / (ni * ni))  # X_j = alpha X_i
                 P, Q = [mats[m] for m in range(3) if m != mode]
-                G = np.array([[1.0, 0.0], [0.0, 1.0]]) + rng.uniform(0.3, 0.7) * np.array([[0.0, 1.0], [1.0, 0.0]])
+                G = np.array([[1.0, 0.0], [0.0, 1.0]]) + rng.uniform(0.3, 0.7) * np.array(
+                    [[0.0, 1.0], [1.0, 0.0]]
+                )
                 left = np.column_stack([P[:, i], alpha * P[:, j]]) @ G
                 right = np.column_stack([Q[:, i], Q[:, j]]) @ np.linalg.inv(G).T
                 P2, Q2, X2 = P.copy(), Q.copy(), X.copy()
@@ -201,6 +212,6 @@ def nonunique_decomposition(A, B, C, rng: np.random.Generator | None = None, tol
                     out[m][:, z] = out[m][:, z] + rng.standard_normal(out[m].shape[0])
             return tuple(out)
     raise ValueError(
-        "no factor has parallel or zero columns: Kruskal's condition is only sufficient, so no generic second "
-        "decomposition is available"
+        "no factor has parallel or zero columns: Kruskal's condition is only sufficient, "
+        "so no generic second decomposition is available"
     )

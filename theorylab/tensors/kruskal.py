@@ -1,6 +1,7 @@
 """Kruskal rank of a matrix and Kruskal's uniqueness condition (Proposition 1).
 
-The Kruskal rank $k_A$ is the largest $r$ such that every $r$ columns of $A$ are linearly independent; equivalently
+The Kruskal rank $k_A$ is the largest $r$ such that every $r$ columns of $A$ are linearly independent;
+equivalently
 $k_A = \\mathrm{spark}(A) - 1$ where the spark is the size of the smallest linearly dependent set of columns.
 Computing it is NP-hard in general; :func:`kruskal_rank` is exact and uses, in order:
 
@@ -9,7 +10,8 @@ Computing it is NP-hard in general; :func:`kruskal_rank` is exact and uses, in o
 2. otherwise the cheaper of two exact searches, chosen by counting subsets before running:
    * ``"primal"``: column subsets of size $3, 4, \\dots, r$ ($r=\\mathrm{rank}A$) with early exit at the first
      dependent one (spark $\\le r+1$ always, so sizes above $r$ are never needed);
-   * ``"dual"``: with $N$ ($m\\times q$) a basis of the null space, $q=m-r$, every minimal dependent set is the
+   * ``"dual"``: with $N$ ($m\\times q$) a basis of the null space, $q=m-r$, every minimal dependent set is
+   the
      support of a null vector $Ny$ whose zero set is as large as possible, and a maximal zero set spans a
      hyperplane of $\\mathbb R^q$ spanned by $q-1$ independent rows of $N$. Enumerating those
      $\\binom{m}{q-1}$ hyperplanes gives the spark exactly. This is fast when the nullity is small.
@@ -133,14 +135,16 @@ def _default_tol(A: np.ndarray) -> float:
 
 
 def _dependent_batch(A: np.ndarray, subsets: np.ndarray, tol: float) -> np.ndarray:
-    """For each row of ``subsets`` (column index sets), whether those columns are dependent (sigma_min <= tol)."""
+    """For each row of ``subsets`` (column index sets), whether those columns are dependent (sigma_min <=
+    tol)."""
     sub = A[:, subsets].transpose(1, 0, 2)  # (batch, n, s)
     s = np.linalg.svd(sub, compute_uv=False)
     return s[:, -1] <= tol
 
 
 def _primal(A: np.ndarray, r: int, tol: float | None, exact: bool) -> tuple[int, int, tuple[int, ...] | None]:
-    """Smallest dependent subset among sizes 3..r (sizes 1, 2 were handled before); returns (spark, tested, witness)."""
+    """Smallest dependent subset among sizes 3..r (sizes 1, 2 were handled before); returns (spark, tested,
+    witness)."""
     m = A.shape[1]
     tested = 0
     for s in range(3, r + 1):
@@ -203,12 +207,16 @@ def _dual(A: np.ndarray, r: int, tol: float | None, exact: bool) -> tuple[int, i
     return best, tested, best_support
 
 
-def kruskal_rank(A, tol: float | None = None, *, exact: bool | None = None, method: str = "auto", report=False):
+def kruskal_rank(
+    A, tol: float | None = None, *, exact: bool | None = None, method: str = "auto", report=False
+):
     """The Kruskal rank of ``A`` (largest $r$ with every $r$ columns independent).
 
     ``tol``: singular values ``<= tol`` count as zero (float input; default ``max(shape) * eps * ||A||_2``).
-    ``exact``: rational arithmetic (default for integer / ``Fraction`` input). ``method``: ``"auto"`` (cheaper of
-    primal / dual by subset count), ``"primal"``, ``"dual"`` or ``"brute"`` (all subsets by increasing size, no
+    ``exact``: rational arithmetic (default for integer / ``Fraction`` input). ``method``: ``"auto"``
+    (cheaper of
+    primal / dual by subset count), ``"primal"``, ``"dual"`` or ``"brute"`` (all subsets by increasing size,
+    no
     certificates; a reference). Returns an ``int``, or a :class:`KruskalRank` report when ``report=True``.
     """
     if method not in ("auto", "primal", "dual", "brute"):
@@ -288,7 +296,8 @@ class KruskalCondition:
 def kruskal_condition(A, B, C, tol: float | None = None) -> KruskalCondition:
     """Whether factors ``A, B, C`` (each with R columns) satisfy Kruskal's condition $k_A+k_B+k_C \\ge 2R+2$.
 
-    When it holds, the CP decomposition $W=\\sum_i A_i\\otimes B_i\\otimes C_i$ is unique up to a common column
+    When it holds, the CP decomposition $W=\\sum_i A_i\\otimes B_i\\otimes C_i$ is unique up to a common
+    column
     permutation and column scalings with product one.
     """
     mats = [np.asarray(X) for X in (A, B, C)]

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from theorylab.algebra.semigroup import NotSolvableError as _SemigroupNotSolvable
 from theorylab.nn.theory import TheoryTransformer
 
 __all__ = ["CompiledTransformer", "NotSolvableError", "check_length", "check_words"]
@@ -21,8 +22,9 @@ __all__ = ["CompiledTransformer", "NotSolvableError", "check_length", "check_wor
 DECODE_TOLERANCE = 0.25
 
 
-class NotSolvableError(ValueError):
-    """Raised by the constant-depth compiler when a component's permutation group is not solvable."""
+class NotSolvableError(_SemigroupNotSolvable):
+    """Raised by the constant-depth compiler when a cascade component's permutation group is not solvable
+    (a subclass of ``theorylab.algebra.NotSolvableError``)."""
 
 
 def check_length(T) -> int:
@@ -180,8 +182,8 @@ def _compiled_module_class():
             dtype = dtype or torch.float64
             self.net = c.net.to_torch(dtype=dtype)
             for name in ("token_embedding", "prefix", "positions"):
-                self.register_buffer(name, torch.as_tensor(getattr(c, name), dtype=dtype))
-            self.register_buffer("decode_table", torch.as_tensor(c.decode_table, dtype=torch.int64))
+                self.register_buffer(name, torch.tensor(np.array(getattr(c, name)), dtype=dtype))
+            self.register_buffer("decode_table", torch.tensor(np.array(c.decode_table), dtype=torch.int64))
             self.readout = list(c.readout)
             self.radices = list(c.radices)
             self.n_prefix = c.n_prefix

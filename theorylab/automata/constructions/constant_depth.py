@@ -103,12 +103,15 @@ def permutation_reset_cascade(aut, q0: int = 0) -> Cascade:
     return Cascade((np.asarray(aut.delta),), (0,), lambda i, s, a: a, (int(q0),), lambda s: s[0], aut.n_symbols)
 
 
-def compile_constant_depth(aut, T: int, q0: int = 0) -> CompiledTransformer:
+def compile_constant_depth(
+    aut, T: int, q0: int = 0, *, printed_lemma20: bool = False, printed_lemma21: bool = False
+) -> CompiledTransformer:
     """Theorem 11: a Transformer of T-independent depth simulating the solvable semiautomaton ``aut`` from ``q0``.
 
     A permutation-reset semiautomaton is compiled directly (one component, Lemma 20); any other one through its
     holonomy decomposition (``theorylab.algebra.holonomy_decomposition``). Raises :class:`NotSolvableError`
-    naming the component whose permutation group is not solvable."""
+    naming the component whose permutation group is not solvable. The ``printed_*`` flags rebuild the printed
+    (uncorrected) Lemma 20 / Lemma 21 wiring, for the erratum checks."""
     aut = check_automaton(aut)
     T = check_length(T)
     q0 = check_q0(aut, q0)
@@ -118,7 +121,10 @@ def compile_constant_depth(aut, T: int, q0: int = 0) -> CompiledTransformer:
     else:
         cascade = _holonomy_cascade(aut, q0)
         source = "holonomy"
-    c = compile_cascade(cascade, T, name=f"thm11[{aut.name or 'aut'}]", q0=q0)
+    c = compile_cascade(
+        cascade, T, name=f"thm11[{aut.name or 'aut'}]", q0=q0,
+        printed_lemma20=printed_lemma20, printed_lemma21=printed_lemma21,
+    )  # fmt: skip
     c.info["cascade"] = source
     n = aut.n_states
     c.info["bounds"]["depth"] = 3 * n * n * max(np.log2(n), 1.0) + 7 * n
@@ -167,8 +173,20 @@ def _component_groups(cascade: Cascade) -> list:
     return out
 
 
-def compile_cascade(cascade: Cascade, T: int, name: str = "cascade", q0: int = 0) -> CompiledTransformer:
-    """Lemma 21 over permutation-reset components (Lemma 20, Thm 16): see the module docstring."""
+def compile_cascade(
+    cascade: Cascade,
+    T: int,
+    name: str = "cascade",
+    q0: int = 0,
+    *,
+    printed_lemma20: bool = False,
+    printed_lemma21: bool = False,
+) -> CompiledTransformer:
+    """Lemma 21 over permutation-reset components (Lemma 20, Thm 16): see the module docstring.
+
+    ``printed_lemma20``: no reset row at position 0; a non-reset symbol carries the initial state as its memory value
+    (Lemma 16's trick), so with no reset before $t$ the memory head attends to $t$ itself and the component outputs
+    its initial state. ``printed_lemma21``: the wiring reads the lower levels' states at $t$, not $t-1$."""
     T = check_length(T)
     groups = _component_groups(cascade)
     reach = cascade.reachable()
@@ -186,10 +204,11 @@ def compile_cascade(cascade: Cascade, T: int, name: str = "cascade", q0: int = 0
             if act in resets:
                 return (float(G.identity), 0.0, 1.0, float(cascade.actions[i][act][0]))
             g = index[act]
-            return (float(g), float(pcs[0].exponent[g]) if pcs else 0.0, 0.0, 0.0)
+            tgt = float(cascade.initial[i]) if printed_lemma20 else 0.0
+            return (float(g), float(pcs[0].exponent[g]) if pcs else 0.0, 0.0, tgt)
 
         def at_bos(i):
-            return (float(groups[i][0].identity), 0.0, 1.0, float(cascade.initial[i]))
+            return (float(groups[i][0].identity), 0.0, 0.0 if printed_lemma20 else 1.0, float(cascade.initial[i]))
 
         if li == 0:
             s0 = tuple(cascade.initial)
@@ -200,9 +219,12 @@ def compile_cascade(cascade: Cascade, T: int, name: str = "cascade", q0: int = 0
             start = next_layer
         else:
             lower = [j for j in range(ncomp) if cascade.levels[j] < lvl]
-            prev = [circ.channel(f"prev.c{j}") for j in lower]
-            vmax = max(np.asarray(cascade.actions[j]).shape[1] for j in lower)
-            circ.previous_copy(next_layer, [q_ch[j] for j in lower], prev, vmax)
+            if printed_lemma21:
+                prev = [q_ch[j] for j in lower]
+            else:
+                prev = [circ.channel(f"prev.c{j}") for j in lower]
+                vmax = max(np.asarray(cascade.actions[j]).shape[1] for j in lower)
+                circ.previous_copy(next_layer, [q_ch[j] for j in lower], prev, vmax)
             table: dict = {}
             for s in reach:
                 for a in range(cascade.n_symbols):
@@ -217,7 +239,7 @@ def compile_cascade(cascade: Cascade, T: int, name: str = "cascade", q0: int = 0
             start = next_layer + 1
         end = start - 1
         for i in comps:
-            q_ch[i], e = _component(circ, start, i, groups[i], fields[i], cascade)
+            q_ch[i], e = _component(circ, start, i, groups[i], fields[i], cascade, printed_lemma20)
             end = max(end, e)
         next_layer = end + 1
     readout = [q_ch[i] for i in range(ncomp)]
@@ -250,7 +272,9 @@ def compile_cascade(cascade: Cascade, T: int, name: str = "cascade", q0: int = 0
     return CompiledTransformer(net, emb, prefix, positions, tuple(readout), tuple(radices), table, T, name, q0, info)
 
 
-def _component(circ: Circuit, start: int, i: int, group, fields, cascade: Cascade) -> tuple[int, int]:
+def _component(
+    circ: Circuit, start: int, i: int, group, fields, cascade: Cascade, printed_lemma20: bool
+) -> tuple[int, int]:
     """Lay out component ``i`` from layer ``start``; returns (state channel, last layer used)."""
     G, pcs, _, resets = group
     g_ch, l_ch, r_ch, tgt_ch = fields
@@ -307,7 +331,10 @@ def _component(circ: Circuit, start: int, i: int, group, fields, cascade: Cascad
     table = {}
     for kv, P in prods.items():
         Pinv = np.argsort(P)
-        table[kv + (0.0, 0.0)] = (0.0,)
+        if printed_lemma20:
+            table[kv + (0.0, float(init))] = (float(Pinv[init]),)
+        else:
+            table[kv + (0.0, 0.0)] = (0.0,)
         for r in targets:
             table[kv + (1.0, float(r))] = (float(Pinv[r]),)
     circ.lookup(last + 1, k_chs + [r_ch, tgt_ch], [z], table)

@@ -1,0 +1,744 @@
+"""Checks of the shortcut constructions (Liu thesis §3.4.4): the theory Transformer, the gadget lemmas, Thm 10
+(log depth), Thm 11 (constant depth, Krohn-Rhodes) and Thm 12 (gridworld, 2 layers).
+
+Core verdict: ``verify_simulation`` runs the compiled network and compares with ``Semiautomaton.run`` on all words
+up to a feasible length and on random / adversarial words. Every claim has controls: the printed (uncorrected)
+formula and/or one perturbed weight must fail the same verdict.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from theorylab.algebra import is_solvable
+from theorylab.automata import Semiautomaton, zoo
+from theorylab.automata.constructions import (
+    NotSolvableError,
+    algorithm1,
+    compile_constant_depth,
+    compile_gridworld,
+    compile_log_depth,
+)
+from theorylab.automata.constructions.gadgets import (
+    circle_gap,
+    composition_mlp,
+    hardmax_error,
+    interp_mlp,
+    interp_mlp_1d,
+    memory_semiautomaton,
+    memory_unit,
+    mod_counter,
+    mod_counter_semiautomaton,
+    threshold_mlp,
+)
+from theorylab.automata.constructions.verify import (
+    adversarial_words,
+    all_words,
+    perturb_weight,
+    verify_simulation,
+)
+from theorylab.automata.counterexamples import rotate_reset
+from theorylab.nn.theory import MLP, Block, Head, TheoryTransformer, causal_softmax
+from theorylab.strategies.automata import semiautomata
+
+TF = "automata.def_transformer"
+L10, L11, L12, L13, P2, L14 = (
+    "automata.lemma10_mlp_interp_1d",
+    "automata.lemma11_mlp_interp_nd",
+    "automata.lemma12_threshold",
+    "automata.lemma13_softmax_hardmax",
+    "automata.prop2_circular_embeddings",
+    "automata.lemma14_composition_mlp",
+)
+L15, L16, L20, L21 = (
+    "automata.lemma15_mod_counter",
+    "automata.lemma16_memory_unit",
+    "automata.lemma20_permutation_reset",
+    "automata.lemma21_cascade",
+)
+THM10, THM11, THM16, THM12, ALG1 = (
+    "automata.thm10",
+    "automata.thm11",
+    "automata.thm16_solvable_groups",
+    "automata.thm12_gridworld",
+    "automata.alg1_grid_boundary",
+)
+
+
+def exhaustive_length(n_symbols: int, budget: int) -> int:
+    """Largest L with n_symbols**L <= budget (words of length L cover all shorter prefixes by causality)."""
+    L = 1
+    while n_symbols ** (L + 1) <= budget:
+        L += 1
+    return L
+
+
+def check_automaton(compiled, aut, rng, q0=0, exhaustive_budget=512, n_random=64, T=None, measure=None, tag=""):
+    """All words up to a feasible length + random + adversarial words of length T; returns the reports."""
+    T = compiled.T if T is None else T
+    L = min(exhaustive_length(aut.n_symbols, exhaustive_budget), T)
+    reports = [
+        verify_simulation(compiled, aut, all_words(aut.n_symbols, L), q0),
+        verify_simulation(compiled, aut, np.vstack([aut.sample(rng, n_random, T), adversarial_words(aut.n_symbols, T)]), q0),
+    ]
+    if measure is not None:
+        measure(f"{tag}words_checked", sum(r.n_words for r in reports))
+        measure(f"{tag}exhaustive_length", L)
+    return reports
+
+
+def assert_all_ok(reports):
+    for r in reports:
+        assert r.ok, f"{r.n_wrong_words}/{r.n_words} words wrong, e.g. {r.example}"
+
+
+def any_fails(reports) -> bool:
+    return any(not r.ok for r in reports)
+
+
+# ------------------------------------------------------------------------------------------ the theory Transformer
+def _random_net(rng, d=5, n_blocks=2) -> TheoryTransformer:
+    blocks = []
+    for _ in range(n_blocks):
+        shapes = ((d, 3), (d, 3), (d, 2), (2, d))
+        heads = tuple(Head(*(rng.normal(size=s) for s in shapes)) for _ in range(2))
+        mlp = MLP((rng.normal(size=(d, 7)), rng.normal(size=(7, d))), (rng.normal(size=7), rng.normal(size=d)))
+        blocks.append(Block(heads, mlp, attn_residual=rng.integers(0, 2, d), mlp_residual=rng.integers(0, 2, d)))
+    return TheoryTransformer(tuple(blocks))
+
+
+def _loop_reference(net: TheoryTransformer, X: np.ndarray) -> np.ndarray:
+    """The definition written position by position (no batching, no causal mask matrix)."""
+    X = X.copy()
+    for b in net.blocks:
+        out = X * b.attn_residual
+        for t in range(len(X)):
+            for h in b.heads:
+                s = np.array([(X[t] @ h.W_Q) @ (X[j] @ h.W_K) for j in range(t + 1)])
+                a = np.exp(s - s.max())
+                a /= a.sum()
+                out[t] += sum(a[j] * (X[j] @ h.W_V @ h.W_C) for j in range(t + 1))
+        y = out
+        for i, (w, c) in enumerate(zip(b.mlp.weights, b.mlp.biases, strict=True)):
+            y = y @ w + c
+            if i < len(b.mlp.weights) - 1:
+                y = np.maximum(y, 0)
+        X = out * b.mlp_residual + y
+    return X
+
+
+def verify_same_function(net: TheoryTransformer, other, X: np.ndarray, tol: float = 1e-9) -> float:
+    """Max abs difference between ``net`` and ``other`` (a callable) on X; raises if above ``tol``."""
+    err = float(np.abs(net.forward(X) - other(X)).max())
+    assert err <= tol, f"networks differ by {err}"
+    return err
+
+
+@pytest.mark.claim(TF, tier="exact")
+def test_theory_transformer_numpy_torch_loop(rng, measure):
+    import torch
+
+    net = _random_net(rng)
+    X = rng.normal(size=(3, 6, net.d))
+    mod = net.to_torch()
+    err_loop = max(verify_same_function(net, lambda x: _loop_reference(net, x), X[i]) for i in range(3))
+    err_torch = verify_same_function(net, lambda x: mod(torch.tensor(x)).detach().numpy(), X)
+    A = net.forward(X, return_attention=True)[1][0][0]
+    assert np.allclose(A.sum(-1), 1) and np.allclose(np.triu(A, 1), 0)
+    measure("max_err_loop", err_loop)
+    measure("max_err_torch", err_torch)
+
+
+@pytest.mark.claim(TF, tier="exact", control=True)
+def test_theory_transformer_control_perturbed_torch(rng):
+    import torch
+
+    net = _random_net(rng)
+    X = rng.normal(size=(2, 6, net.d))
+    mod = net.to_torch()
+    with torch.no_grad():
+        mod.heads[1][0].W_K[0, 0] += 0.5
+    with pytest.raises(AssertionError):
+        verify_same_function(net, lambda x: mod(torch.tensor(x)).numpy(), X)
+    with pytest.raises(AssertionError):  # a 1/sqrt(k)-scaled softmax is a different function
+        scaled = lambda x: causal_softmax(x @ x.swapaxes(-1, -2) / np.sqrt(2))
+        plain = TheoryTransformer((Block((Head(np.eye(net.d), np.eye(net.d), np.eye(net.d), np.eye(net.d)),)),))
+        verify_same_function(plain, lambda x: x + scaled(x) @ x, X)
+
+
+# ------------------------------------------------------------------------------------------ gadget lemmas
+def verify_interp(mlp, xs, ys, noise) -> float:
+    """Max error of ``mlp`` on every point of ``xs`` shifted by each noise value."""
+    xs = np.asarray(xs, dtype=float).reshape(len(ys), -1)
+    return max(float(np.abs(mlp(xs + e) - ys).max()) for e in noise)
+
+
+@pytest.mark.claim(L10, tier="exact")
+def test_lemma10_exhaustive(rng, measure):
+    xs = np.sort(rng.choice(200, size=25, replace=False)) / 7.0
+    ys = rng.normal(size=(25, 3))
+    D = np.diff(xs).min()
+    mlp = interp_mlp_1d(xs, ys)
+    err = verify_interp(mlp, xs, ys, [0.0, D / 4, -D / 4])
+    assert err < 1e-9  # float rounding of sums of O(|X|) terms of size O(|y|)
+    assert mlp.weights[0].max() <= 4 / D + 1e-12 and mlp.hidden_widths == (4 * len(xs),)
+    measure("max_err", err)
+
+
+@pytest.mark.claim(L10, tier="exact", control=True)
+def test_lemma10_control_noise_beyond_plateau(rng):
+    xs = np.arange(10.0)
+    ys = rng.normal(size=(10, 1))
+    assert verify_interp(interp_mlp_1d(xs, ys), xs, ys, [0.3]) > 1e-3  # outside the Delta/4 plateau
+
+
+@pytest.mark.claim(L10, tier="property")
+@settings(max_examples=20)
+@given(st.lists(st.integers(-1000, 1000), min_size=1, max_size=20, unique=True), st.floats(-1, 1), st.integers(0, 99))
+def test_lemma10_random_sets(points, frac, seed):
+    xs = np.array(sorted(points)) / 10.0
+    ys = np.random.default_rng(seed).normal(size=(len(xs), 2))
+    D = np.diff(xs).min() if len(xs) > 1 else 1.0
+    assert verify_interp(interp_mlp_1d(xs, ys), xs, ys, [frac * D / 4]) < 1e-9
+
+
+@pytest.mark.claim(L10, tier="property", control=True)
+@settings(max_examples=10)
+@given(st.lists(st.integers(-1000, 1000), min_size=2, max_size=20, unique=True))
+def test_lemma10_random_control(points):
+    xs = np.array(sorted(points)) / 10.0
+    ys = np.arange(len(xs), dtype=float)[:, None] + 1
+    D = np.diff(xs).min()
+    assert verify_interp(interp_mlp_1d(xs, ys), xs, ys, [0.6 * D]) > 1e-3
+
+
+@pytest.mark.claim(L11, tier="exact")
+def test_lemma11_grid(rng, measure):
+    pts = np.array(list(itertools.product(range(3), [0.0, 0.5, 2.0], range(2))), dtype=float)
+    vals = rng.normal(size=(len(pts), 2))
+    mlp = interp_mlp(pts, vals)
+    err = max(verify_interp(mlp, pts, vals, [rng.uniform(-1, 1, 3) * np.array([1, 0.5, 1]) / 4.01]) for _ in range(5))
+    assert err < 1e-9
+    measure("max_err", err)
+
+
+@pytest.mark.claim(L11, tier="exact", control=True)
+def test_lemma11_control_printed_bias(rng):
+    pts = np.array(list(itertools.product(range(3), range(3))), dtype=float)
+    vals = rng.normal(size=(9, 1)) + 5
+    assert verify_interp(interp_mlp(pts, vals, printed_bias=True), pts, vals, [0.0]) > 1
+
+
+@pytest.mark.claim(L11, tier="property")
+@settings(max_examples=15)
+@given(st.integers(1, 3), st.integers(1, 12), st.integers(0, 10**6))
+def test_lemma11_random(d_in, n, seed):
+    r = np.random.default_rng(seed)
+    pts = np.unique(r.integers(0, 5, size=(n, d_in)), axis=0).astype(float)
+    vals = r.normal(size=(len(pts), 2))
+    assert verify_interp(interp_mlp(pts, vals), pts, vals, [r.uniform(-0.24, 0.24, d_in)]) < 1e-9
+
+
+@pytest.mark.claim(L11, tier="property", control=True)
+@settings(max_examples=10)
+@given(st.integers(2, 3), st.integers(0, 10**6))
+def test_lemma11_random_control(d_in, seed):
+    r = np.random.default_rng(seed)
+    pts = np.unique(r.integers(0, 5, size=(6, d_in)), axis=0).astype(float)
+    vals = r.uniform(1, 2, size=(len(pts), 1))
+    assert verify_interp(interp_mlp(pts, vals, printed_bias=True), pts, vals, [0.0]) > 0.5
+
+
+def threshold_error(mlp, delta, xs) -> float:
+    xs = np.asarray(xs, dtype=float)
+    want = np.repeat((xs > 0).astype(float), 3)
+    noisy = (xs[:, None] + np.array([-delta / 4, 0, delta / 4])).reshape(-1, 1)
+    return float(np.abs(mlp(noisy)[:, 0] - want).max())
+
+
+@pytest.mark.claim(L12, tier="exact")
+def test_lemma12_corrected(measure):
+    for delta in (1e-3, 0.5, 1.0, 7.0):
+        xs = delta * np.array([-5, -2, -1, 1, 1.5, 3])
+        mlp = threshold_mlp(delta)
+        assert threshold_error(mlp, delta, xs) < 1e-12
+        assert np.abs(mlp.weights[0]).max() <= 1 / delta and np.abs(mlp.biases[0]).max() <= 0.5
+    measure("max_err", 0.0)
+
+
+@pytest.mark.claim(L12, tier="exact", control=True)
+def test_lemma12_control_printed(measure):
+    err = threshold_error(threshold_mlp(1.0, printed=True), 1.0, [-1.0, 1.0])
+    assert err > 0.1
+    measure("printed_err", err)  # 0.125: psi(0.75) = 0.875
+
+
+@pytest.mark.claim(L12, tier="property")
+@settings(max_examples=20)
+@given(st.floats(1e-4, 1e3), st.lists(st.floats(1, 100), min_size=1, max_size=8), st.booleans())
+def test_lemma12_random(delta, mags, neg):
+    xs = np.array(mags) * delta * (-1 if neg else 1)
+    assert threshold_error(threshold_mlp(delta), delta, xs) < 1e-9
+
+
+@pytest.mark.claim(L12, tier="property", control=True)
+@settings(max_examples=10)
+@given(st.floats(1e-3, 1e3))
+def test_lemma12_random_control(delta):
+    assert threshold_error(threshold_mlp(delta, printed=True), delta, [delta, -delta]) > 0.1
+
+
+@pytest.mark.claim(L13, tier="property")
+@settings(max_examples=40)
+@given(st.integers(2, 256), st.floats(0, 30), st.integers(0, 10**6))
+def test_lemma13_bound(T, gap, seed):
+    r = np.random.default_rng(seed)
+    z = r.uniform(-50, 0, T)
+    t = r.integers(T)
+    z[t] = z.max() + gap if T > 1 else 0
+    err, bound = hardmax_error(z)
+    assert err <= bound * (1 + 1e-9) + 1e-15
+
+
+@pytest.mark.claim(L13, tier="property", control=True)
+@settings(max_examples=10)
+@given(st.integers(2, 256), st.floats(1, 20))
+def test_lemma13_control_overstated_gap(T, gap):
+    z = np.zeros(T)
+    z[0] = gap
+    err, bound = hardmax_error(z)
+    assert err > bound * np.exp(-1)  # claiming a gap of gamma + 1 would be violated
+
+
+@pytest.mark.claim(P2, tier="exact")
+def test_prop2_corrected_bound(measure):
+    worst = -np.inf
+    for T in range(2, 257):
+        g = circle_gap(T)
+        assert g["max_inner"] <= g["corrected_bound"] + 1e-12
+        worst = max(worst, g["max_inner"] - g["corrected_bound"])
+    measure("max_inner_minus_bound", worst)
+
+
+@pytest.mark.claim(P2, tier="exact", control=True)
+def test_prop2_control_printed(measure):
+    g4, g100 = circle_gap(4), circle_gap(100)
+    assert g4["max_abs_inner"] > g4["printed_bound"]  # |<p_t, p_t+2>| = 1
+    assert g100["max_inner"] > g100["printed_bound"]  # signed version fails too
+    measure("T100_inner_minus_printed", g100["max_inner"] - g100["printed_bound"])
+
+
+def verify_composition(mlp, n, noise) -> int:
+    """Number of (f, g) pairs (of all n^(2n)) where the MLP's output differs from f o g (values 1..n)."""
+    fs = np.array(list(itertools.product(range(1, n + 1), repeat=n)), dtype=float)
+    F = np.repeat(fs, len(fs), axis=0)
+    Gm = np.tile(fs, (len(fs), 1))
+    X = np.hstack([Gm, F]) + noise(X_shape=(len(F), 2 * n))
+    want = np.take_along_axis(F, Gm.astype(int) - 1, axis=1)
+    return int((np.abs(mlp(X) - want) > 1e-9).any(axis=1).sum())
+
+
+@pytest.mark.claim(L14, tier="exact")
+def test_lemma14_exhaustive(rng, measure):
+    for n in (1, 2, 3):
+        assert verify_composition(composition_mlp(n), n, lambda X_shape: rng.uniform(-0.1, 0.1, X_shape)) == 0
+        assert composition_mlp(n).hidden_widths == (4 * n * n + n, n * n)
+    measure("pairs_checked_n3", 3**6)
+
+
+@pytest.mark.claim(L14, tier="exact", control=True)
+def test_lemma14_control_perturbed():
+    m = composition_mlp(3)
+    ws = list(m.weights)
+    ws[1] = ws[1].copy()
+    ws[1][0, 0] += 0.5
+    assert verify_composition(MLP(tuple(ws), m.biases), 3, lambda X_shape: 0.0) > 0
+
+
+# ------------------------------------------------------------------------------------------ Lemma 15 / 16
+@pytest.mark.claim(L15, tier="exact")
+def test_lemma15_mod_counter(rng, measure):
+    words = 0
+    for n in (2, 3, 5):
+        aut = mod_counter_semiautomaton(n)
+        for T in (1, 7, 64, 256):
+            for q0 in {0, n - 1}:
+                c = mod_counter(n, T, q0)
+                reps = check_automaton(c, aut, rng, q0, exhaustive_budget=3**8 if T < 64 else 64, n_random=24)
+                assert_all_ok(reps)
+                words += sum(r.n_words for r in reps)
+                assert c.depth == 1 and c.d == 3 and c.n_heads == 1 and c.mlp_width <= 4 * n * T
+                assert c.max_weight <= 4 * n * T + 2
+    A = mod_counter(3, 16).hidden(np.ones((1, 16), dtype=int), return_attention=True)[1][0][0][0]
+    assert np.allclose(A[1:, 1:][np.tril_indices(16)], 1 / 32)  # every real position gets exactly 1/(2T)
+    measure("words_checked", words)
+
+
+@pytest.mark.claim(L15, tier="exact", control=True)
+def test_lemma15_control_printed_and_perturbed(rng):
+    aut = mod_counter_semiautomaton(3)
+    assert any_fails(check_automaton(mod_counter(3, 16, printed_gamma=True), aut, rng))
+    assert any_fails(check_automaton(mod_counter(3, 16, 1, printed_target=True), aut, rng, 1))
+    mutant = perturb_weight(mod_counter(3, 16), 0, "W_Q", (0, 2, 0), 0.05)
+    assert any_fails(check_automaton(mutant, aut, rng))
+
+
+@pytest.mark.claim(L16, tier="exact")
+def test_lemma16_memory(rng, measure):
+    words = 0
+    for n in (1, 2, 3, 5):
+        aut = memory_semiautomaton(n)
+        for T in (1, 6, 64, 256):
+            q0 = n - 1
+            c = memory_unit(n, T, q0)
+            reps = check_automaton(c, aut, rng, q0, exhaustive_budget=1296 if T < 64 else 64, n_random=16)
+            sparse = np.where(rng.random((16, T)) < 1 / T, rng.integers(0, n, (16, T)), n)  # rare writes
+            reps.append(verify_simulation(c, aut, sparse, q0))
+            assert_all_ok(reps)
+            words += sum(r.n_words for r in reps)
+            assert c.depth == 1 and c.d == 4 and c.n_heads == 1 and c.mlp_width == 4 * n
+            if n * T >= 16:
+                assert c.net.max_weight <= 2 * T * np.log(n * T)
+    measure("words_checked", words)
+
+
+@pytest.mark.claim(L16, tier="exact", control=True)
+def test_lemma16_control_weak_temperature(rng):
+    aut = memory_semiautomaton(3)
+    assert any_fails(check_automaton(memory_unit(3, 64, 2, c=2.0), aut, rng))  # c too small for hard attention
+
+
+# ------------------------------------------------------------------------------------------ Theorem 10
+THM10_ZOO = {
+    "parity": (zoo.parity(), 1024),
+    "flipflop": (zoo.flipflop(), 729),
+    "Grid4": (zoo.gridworld(4), 512),
+    "A5(5 points)": (zoo.alternating(5, regular=False), 729),
+    "S5(5 points)": (zoo.symmetric(5, regular=False), 512),
+    "Dyck2,2": (zoo.dyck(2, 2), 256),
+    "C3": (zoo.cyclic(3), 729),
+}
+
+
+@pytest.mark.claim(THM10, tier="exact")
+@pytest.mark.parametrize("name", list(THM10_ZOO))
+def test_thm10_zoo(name, rng, measure):
+    aut, budget = THM10_ZOO[name]
+    words = 0
+    for T, n_random in ((8, 16), (64, 16), (256, 4)):
+        c = compile_log_depth(aut, T, aut.n_states - 1)
+        reps = check_automaton(c, aut, rng, aut.n_states - 1, exhaustive_budget=budget if T == 8 else 1, n_random=n_random)
+        assert_all_ok(reps)
+        words += sum(r.n_words for r in reps)
+        b = c.info["bounds"]
+        assert c.depth == b["depth"] and c.n_heads == 2 and c.d == b["d"] and c.net.head_dim == b["head_dim"]
+        assert c.mlp_width == b["mlp_width"] and c.net.max_weight <= b["max_weight"]
+    measure("words_checked", words)
+
+
+@pytest.mark.claim(THM10, tier="exact")
+def test_thm10_regular_A5(rng, measure):
+    aut = zoo.alternating(5)  # 60 states: d = 122, MLP width 14460
+    c = compile_log_depth(aut, 16, 0)
+    assert_all_ok([verify_simulation(c, aut, aut.sample(rng, 6, 16), 0)])
+    measure("d", c.d)
+
+
+@pytest.mark.claim(THM10, tier="exact", control=True)
+@pytest.mark.parametrize("flag", ["printed_rotation", "printed_value", "printed_readout"])
+def test_thm10_control_printed(flag, rng):
+    for aut in (zoo.random(3, 2, 0), zoo.alternating(5, regular=False)):
+        assert any_fails(check_automaton(compile_log_depth(aut, 8, 1, **{flag: True}), aut, rng, 1))
+
+
+@pytest.mark.claim(THM10, tier="exact", control=True)
+def test_thm10_control_perturbed(rng):
+    aut = zoo.random(4, 3, 1)
+    c = compile_log_depth(aut, 16, 0)
+    assert_all_ok(check_automaton(c, aut, rng))
+    assert any_fails(check_automaton(perturb_weight(c, 0, "mlp.b2", (0,), 1.0), aut, rng))  # Lemma 14 layer 2
+
+
+@pytest.mark.claim(THM10, tier="property")
+@settings(max_examples=15)
+@given(semiautomata(max_states=6, max_symbols=4), st.integers(1, 40), st.integers(0, 10**6))
+def test_thm10_random_automata(aut, T, seed):
+    r = np.random.default_rng(seed)
+    q0 = int(r.integers(aut.n_states))
+    assert verify_simulation(compile_log_depth(aut, T, q0), aut, aut.sample(r, 8, T), q0).ok
+
+
+@pytest.mark.claim(THM10, tier="property", control=True)
+@settings(max_examples=10)
+@given(semiautomata(min_states=2, max_states=6, max_symbols=4), st.integers(0, 10**6))
+def test_thm10_random_control(aut, seed):
+    r = np.random.default_rng(seed)
+    T = 16
+    words = np.vstack([aut.sample(r, 16, T), adversarial_words(aut.n_symbols, T)])
+    assert not verify_simulation(compile_log_depth(aut, T, 0, printed_value=True), aut, words, 0).ok
+
+
+# ------------------------------------------------------------------------------------------ Theorem 16 / 11
+GROUPS = {
+    "C5": zoo.cyclic(5),
+    "D6": zoo.dihedral(3),
+    "D8": zoo.dihedral(4),
+    "D10": zoo.dihedral(5),
+    "Q8": zoo.quaternion(),
+    "A4": zoo.alternating(4),
+    "S4": zoo.symmetric(4),
+}
+
+
+@pytest.mark.claim(THM16, tier="exact")
+@pytest.mark.parametrize("name", list(GROUPS))
+def test_thm16_solvable_groups(name, rng, measure):
+    aut = GROUPS[name]
+    order = aut.n_states  # canonical (regular) group semiautomaton
+    depths = set()
+    for T in (16, 256):
+        c = compile_constant_depth(aut, T, 0)
+        assert_all_ok(check_automaton(c, aut, rng, 0, exhaustive_budget=729 if T == 16 else 1, n_random=32))
+        depths.add(c.depth)
+        assert c.depth <= 3 * np.log2(order)
+    assert len(depths) == 1
+    measure("depth", depths.pop())
+
+
+@pytest.mark.claim(THM16, tier="exact", control=True)
+def test_thm16_control_perturbed(rng):
+    aut = zoo.dihedral(4)
+    c = compile_constant_depth(aut, 32, 0)
+    gamma = c.info["channels"].index("gamma")  # the first counter's query weight (Lemma 15's gamma_t)
+    assert any_fails(check_automaton(perturb_weight(c, 0, "W_Q", (0, gamma, 0), 0.05), aut, rng))
+
+
+THM11_ZOO = {
+    "parity": zoo.parity(),
+    "C3": zoo.cyclic(3),
+    "flipflop": zoo.flipflop(),
+    "memory3": zoo.memory(3),
+    "rotate-reset": rotate_reset(),
+    "Grid4": zoo.gridworld(4),
+    "Grid5(L,⊥,R)": zoo.gridworld(5, stay=True),
+    "Dyck2,2": zoo.dyck(2, 2),
+    "random(4,2,3)": zoo.random(4, 2, 3),
+    "random(5,3,7)": zoo.random(5, 3, 7),
+}
+
+
+@pytest.mark.claim(THM11, tier="exact")
+@pytest.mark.parametrize("name", list(THM11_ZOO))
+def test_thm11_zoo(name, rng, measure):
+    aut = THM11_ZOO[name]
+    depths, words = {}, 0
+    for T in (16, 256):
+        q0 = aut.n_states - 1
+        c = compile_constant_depth(aut, T, q0)
+        reps = check_automaton(c, aut, rng, q0, exhaustive_budget=1024 if T == 16 else 1, n_random=32)
+        assert_all_ok(reps)
+        words += sum(r.n_words for r in reps)
+        depths[T] = c.depth
+        assert c.depth <= c.info["bounds"]["depth"]
+    for T in (64, 1024):  # depth must not grow with T (compile only)
+        depths[T] = compile_constant_depth(aut, T, aut.n_states - 1).depth
+    assert len(set(depths.values())) == 1, depths
+    measure("depth", depths[16])
+    measure("words_checked", words)
+
+
+@pytest.mark.claim(THM11, tier="exact")
+def test_thm11_nonsolvable_refused():
+    for aut in (zoo.alternating(5), zoo.symmetric(5), zoo.alternating(5, regular=False)):
+        with pytest.raises(NotSolvableError, match="non-solvable permutation group"):
+            compile_constant_depth(aut, 8)
+    reset_a5 = Semiautomaton(np.vstack([zoo.alternating(5, regular=False).delta, np.zeros((1, 5), dtype=int)]))
+    with pytest.raises(NotSolvableError, match="component"):
+        compile_constant_depth(reset_a5, 8)
+
+
+@pytest.mark.claim(THM11, tier="exact", control=True)
+def test_thm11_control_perturbed(rng):
+    aut = zoo.gridworld(4)
+    c = compile_constant_depth(aut, 32, 0)
+    assert_all_ok(check_automaton(c, aut, rng))
+    # the previous-position head of the first wiring layer, temperature entry
+    wiring = next(i for i, b in enumerate(c.net.blocks) if any(h.W_Q.shape[1] == 2 for h in b.heads))
+    h = next(j for j, hh in enumerate(c.net.blocks[wiring].heads) if hh.W_Q.shape[1] == 2)
+    mutant = perturb_weight(c, wiring, "W_K", (h, c.info["channels"].index("lin2"), 1), -0.5)
+    assert any_fails(check_automaton(mutant, aut, rng))
+
+
+@pytest.mark.claim(THM11, tier="property")
+@settings(max_examples=12)
+@given(semiautomata(max_states=6, max_symbols=4), st.integers(1, 24), st.integers(0, 10**6))
+def test_thm11_random_automata(aut, T, seed):
+    r = np.random.default_rng(seed)
+    q0 = int(r.integers(aut.n_states))
+    try:
+        c = compile_constant_depth(aut, T, q0)
+    except NotSolvableError:
+        assert not is_solvable(aut)  # the compiler's polycyclic test agrees with the maximal-subgroup test
+        return
+    assert is_solvable(aut)
+    assert verify_simulation(c, aut, aut.sample(r, 8, T), q0).ok
+
+
+@pytest.mark.claim(THM11, tier="property", control=True)
+@settings(max_examples=8)
+@given(semiautomata(min_states=3, max_states=5, max_symbols=3), st.integers(0, 10**6))
+def test_thm11_random_control(aut, seed):
+    r = np.random.default_rng(seed)
+    try:
+        c = compile_constant_depth(aut, 16, 0)
+    except NotSolvableError:
+        return
+    if c.net.blocks[-1].mlp is None:  # no layer at all: every component is constant
+        return
+    mutant = perturb_weight(c, c.depth - 1, "mlp.b" + str(len(c.net.blocks[-1].mlp.biases)), (c.readout[0],), 0.5)
+    assert not verify_simulation(mutant, aut, aut.sample(r, 4, 16), 0).ok
+
+
+@pytest.mark.claim(L20, tier="exact")
+def test_lemma20_no_reset_words(rng, measure):
+    aut = rotate_reset()
+    for T in (8, 128):
+        c = compile_constant_depth(aut, T, 2)
+        no_reset = rng.choice([0, 3], size=(32, T))  # rotations and identities only
+        late_reset = no_reset.copy()
+        late_reset[:, -1] = 2
+        assert_all_ok([verify_simulation(c, aut, w, 2) for w in (no_reset, late_reset)])
+        assert_all_ok(check_automaton(c, aut, rng, 2, n_random=32))
+        assert c.depth == 3  # C3 counter (1) + z lookup (1) + memory (1) = sim_G.depth + 2
+    measure("depth", c.depth)
+
+
+@pytest.mark.claim(L20, tier="exact", control=True)
+def test_lemma20_control_printed(rng):
+    aut = rotate_reset()
+    c = compile_constant_depth(aut, 16, 0, printed_lemma20=True)
+    assert not verify_simulation(c, aut, rng.choice([0, 3], size=(8, 16)), 0).ok
+
+
+@pytest.mark.claim(L21, tier="exact")
+def test_lemma21_cascades(rng, measure):
+    for aut in (zoo.gridworld(4), zoo.gridworld(5, stay=True), zoo.dyck(2, 2)):
+        c = compile_constant_depth(aut, 32, 0)
+        assert c.info["n_levels"] >= 2
+        assert_all_ok(check_automaton(c, aut, rng, 0, exhaustive_budget=1024))
+    measure("levels_grid4", compile_constant_depth(zoo.gridworld(4), 8).info["n_levels"])
+
+
+@pytest.mark.claim(L21, tier="exact", control=True)
+def test_lemma21_control_printed(rng):
+    for aut in (zoo.gridworld(4), zoo.dyck(2, 2)):
+        c = compile_constant_depth(aut, 32, 0, printed_lemma21=True)
+        assert any_fails(check_automaton(c, aut, rng, 0, exhaustive_budget=1024))
+
+
+# ------------------------------------------------------------------------------------------ Algorithm 1 / Thm 12
+def verify_algorithm1(S: int, moves_set, length: int, n_pads=None) -> int:
+    """Number of move sequences (all of the given length) on which Algorithm 1 disagrees with the gridworld."""
+    aut = zoo.gridworld(S + 1, stay=len(moves_set) == 3)
+    words = all_words(len(moves_set), length)
+    want = aut.run(words, 0)
+    moves = np.array(moves_set)[words]
+    return sum(int((algorithm1(S, m, n_pads) != w).any()) for m, w in zip(moves, want, strict=True))
+
+
+@pytest.mark.claim(ALG1, tier="exact")
+def test_alg1_exhaustive(measure):
+    n = 0
+    for S in range(1, 5):
+        assert verify_algorithm1(S, (-1, 1), 9) == 0
+        assert verify_algorithm1(S, (-1, 0, 1), 6) == 0
+        n += 2**9 + 3**6
+    measure("sequences_checked", n)
+
+
+@pytest.mark.claim(ALG1, tier="exact", control=True)
+def test_alg1_control_S_pads():
+    assert verify_algorithm1(2, (-1, 1), 6, n_pads=2) > 0
+
+
+@pytest.mark.claim(ALG1, tier="property")
+@settings(max_examples=15)
+@given(st.integers(1, 8), st.lists(st.sampled_from([-1, 0, 1]), min_size=1, max_size=60))
+def test_alg1_random(S, moves):
+    aut = zoo.gridworld(S + 1, stay=True)
+    assert (algorithm1(S, moves) == aut.run(np.array(moves) + 1, 0)[0]).all()
+
+
+@pytest.mark.claim(ALG1, tier="property", control=True)
+@settings(max_examples=8)
+@given(st.integers(2, 8))
+def test_alg1_random_control(S):
+    assert (algorithm1(S, [1], n_pads=S) == -1).all()
+
+
+@pytest.mark.claim(THM12, tier="exact")
+def test_thm12_exhaustive_small(measure):
+    n = 0
+    for S in range(1, 5):
+        for stay, L in ((False, 9), (True, 6)):
+            aut = zoo.gridworld(S + 1, stay=stay)
+            for q0 in sorted({0, S}):
+                c = compile_gridworld(S + 1, L, q0, stay=stay)
+                r = verify_simulation(c, aut, all_words(aut.n_symbols, L), q0)
+                assert r.ok, r.example
+                assert c.depth == 2 and c.n_heads == 2 * S + 1
+                n += r.n_words
+    measure("words_checked", n)
+
+
+@pytest.mark.claim(THM12, tier="exact")
+def test_thm12_long_random(rng, measure):
+    for n, stay in ((4, False), (9, False), (9, True)):
+        aut = zoo.gridworld(n, stay=stay)
+        for T in (64, 256):
+            c = compile_gridworld(n, T, 0, stay=stay)
+            assert_all_ok(check_automaton(c, aut, rng, 0, exhaustive_budget=1, n_random=24))
+    measure("max_weight_T256_Grid9", c.max_weight)
+
+
+@pytest.mark.claim(THM12, tier="exact", control=True)
+@pytest.mark.parametrize("flag", ["printed_unmatched", "printed_bos"])
+def test_thm12_control_printed(flag, rng):
+    aut = zoo.gridworld(5, stay=True)
+    c = compile_gridworld(5, 32, 0, stay=True, **{flag: True})
+    assert any_fails(check_automaton(c, aut, rng, 0, exhaustive_budget=1, n_random=64))
+
+
+@pytest.mark.claim(THM12, tier="exact", control=True)
+def test_thm12_control_perturbed(rng):
+    aut = zoo.gridworld(5)
+    c = compile_gridworld(5, 32, 0)
+    cos = 6  # channel index of cos(pi x) in the gridworld layout
+    mutant = perturb_weight(c, 1, "W_Q", (2, cos, 0), 1e-3 * c.info["beta"])  # one offset head, one query weight
+    assert any_fails(check_automaton(mutant, aut, rng, 0, exhaustive_budget=1, n_random=64))
+
+
+@pytest.mark.claim(THM12, tier="property")
+@settings(max_examples=10)
+@given(st.integers(1, 9), st.booleans(), st.integers(1, 48), st.integers(0, 10**6))
+def test_thm12_random(n, stay, T, seed):
+    r = np.random.default_rng(seed)
+    aut = zoo.gridworld(n, stay=stay)
+    q0 = int(r.integers(n))
+    words = np.vstack([aut.sample(r, 8, T), adversarial_words(aut.n_symbols, T)])
+    assert verify_simulation(compile_gridworld(n, T, q0, stay=stay), aut, words, q0).ok
+
+
+@pytest.mark.claim(THM12, tier="property", control=True)
+@settings(max_examples=6)
+@given(st.integers(3, 9), st.integers(0, 10**6))
+def test_thm12_random_control(n, seed):
+    r = np.random.default_rng(seed)
+    aut = zoo.gridworld(n, stay=True)
+    words = np.vstack([aut.sample(r, 32, 40), adversarial_words(3, 40)])
+    assert not verify_simulation(compile_gridworld(n, 40, 0, stay=True, printed_unmatched=True), aut, words, 0).ok

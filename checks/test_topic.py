@@ -1,0 +1,523 @@
+"""Claim checks of the topic family: closed-form block-wise optima of attention and values (Li thesis
+§2.1)."""
+
+from __future__ import annotations
+
+from fractions import Fraction as F
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from theorylab.attention import topic as tp
+from theorylab.attention import topic_stage2 as s2
+from theorylab.attention.topic_counterexamples import TABLE_2_1
+from theorylab.attention.topic_symbolic import (
+    block_prediction_residual,
+    derive_block_values,
+    prop211_total_mass,
+)
+from theorylab.counterexamples import generate
+from theorylab.languages.topic import TopicModel, empirical_masked_frequencies
+from theorylab.strategies.topic import masking_rates, optimal_value_matrices, topic_models
+
+# Tolerances. Closed forms vs pinv/moments: entries are O(1) sums of <= V^2 float products with V <= 601, so
+# round-off is ~1e-15 * V; 1e-12 leaves margin. Losses are O(1) sums of O(V T) terms: 1e-12 likewise.
+EXACT_TOL = 1e-12
+BERT = (0.15, 0.1, 0.1)
+
+PARAMS = [
+    TopicModel(2, 1, 1),
+    TopicModel(3, 2, 1),
+    TopicModel(4, 3, 2, 0.3, 0.2, 0.5),
+    TopicModel(5, 4, 4, 0.05, 0.6, 0.3),
+    TopicModel(10, 10, 3),
+    TopicModel(20, 10, 7, 0.4, 0.05, 0.05),
+    TopicModel(30, 20, 29, 0.15, 0.1, 0.85 - 0.1),
+]
+EXACT_PARAMS = [
+    TopicModel(2, 2, 1, F(3, 20), F(1, 10), F(1, 10)),
+    TopicModel(4, 3, 2, F(3, 20), F(1, 10), F(1, 10)),
+    TopicModel(5, 2, 3, F(1, 3), F(1, 5), F(3, 5)),
+]
+# asymptotic regime of Thms 2.1.3/2.1.5 (Assumptions 2.1.3-2.1.4), BERT rates
+ASYMPTOTIC = [TopicModel(10**3, 10, 10), TopicModel(10**4, 10, 30), TopicModel(10**5, 10, 100)]
+
+
+# ------------------------------------------------------------------------------------------ Prop 2.1.1
+@pytest.mark.claim("topic.prop2.1.1", tier="exact")
+def test_prop211_frequencies_sum_to_one():
+    assert prop211_total_mass() == 0
+    for p in EXACT_PARAMS:
+        f = p.masked_frequencies()
+        assert p.v * p.tau * f["present"] + p.v * (p.T - p.tau) * f["absent"] + f["mask"] == 1
+
+
+@pytest.mark.claim("topic.prop2.1.1", tier="exact", control=True)
+def test_prop211_control_dropped_replacement_term():
+    # dropping the random-replacement mass p_m p_r / (vT) from p1 breaks the total
+    for p in EXACT_PARAMS:
+        f = p.masked_frequencies()
+        p1_wrong = f["present"] - p.p_m * p.p_r / (p.v * p.T)
+        assert p.v * p.tau * p1_wrong + p.v * (p.T - p.tau) * f["absent"] + f["mask"] != 1
+
+
+def _max_z(estimates: dict, predicted: dict) -> float:
+    return max(abs(estimates[k][0] - float(predicted[k])) / estimates[k][1] for k in estimates)
+
+
+@pytest.mark.claim("topic.prop2.1.1", tier="property")
+@settings(max_examples=8)
+@given(params=topic_models(max_T=5, max_v=4), seed=st.integers(0, 2**31))
+def test_prop211_monte_carlo(params, seed):
+    est = empirical_masked_frequencies(params, np.random.default_rng(seed), 300, 2000)
+    # 8 examples x 3 classes: a 5-sigma band has false-alarm probability ~1e-5
+    assert _max_z(est, params.masked_frequencies()) < 5
+
+
+@pytest.mark.claim("topic.prop2.1.1", tier="property", control=True)
+def test_prop211_monte_carlo_control(rng):
+    p = TopicModel(4, 3, 2, 0.3, 0.2, 0.3)
+    wrong = TopicModel(4, 3, 2, 0.3, 0.2, 0.15)  # formula with half the replacement rate
+    est = empirical_masked_frequencies(p, rng, 300, 2000)
+    assert _max_z(est, wrong.masked_frequencies()) > 5
+
+
+# ------------------------------------------------------------------------------------------ population loss
+@pytest.mark.claim("topic.derived.poploss", tier="exact")
+def test_poploss_three_evaluations_agree_exactly():
+    for p in EXACT_PARAMS:
+        W = tp.optimal_value_matrix(p)
+        assert tp.population_loss(W, p) == tp.minimum_loss(p) == 1 - F(1, p.tau * p.v)
+        assert tp.population_loss_moments(W, p) == tp.minimum_loss(p)
+        assert tp.population_loss_enumerated(W, p) == tp.minimum_loss(p)
+        R = np.array(
+            [[F(int(x), 7) for x in row] for row in np.random.default_rng(0).integers(-9, 9, W.shape)]
+        )
+        assert (
+            tp.population_loss(R, p)
+            == tp.population_loss_moments(R, p)
+            == tp.population_loss_enumerated(R, p)
+        )
+
+
+@pytest.mark.claim("topic.derived.poploss", tier="exact", control=True)
+def test_poploss_control_perturbed_matrix_is_worse():
+    for p in EXACT_PARAMS:
+        W = tp.optimal_value_matrix(p)
+        W[1, 2] += F(1, 1000)  # changes one block sum: strictly above the minimum, exactly
+        assert tp.population_loss(W, p) > tp.minimum_loss(p)
+
+
+@pytest.mark.claim("topic.derived.poploss", tier="property")
+@given(params=topic_models(max_T=6, max_v=4, sparse=False), seed=st.integers(0, 2**31))
+def test_poploss_block_sums_equal_moments(params, seed):
+    W = np.random.default_rng(seed).normal(size=(params.V, params.V))
+    a, b = tp.population_loss(W, params), tp.population_loss_moments(W, params)
+    assert abs(a - b) <= EXACT_TOL * max(1.0, abs(a))
+    assert a >= tp.minimum_loss(params) - EXACT_TOL
+
+
+@pytest.mark.claim("topic.derived.poploss", tier="property", control=True)
+@given(params=topic_models(max_T=6, max_v=4), seed=st.integers(0, 2**31))
+def test_poploss_control_wrong_moments_disagree(params, seed):
+    # the same comparison rejects a loss that forgets the random-replacement offset b (a plausible slip)
+    W = np.random.default_rng(seed).normal(size=(params.V, params.V))
+    wrong = TopicModel(params.T, params.v, params.tau, params.p_m, params.p_c, params.p_r / 2)
+    assert abs(tp.population_loss(W, params) - tp.population_loss_moments(W, wrong)) > 1e-6
+
+
+# ------------------------------------------------------------------------------------------ Lemma 2.1.1
+@pytest.mark.claim("topic.lemma2.1.1", tier="exact")
+def test_lemma211_closed_form_and_pinv_are_in_the_family(measure):
+    worst = 0.0
+    for p in PARAMS:
+        if p.tau == p.T:
+            continue
+        for W in (tp.optimal_value_matrix(p), tp.pinv_value_matrix(p)):
+            report = tp.is_optimal_value_matrix(W, p, tol=1e-10)
+            assert report, report.violations
+            worst = max(worst, report.max_violation)
+    for p in EXACT_PARAMS:  # exact family members with rational u and splits
+        u = np.array([F(k - 2, 3) for k in range(p.V)], dtype=object)
+        splits = np.empty((p.V, p.T, p.v), dtype=object)
+        splits[...] = F(1, p.v)
+        if p.v > 1:
+            splits[..., 0] += F(2, 5)
+            splits[..., 1] -= F(2, 5)
+        W = tp.value_matrix_from_family(p, u, splits)
+        assert tp.is_optimal_value_matrix(W, p, tol=0)
+        assert tp.population_loss(W, p) == tp.minimum_loss(p)
+    measure("worst_block_condition_violation", worst)
+
+
+@pytest.mark.claim("topic.lemma2.1.1", tier="exact", control=True)
+def test_lemma211_control_off_family():
+    for p in EXACT_PARAMS:
+        W = tp.optimal_value_matrix(p)
+        W[0, 0] += F(1, 100)  # row 0's [MASK] entry leaves the family
+        assert not tp.is_optimal_value_matrix(W, p, tol=0)
+        assert tp.population_loss(W, p) > tp.minimum_loss(p)
+
+
+@pytest.mark.claim("topic.lemma2.1.1", tier="exact")
+def test_lemma211_erratum_tau_equals_T():
+    arrays = generate("topic.lemma2.1.1")
+    p = TopicModel(3, 2, 3)
+    with pytest.raises(ValueError, match="tau <= T - 1"):
+        tp.is_optimal_value_matrix(arrays["W_min_norm"], p)
+    assert abs(float(arrays["loss_min_norm"]) - tp.minimum_loss(p)) < EXACT_TOL  # a minimiser ...
+    assert float(arrays["block_condition_violation"]) > 1.0  # ... outside the characterised set
+    assert np.abs(arrays["W_min_norm"] - arrays["W_printed"]).max() > 0.3
+
+
+@pytest.mark.claim("topic.lemma2.1.1", tier="property")
+@given(params=topic_models(), data=st.data())
+def test_lemma211_random_family_members_are_optimal(params, data):
+    W, u = data.draw(optimal_value_matrices(params))
+    report = tp.is_optimal_value_matrix(W, params, tol=1e-9)
+    assert report
+    assert np.allclose(report.u, u, atol=1e-9)
+    assert abs(tp.population_loss(W, params) - tp.minimum_loss(params)) < 1e-10
+
+
+@pytest.mark.claim("topic.lemma2.1.1", tier="property", control=True)
+@given(params=topic_models(), data=st.data(), seed=st.integers(0, 2**31))
+def test_lemma211_control_perturbation_outside_family(params, data, seed):
+    W, _ = data.draw(optimal_value_matrices(params))
+    Syy, _ = tp.second_moments(params)
+    delta = 1e-2 * np.random.default_rng(seed).normal(size=W.shape)
+    excess = float(np.trace(delta @ Syy.astype(float) @ delta.T))  # exact excess loss of W + delta
+    assert not tp.is_optimal_value_matrix(W + delta, params, tol=1e-9)
+    got = tp.population_loss(W + delta, params) - tp.minimum_loss(params)
+    assert got > 0 and abs(got - excess) <= 1e-9 + 1e-8 * excess
+
+
+# ------------------------------------------------------------------------------------------ Remark 2.1.8
+@pytest.mark.claim("topic.remark2.1.8", tier="exact")
+def test_remark218_hessian_has_rank_T():
+    for p in PARAMS:
+        if p.tau < p.T and p.V <= 250:
+            assert tp.hessian_rank(p) == p.T != 1
+    assert int(generate("topic.remark2.1.8")["rank"]) == 4
+
+
+@pytest.mark.claim("topic.remark2.1.8", tier="exact", control=True)
+def test_remark218_control_rank_one_when_tau_equals_T():
+    # the same rank computation does return 1 when every document is identical (tau = T)
+    assert tp.hessian_rank(TopicModel(4, 3, 4)) == 1
+
+
+# ------------------------------------------------------------------------------------------ Thm 2.1.2
+@pytest.mark.claim("topic.thm2.1.2", tier="exact")
+def test_thm212_closed_form_equals_pinv(measure):
+    worst = 0.0
+    for p in PARAMS:
+        if p.tau == p.T:
+            continue
+        gap = np.abs(tp.optimal_value_matrix(p) - tp.pinv_value_matrix(p)).max()
+        assert gap < EXACT_TOL, (p, gap)
+        worst = max(worst, gap)
+        assert abs(tp.population_loss(tp.optimal_value_matrix(p), p) - (1 - 1 / (p.tau * p.v))) < EXACT_TOL
+    measure("max_abs_closed_form_minus_pinv", worst)
+
+
+@pytest.mark.claim("topic.thm2.1.2", tier="exact")
+def test_thm212_ridge_and_cvxpy_converge_to_closed_form(measure):
+    p = TopicModel(3, 2, 1)
+    lam = 1e-3
+    ridge = tp.ridge_value_matrix(p, lam)
+    solved = tp.cvxpy_value_matrix(p, lam)
+    # interior-point solver accuracy ~1e-8 relative on an O(1) objective: entries to ~1e-5
+    assert np.abs(solved - ridge).max() < 1e-5
+    # ridge bias is O(lambda / lambda_min^+(Sigma_yy)); lambda_min^+ ~ 4e-3 here, so lambda = 1e-9 gives ~1e-6
+    assert np.abs(tp.ridge_value_matrix(p, 1e-9) - tp.optimal_value_matrix(p)).max() < 1e-5
+    measure("cvxpy_minus_ridge", float(np.abs(solved - ridge).max()))
+
+
+@pytest.mark.claim("topic.thm2.1.2", tier="exact")
+def test_thm212_sympy_derivation():
+    d = derive_block_values()
+    for key in ("w_diff_difference", "w_mask_col_difference", "w_mask_col_simplified_difference"):
+        assert d[key] == 0, key
+    assert d["contrast_difference"] == 0
+    assert block_prediction_residual() == (0, 0, 0)
+
+
+@pytest.mark.claim("topic.thm2.1.2", tier="exact")
+def test_thm212_erratum_c1_exceeds_one():
+    arrays = generate("topic.thm2.1.2")
+    assert float(arrays["c1"]) > 1  # printed: c1 in (0, 1)
+    assert (
+        abs(float(arrays["loss_closed_form"]) - float(arrays["loss_minimum"])) < EXACT_TOL
+    )  # formula still right
+
+
+@pytest.mark.claim("topic.thm2.1.2", tier="exact", control=True)
+def test_thm212_control_misprinted_contrast():
+    # a same-topic value W_diff + c3 (the /v dropped) is rejected by the same pinv comparison
+    p = TopicModel(4, 3, 2)
+    k = tp.constants(p)
+    W = tp.optimal_value_matrix(p)
+    W[W == k.w_same] = k.w_diff + k.c3
+    assert np.abs(W - tp.pinv_value_matrix(p)).max() > 0.1
+
+
+@pytest.mark.claim("topic.thm2.1.2", tier="property")
+@given(params=topic_models(max_T=8, max_v=6, exact=True))
+def test_thm212_signs_and_contrast(params):
+    k = tp.constants(params)
+    assert k.w_same > 0 > k.w_diff
+    assert k.w_same - k.w_diff == k.c3 / params.v  # exact (Fractions)
+    assert k.w_mask_col == (k.c2 + 1) / (k.c2**2 + params.T * params.v) > 0
+    W = tp.optimal_value_matrix(params)
+    assert all(x == 0 for x in W[0])
+    Wf = W.astype(float)
+    assert np.abs(Wf - tp.pinv_value_matrix(params)).max() < 1e-10
+
+
+@pytest.mark.claim("topic.thm2.1.2", tier="property", control=True)
+@given(params=topic_models(max_T=8, max_v=6))
+def test_thm212_control_non_min_norm_member(params):
+    # another optimal member (u shifted) is optimal but is not the pinv (min-norm) solution
+    u = np.full(params.V, 0.3)
+    W = tp.value_matrix_from_family(params, u)
+    assert tp.is_optimal_value_matrix(W, params, tol=1e-9)
+    assert np.abs(W - tp.pinv_value_matrix(params)).max() > 1e-3
+
+
+# ------------------------------------------------------------------------------------------ Thm 2.1.1
+@pytest.mark.claim("topic.thm2.1.1", tier="exact")
+def test_thm211_embedding_optima():
+    for p in EXACT_PARAMS:
+        k = tp.constants(p)
+        E = tp.optimal_embedding(p)
+        assert tp.is_optimal_embedding(E, p, tol=0)
+        assert tp.embedding_loss(E, p) == tp.minimum_loss(p)
+        assert sum(E[i, i] for i in range(p.V)) == p.T * k.c3  # trace T c3
+        assert np.linalg.matrix_rank(E.astype(float)) == p.T
+        D = tp.thesis_example_embedding(p)
+        D[0, 0] = 0 * k.c3  # c3 diag(0, 1, ..., 1)
+        assert tp.is_optimal_embedding(D, p, tol=0) and tp.embedding_loss(D, p) == tp.minimum_loss(p)
+
+
+@pytest.mark.claim("topic.thm2.1.1", tier="exact")
+def test_thm211_erratum_printed_example_not_optimal(measure):
+    arrays = generate("topic.thm2.1.1")
+    assert float(arrays["loss_printed"]) > float(arrays["loss_optimal"]) + 1e-3
+    for p in EXACT_PARAMS:
+        E = tp.thesis_example_embedding(p)
+        assert not tp.is_optimal_embedding(E, p, tol=0)
+        assert tp.embedding_loss(E, p) > tp.minimum_loss(p)
+    measure("loss_c3I_T3_v2_tau1", float(arrays["loss_printed"]))
+
+
+@pytest.mark.claim("topic.thm2.1.1", tier="exact", control=True)
+def test_thm211_control_non_psd_member():
+    # a member of the block-sum family that is not PSD cannot be W^E^T W^E: rejected
+    p = EXACT_PARAMS[1]
+    E = tp.optimal_embedding(p)
+    E[1, 1] -= 1
+    E[1, 2] += 1
+    E[2, 1] += 1
+    E[2, 2] -= 1
+    report = tp.is_optimal_embedding(E, p, tol=0)
+    assert not report and report.violations["psd"] > 0
+
+
+@pytest.mark.claim("topic.thm2.1.1", tier="property")
+@given(params=topic_models(max_T=6, max_v=5, exact=True))
+def test_thm211_min_trace_optimum(params):
+    E = tp.optimal_embedding(params)
+    assert tp.is_optimal_embedding(E, params, tol=0)
+    assert tp.embedding_loss(E, params) == tp.minimum_loss(params)
+
+
+@pytest.mark.claim("topic.thm2.1.1", tier="property", control=True)
+@given(params=topic_models(max_T=6, max_v=5, exact=True))
+def test_thm211_control_printed_example(params):
+    E = tp.thesis_example_embedding(params)
+    assert not tp.is_optimal_embedding(E, params, tol=0)
+    assert tp.embedding_loss(E, params) > tp.minimum_loss(params)
+
+
+# ------------------------------------------------------------------------------------------ Thm 2.1.3
+@pytest.mark.claim("topic.thm2.1.3", tier="exact")
+def test_thm213_closed_form_loss_matches_direct_evaluation():
+    for p in (TopicModel(6, 4, 2, 0.3, 0.2, 0.3), TopicModel(10, 10, 3)):
+        for conv in s2.CONVENTIONS:
+            W = s2.frozen_value_matrix(p, "block", conv)
+            for al, be in ((1.0, 1.0), (0.5, 3.0), (2.0, 40.0)):
+                gamma = (p.v - 1) / p.v * al + be / p.v
+                closed = float(s2.block_attention_loss(gamma, p, conv))
+                assert abs(closed - s2.attention_loss_explicit(W, al, be, p, conv == "literal")) < EXACT_TOL
+
+
+@pytest.mark.claim("topic.thm2.1.3", tier="exact")
+def test_thm213_optimum_agrees_with_direct_minimisation(measure):
+    p = TopicModel(6, 4, 2, 0.3, 0.2, 0.3)
+    for conv in s2.CONVENTIONS:
+        gamma, loss = s2.optimal_gamma(p, conv)
+        al, be, loss_direct = s2.explicit_optimal_attention(
+            s2.frozen_value_matrix(p, "block", conv), p, conv == "literal"
+        )
+        # the minimum is quadratic: a 1e-13 loss tolerance pins gamma to ~1e-5 relative
+        assert abs(loss - loss_direct) < 1e-12
+        assert abs(((p.v - 1) / p.v * al + be / p.v) / gamma - 1) < 1e-4
+    measure("gamma_star_T6_v4_tau2", gamma)
+
+
+@pytest.mark.claim("topic.thm2.1.3", tier="exact")
+def test_thm213_interval_in_asymptotic_regime(measure):
+    for p in ASYMPTOTIC:
+        k = s2.stage2_constants(p)
+        for conv in s2.CONVENTIONS:
+            gamma, _ = s2.optimal_gamma(p, conv)
+            assert s2.gamma_in_interval(p, gamma, "proved") and s2.gamma_in_interval(p, gamma, "stated")
+        gamma, _ = s2.optimal_gamma(p, "thesis")
+        assert abs(gamma / k.gamma_star - 1) < 0.06  # derived leading-order optimum
+        measure(f"gamma_star_T{p.T}", gamma)
+        measure(f"gamma_star_formula_T{p.T}", k.gamma_star)
+    k = s2.stage2_constants(TopicModel(10, 10, 3))
+    assert abs(k.lambda1 - 0.5773) < 1e-4 and abs(k.c5 - 0.3713) < 1e-4  # printed constant vs the proof's
+
+
+@pytest.mark.claim("topic.thm2.1.3", tier="exact", control=True)
+def test_thm213_control_uniform_attention_rejected():
+    # uniform attention (gamma = 1, the stage-1 solution) is outside the interval in the asymptotic regime
+    for p in ASYMPTOTIC:
+        assert not s2.gamma_in_interval(p, 1.0, "proved")
+
+
+@pytest.mark.claim("topic.thm2.1.3", tier="property")
+@settings(max_examples=10)
+@given(params=topic_models(max_T=6, max_v=5))
+def test_thm213_only_gamma_matters(params):
+    for conv in s2.CONVENTIONS:
+        W = s2.frozen_value_matrix(params, "block", conv)
+        assert s2.gamma_only_gap(W, params, conv == "literal") < 1e-13
+
+
+@pytest.mark.claim("topic.thm2.1.3", tier="property", control=True)
+@settings(max_examples=10)
+@given(params=topic_models(max_T=6, max_v=5).filter(lambda p: p.v > 1))
+def test_thm213_control_diagonal_matrix_depends_on_alpha_beta(params):
+    W = s2.frozen_value_matrix(params, "diagonal", "thesis")
+    assert s2.gamma_only_gap(W, params, False) > 1e-6
+
+
+@st.composite
+def _asymptotic_params(draw):
+    T = draw(st.sampled_from([10**3, 3 * 10**3, 10**4, 10**5]))
+    tau = draw(st.integers(5, T // 100))
+    p_m, p_c, p_r = draw(masking_rates(bert_like=True))
+    c4 = 1 / (1 - (1 - p_c) * p_m)
+    v = draw(st.integers(int((c4 + 1) ** 2 + 1) + 1, 60))
+    return TopicModel(T, v, tau, p_m, p_c, p_r)
+
+
+@pytest.mark.claim("topic.thm2.1.3", tier="property")
+@settings(max_examples=15)
+@given(params=_asymptotic_params())
+def test_thm213_interval_random_parameters(params):
+    for conv in s2.CONVENTIONS:
+        gamma, _ = s2.optimal_gamma(params, conv)
+        assert s2.gamma_in_interval(params, gamma, "proved")
+        assert s2.gamma_in_interval(params, gamma, "stated")
+
+
+# ------------------------------------------------------------------------------------------ Thm 2.1.5
+@pytest.mark.claim("topic.thm2.1.5", tier="exact")
+def test_thm215_closed_form_loss_matches_direct_evaluation():
+    for p in (TopicModel(6, 4, 2, 0.3, 0.2, 0.3), TopicModel(10, 10, 3)):
+        for conv in s2.CONVENTIONS:
+            W = s2.frozen_value_matrix(p, "diagonal", conv)
+            for al, be in ((1.0, 1.0), (0.5, 3.0), (2.0, 40.0)):
+                closed = float(s2.diagonal_attention_loss(al, be, p, conv))
+                assert abs(closed - s2.attention_loss_explicit(W, al, be, p, conv == "literal")) < EXACT_TOL
+    p = TopicModel(6, 4, 2, 0.3, 0.2, 0.3)
+    al, be, loss = s2.optimal_diagonal_attention(p)
+    al2, be2, loss2 = s2.explicit_optimal_attention(s2.frozen_value_matrix(p, "diagonal", "thesis"), p, False)
+    assert abs(loss - loss2) < 1e-12 and abs(be / be2 - 1) < 1e-4
+
+
+@pytest.mark.claim("topic.thm2.1.5", tier="exact")
+def test_thm215_bounds_and_beta_star(measure):
+    for p in (TopicModel(10**4, 10, 30), TopicModel(10**5, 20, 100)):
+        k = s2.stage2_constants(p)
+        al, be, _ = s2.optimal_diagonal_attention(p)
+        assert s2.diagonal_bounds_hold(p, al, be)
+        assert abs(be / k.beta_star - 1) < 0.02
+        measure(f"alpha_star_T{p.T}_v{p.v}", al)
+        measure(f"beta_star_T{p.T}_v{p.v}", be)
+    al, be, _ = s2.optimal_diagonal_attention(TopicModel(100, 300, 20))  # Fig. 2.7's setting: alpha* -> 0
+    assert al < 1e-6 < 1e4 < be
+    measure("alpha_star_T100_v300_tau20", al)
+
+
+@pytest.mark.claim("topic.thm2.1.5", tier="exact", control=True)
+def test_thm215_control_uniform_attention_rejected():
+    for p in (TopicModel(10**4, 10, 30), TopicModel(10**5, 20, 100)):
+        assert not s2.diagonal_bounds_hold(p, 1.0, 1.0)
+
+
+@pytest.mark.claim("topic.thm2.1.5", tier="property")
+@settings(max_examples=6)
+@given(params=_asymptotic_params())
+def test_thm215_bounds_random_parameters(params):
+    al, be, _ = s2.optimal_diagonal_attention(params)
+    assert s2.diagonal_bounds_hold(params, al, be)
+
+
+@pytest.mark.claim("topic.thm2.1.5", tier="property", control=True)
+@settings(max_examples=6)
+@given(params=_asymptotic_params())
+def test_thm215_control_alpha_equal_beta_rejected(params):
+    al, be, _ = s2.optimal_diagonal_attention(params)
+    assert not s2.diagonal_bounds_hold(params, be, be)  # alpha = beta violates alpha < lambda5 beta
+
+
+# ------------------------------------------------------------------------------------------ Table 2.1 caption
+def _caption_refuted(table: dict) -> bool:
+    """The caption's ordering fails in a majority of rows."""
+    fails = sum(not (sw > st_ > dt) for sw, st_, dt in table.values())
+    return fails > len(table) / 2
+
+
+@pytest.mark.claim("topic.table2.1", tier="exact")
+def test_table21_caption_contradicted_by_its_rows(measure):
+    assert _caption_refuted(TABLE_2_1)
+    assert sum(sw < st_ for sw, st_, _ in TABLE_2_1.values()) == 4
+    gammas = [((10 - 1) * st_ / dt + sw / dt) / 10 for sw, st_, dt in TABLE_2_1.values()]
+    assert min(gammas) > 1  # what does hold: different-topic attention is the smallest
+    measure("gamma_hat_range", [round(min(gammas), 3), round(max(gammas), 3)])
+
+
+@pytest.mark.claim("topic.table2.1", tier="exact", control=True)
+def test_table21_control_consistent_table_not_refuted():
+    consistent = {k: (max(sw, st_) * 1.5, st_, dt) for k, (sw, st_, dt) in TABLE_2_1.items()}
+    assert not _caption_refuted(consistent)
+
+
+# ------------------------------------------------------------------------------------------ two-stage (exact
+@pytest.mark.claim("topic.claim.two_stage", tier="exact")
+def test_two_stage_gradient_scales(rng, measure):
+    from theorylab.attention.topic_model import initial_gradient_norms
+
+    p = TopicModel(10, 10, 3)
+    zero = initial_gradient_norms(p, 0.0, rng)
+    assert zero["W_K"] == 0.0 and zero["W_Q"] == 0.0 and zero["W_V"] > 0  # zero init never leaves uniform
+    for s in (1e-4, 1e-3, 1e-2):
+        g = initial_gradient_norms(p, s, rng)
+        ratio = g["W_K"] / g["W_V"]
+        assert ratio < s  # O(s) (measured O(s^2): the value matrix is also at scale s)
+        measure(f"gradK_over_gradV_at_{s:g}", ratio)
+
+
+@pytest.mark.claim("topic.claim.two_stage", tier="exact", control=True)
+def test_two_stage_control_large_init(rng):
+    from theorylab.attention.topic_model import initial_gradient_norms
+
+    g = initial_gradient_norms(TopicModel(10, 10, 3), 1.0, rng)
+    assert not g["W_K"] / g["W_V"] < 1.0

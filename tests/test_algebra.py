@@ -1,0 +1,127 @@
+"""Library tests: transformation semigroups, permutation groups, solvability, holonomy API."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from theorylab.algebra import (
+    NotSolvableError,
+    check_solvable,
+    holonomy_decomposition,
+    is_aperiodic,
+    is_group,
+    is_permutation_reset,
+    is_solvable,
+    maximal_subgroups,
+    permutation_group,
+    transformation_semigroup,
+)
+from theorylab.algebra.verify import all_words, exhaustive_length
+from theorylab.automata import Semiautomaton, zoo
+
+
+def test_semigroup_elements_words_and_cayley_graph():
+    ff = zoo.flipflop()
+    S = transformation_semigroup(ff)
+    assert S.size == len(S) == 3 and S.contains_identity
+    for i, w in enumerate(S.words):
+        assert np.array_equal(S.elements[i], ff.transformation(w))
+        for s in range(ff.n_symbols):
+            assert np.array_equal(S.elements[S.right[i, s]], ff.delta[s][S.elements[i]])
+    assert [0, 0] in S and S.index([1, 1]) >= 0
+    assert sorted(S.ranks.tolist()) == [1, 1, 2]
+
+
+def test_identity_only_if_realised():
+    const = Semiautomaton(np.array([[0, 0]]))
+    S = transformation_semigroup(const)
+    assert S.size == 1 and not S.contains_identity
+    assert is_group(const)  # {constant map} is the trivial group
+    assert not is_group(zoo.flipflop())
+    assert is_group(zoo.quaternion())
+
+
+def test_aperiodic_and_permutation_reset():
+    assert is_aperiodic(zoo.gridworld(5)) and is_aperiodic(zoo.dyck(2, 2))
+    assert not is_aperiodic(zoo.parity())
+    assert is_permutation_reset(zoo.flipflop()) and is_permutation_reset(zoo.parity())
+    assert not is_permutation_reset(zoo.gridworld(3))
+
+
+def test_maximal_subgroups_of_t3():
+    t3 = Semiautomaton(np.array([[1, 2, 0], [1, 0, 2], [0, 0, 2]]))
+    orders = sorted({(len(G.image), G.order) for G in maximal_subgroups(t3)})
+    assert orders == [(1, 1), (2, 2), (3, 6)]
+
+
+def test_check_solvable_message():
+    with pytest.raises(NotSolvableError, match=r"order 60.*A5") as info:
+        check_solvable(zoo.alternating(5, regular=False))
+    assert info.value.subgroup.order == 60
+    assert isinstance(info.value, ValueError)
+    check_solvable(zoo.symmetric(4))  # no error
+
+
+def test_semigroup_size_limit_and_bad_input():
+    with pytest.raises(ValueError, match="more than"):
+        transformation_semigroup(zoo.symmetric(5), max_size=100)
+    with pytest.raises(TypeError):
+        transformation_semigroup(np.eye(2, dtype=int))
+    with pytest.raises(TypeError):
+        is_solvable("parity")
+    with pytest.raises(TypeError):
+        holonomy_decomposition([[0, 1]])
+
+
+def test_permutation_group_api():
+    G = permutation_group(np.array([[1, 2, 0]]))
+    assert G.order == 3 and G.is_abelian() and G.is_solvable()
+    assert G.index([0, 1, 2]) == 0
+    assert np.array_equal(G.table[G.inverse, np.arange(3)], np.zeros(3, dtype=int))
+    assert [f.name for f in G.composition_factors()] == ["C3"]
+    assert len(G.conjugacy_classes()) == 3
+    with pytest.raises(ValueError):
+        permutation_group(np.array([[0, 0]]))
+    with pytest.raises(TypeError):
+        permutation_group(np.array([[0.0, 1.0]]))
+    with pytest.raises(ValueError):
+        permutation_group(np.array([[1, 0]]), max_order=1)
+    with pytest.raises(ValueError):
+        G.maximal_normal_subgroup(np.array([0]))
+
+
+def test_holonomy_api():
+    grid = zoo.gridworld(4)
+    c = holonomy_decomposition(grid)
+    assert c.n_levels == 3 and c.levels == ((0,), (1,), (2,))
+    comp = c.components[0]
+    assert comp.level == 1 and comp.rep == frozenset(range(4)) and comp.n_states == 2
+    assert comp.group.order == 1 and set(comp.resets.values()) <= {0, 1}
+    x0 = c.encode(2)
+    assert c.decode(x0[None, :]).tolist() == [2]
+    w = grid.sample(np.random.default_rng(0), 4, 10)
+    x = c.run(w, q0=2)
+    assert x.shape == (4, 10, c.n_components)
+    assert np.array_equal(c.decode(x), grid.run(w, 2))
+    assert c.dependency(0, (), 1) == c.inputs[0, 1, 0]
+    with pytest.raises(ValueError):
+        c.decode(np.full((1, c.n_components), 7))
+    with pytest.raises(ValueError):
+        c.encode(4)
+    with pytest.raises(ValueError):
+        c.run_componentwise(w, convention="future")
+
+
+def test_holonomy_single_state_and_permutation():
+    one = holonomy_decomposition(Semiautomaton(np.array([[0]])))
+    assert one.n_components == 0 and one.simulate(np.zeros((2, 3), dtype=int)).tolist() == [[0] * 3] * 2
+    cyc = holonomy_decomposition(zoo.cyclic(5))
+    assert cyc.n_components == 1 and cyc.components[0].group.order == 5
+
+
+def test_verify_helpers():
+    assert all_words(2, 3).shape == (8, 3)
+    assert exhaustive_length(2, budget=1000) == 9
+    with pytest.raises(ValueError):
+        all_words(2, 0)

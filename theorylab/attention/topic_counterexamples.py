@@ -1,0 +1,91 @@
+"""Counterexamples to printed statements of Li's thesis §2.1 (topic structure), one generator per erratum."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from theorylab.attention import topic as tp
+from theorylab.counterexamples import register
+from theorylab.languages.topic import TopicModel
+
+#: Table 2.1 of the thesis (mean attention by pair type; CE loss, one-hot embeddings, K, Q, V trained).
+TABLE_2_1 = {
+    "Adam 0.003": (0.00759, 0.0108, 0.00689),
+    "Adam 0.01": (0.00811, 0.010, 0.00707),
+    "Adam 0.03": (0.00453, 0.0116, 0.00665),
+    "SGD 0.01": (0.0105, 0.0106, 0.00673),
+    "SGD 0.03": (0.0140, 0.0103, 0.00641),
+}
+
+
+def _params(p: TopicModel) -> dict[str, np.ndarray]:
+    return {name: np.asarray(float(getattr(p, name))) for name in ("T", "v", "tau", "p_m", "p_c", "p_r")}
+
+
+@register("topic.thm2.1.1", "E = c3 I (the proof's 'simplest example') is not an optimal embedding")
+def printed_embedding_example() -> dict[str, np.ndarray]:
+    p = TopicModel(3, 2, 1)
+    printed, optimal = tp.thesis_example_embedding(p), tp.optimal_embedding(p)
+    return {
+        "E_printed": printed,
+        "E_min_trace": optimal,
+        "loss_printed": np.asarray(tp.embedding_loss(printed, p)),
+        "loss_optimal": np.asarray(tp.embedding_loss(optimal, p)),
+        **_params(p),
+    }
+
+
+@register("topic.thm2.1.2", "admissible masking rates with c1 > 1 (the printed range c1 in (0, 1) is false)")
+def c1_out_of_range() -> dict[str, np.ndarray]:
+    p = TopicModel(2, 2, 1, 0.15, 0.1, 0.85)
+    W = tp.optimal_value_matrix(p)
+    return {
+        "c1": np.asarray(float(tp.constants(p).c1)),
+        "W_closed_form": W,
+        "loss_closed_form": np.asarray(tp.population_loss(W, p)),
+        "loss_minimum": np.asarray(tp.minimum_loss(p)),
+        **_params(p),
+    }
+
+
+@register(
+    "topic.lemma2.1.1",
+    "tau = T: a minimiser outside the block-sum family, and the printed W^V* is not min-norm",
+)
+def tau_equals_T() -> dict[str, np.ndarray]:
+    p = TopicModel(3, 2, 3)
+    W_pinv = tp.pinv_value_matrix(p)
+    W_printed = tp.optimal_value_matrix(p, require_sparse=False)
+    report = tp._block_conditions(W_pinv, p, tp.constants(p).c1, 1e-9, require_sparse=False)
+    return {
+        "W_min_norm": W_pinv,
+        "W_printed": W_printed,
+        "loss_min_norm": np.asarray(tp.population_loss(W_pinv, p)),
+        "loss_printed": np.asarray(tp.population_loss(W_printed, p)),
+        "block_condition_violation": np.asarray(report.max_violation),
+        **_params(p),
+    }
+
+
+@register(
+    "topic.remark2.1.8", "the per-row Hessian 2 Sigma_yy of the uniform-attention loss has rank T, not 1"
+)
+def hessian_rank() -> dict[str, np.ndarray]:
+    p = TopicModel(4, 3, 2)
+    Syy, _ = tp.second_moments(p)
+    eig = np.linalg.eigvalsh(2 * Syy)
+    return {
+        "hessian_per_row": 2 * Syy,
+        "eigenvalues": eig,
+        "rank": np.asarray(int((eig > 1e-12).sum())),
+        **_params(p),
+    }
+
+
+@register(
+    "topic.table2.1", "rows of Table 2.1 where same-word attention < same-topic-different-word attention"
+)
+def table_2_1_rows() -> dict[str, np.ndarray]:
+    names = list(TABLE_2_1)
+    values = np.array([TABLE_2_1[n] for n in names])
+    return {"rows": np.array(names), "attention_same_word_same_topic_diff_topic": values}
