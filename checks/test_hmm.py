@@ -650,7 +650,12 @@ def _train_kwargs(scale: str) -> dict:
 
 
 @pytest.mark.claim("hmm.thm7", tier="trained")
-def test_thm7_trained_predictor_readout_error_vs_sample_size(scale, device, measure):
+def test_thm7_trained_predictor_readout_error_vs_sample_size(scale, device, measure, figure):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
     from theorylab.hmm.training import triple_readout_experiment
 
     sizes = [10**4, 10**5, 10**6, 10**7] if scale == "full" else [10**3, 10**4, 10**5]
@@ -662,6 +667,21 @@ def test_thm7_trained_predictor_readout_error_vs_sample_size(scale, device, meas
         measure(f"n={r.n}:T_error", r.transition_error)
         measure(f"n={r.n}:table_O_error", r.table_emission_error)
         measure(f"n={r.n}:table_T_error", r.table_transition_error)
+    fig, ax = plt.subplots(figsize=(4.2, 3.0))
+    ns = [r.n for r in res]
+    for attr, label, style in [
+        ("emission_error", "O (network)", "o-"),
+        ("transition_error", "T (network)", "s-"),
+        ("table_emission_error", "O (freq. table)", "o--"),
+        ("table_transition_error", "T (freq. table)", "s--"),
+        ("predictor_error", "predictor (network)", "^:"),
+    ]:
+        ax.loglog(ns, [getattr(r, attr) for r in res], style, label=label)
+    ax.set_xlabel("samples n")
+    ax.set_ylabel("max abs error")
+    ax.legend(fontsize=6)
+    figure(fig, "thm7_readout_vs_n")
+    plt.close(fig)
     # read-out error shrinks with n and is small at the largest n (statistical error ~ n^-1/2; at n = 1e5 the
     # frequency table gives O, T errors ~5e-3; the network is allowed 10x that)
     assert res[-1].emission_error < 0.05 and res[-1].transition_error < 0.1, res[-1]
@@ -725,3 +745,120 @@ def test_thm4_trained_control_triple_predictors_separate_the_pair(scale, device,
     measure("exact_triple_gap", predictor_gap(a, b, "x2x3|x1"))
     measure("learned_triple_gap", np.max(np.abs(Wa - Wb)))
     assert np.max(np.abs(Wa - Wb)) > LEARNED_SAME
+
+
+# ----------------------------------------------------------------------------------------------- Lemma 8, Claim 4, Thm 9
+
+
+@pytest.mark.claim("hmm.lemma8", tier="exact")
+def test_lemma8_posterior_jacobian_formula(rng, measure):
+    """(2.64) against central finite differences (step 1e-5: truncation ~1e-10, round-off ~1e-11)."""
+    from theorylab.hmm.gaussian import posterior_jacobian
+
+    worst = 0.0
+    for _ in range(10):
+        g = random_ghmm(4, 3, rng)
+        x = 1.5 * rng.standard_normal(4)
+        h = 1e-5
+        fd = np.column_stack([(g.posterior(x + h * e) - g.posterior(x - h * e)) / (2 * h) for e in np.eye(4)])
+        worst = max(worst, float(np.max(np.abs(posterior_jacobian(g, x) - fd))))
+    measure("jacobian_vs_finite_differences", worst)
+    assert worst < 1e-8
+
+
+@pytest.mark.claim("hmm.lemma8", tier="exact", control=True)
+def test_lemma8_control_jacobian_without_centering_is_wrong(rng):
+    """Dropping the -phi phi^T term (a plausible slip) disagrees with finite differences."""
+    g = random_ghmm(4, 3, rng)
+    x = rng.standard_normal(4)
+    h = 1e-5
+    fd = np.column_stack([(g.posterior(x + h * e) - g.posterior(x - h * e)) / (2 * h) for e in np.eye(4)])
+    wrong = np.diag(g.posterior(x)) @ g.M.T
+    assert np.max(np.abs(wrong - fd)) > SEPARATION
+
+
+@pytest.mark.claim("hmm.lemma8", tier="property")
+@settings(max_examples=15)
+@given(model=ghmms(max_d=4, min_k=2, max_k=3), s=st.floats(0.02, 0.3))
+def test_lemma8_property_non_permutation_maps_leave_the_posterior_family(model, s):
+    """R = (1-s) I + s P (column-stochastic, non-permutation): R phi keeps the simplex but its log-ratios are not
+    affine in x, so it is not the posterior of any equal-norm G-HMM."""
+    from theorylab.hmm.gaussian import affine_log_ratio_residual
+
+    X = 1.5 * np.random.default_rng(0).standard_normal((200, model.d))
+    R = (1 - s) * np.eye(model.k) + s * cyclic_shift(model.k)
+    assert affine_log_ratio_residual(model.posterior(X) @ R.T, X) > 1e-6
+
+
+@pytest.mark.claim("hmm.lemma8", tier="property", control=True)
+@settings(max_examples=10)
+@given(model=ghmms(max_d=4, min_k=2, max_k=3), perm=st.permutations([0, 1, 2]))
+def test_lemma8_property_control_permutations_stay_in_the_family(model, perm):
+    from theorylab.hmm.gaussian import affine_log_ratio_residual
+
+    X = 1.5 * np.random.default_rng(0).standard_normal((200, model.d))
+    p = [i for i in perm if i < model.k]
+    assert affine_log_ratio_residual(model.posterior(X)[:, p], X) < 1e-9
+
+
+@pytest.mark.claim("hmm.claim4", tier="exact")
+def test_claim4_unique_nonzero_translation(rng, measure):
+    from theorylab.hmm.gaussian import claim4_vector
+
+    worst = 0.0
+    for _ in range(50):
+        k = int(rng.integers(2, 6))
+        M = random_unit_means(k, k, rng)
+        v = claim4_vector(M)
+        worst = max(worst, float(np.max(np.abs((2 * M - v[:, None]).T @ v))))
+        worst = max(worst, float(np.max(np.abs(M - np.outer(v, np.ones(k)) - householder(M) @ M))))
+    measure("worst_identity_error", worst)
+    assert worst < 1e-10
+
+
+@pytest.mark.claim("hmm.claim4", tier="exact", control=True)
+def test_claim4_control_other_points_of_the_affine_hull_fail(rng):
+    from theorylab.hmm.gaussian import claim4_vector
+
+    M = random_unit_means(3, 3, rng)
+    v = claim4_vector(M) + 0.1 * (
+        M[:, 0] - M[:, 1]
+    )  # still in the affine-hull direction set, not the foot point
+    assert np.max(np.abs((2 * M - v[:, None]).T @ v)) > SEPARATION
+
+
+@pytest.mark.claim("hmm.thm9", tier="exact")
+def test_thm9_conditional_law_recovers_T_and_separates_case2_twins(rng, measure):
+    from theorylab.hmm.gaussian import conditional_density, transition_from_density
+
+    worst = 0.0
+    for _ in range(30):
+        d = int(rng.integers(2, 5))
+        k = int(rng.integers(2, d + 1))
+        M = rng.standard_normal((d, k)) * rng.uniform(0.5, 2, size=k)  # Assumption 9 not needed
+        g = GHMM(M, random_doubly_stochastic(k, rng), norm=None)
+        X = g.M.T  # the means as query points: Psi_X is a Gaussian kernel matrix (positive definite)
+        T_hat = transition_from_density(lambda a, b, g=g: conditional_density(g, a, b), g.M, X)
+        worst = max(worst, float(np.max(np.abs(T_hat - g.T))))
+    measure("worst_T_error_eq_2_79", worst)
+    assert worst < 1e-8  # limited by the conditioning of the kernel matrix Psi_X and of Phi_X
+    # the Theorem 8 case-2 twins have equal x1(x)x3|x2 means but different conditional laws of x2 | x1
+    P = cyclic_shift(3)
+    a = GHMM(np.linalg.qr(rng.standard_normal((3, 3)))[0], 0.5 * np.eye(3) + 0.3 * P + 0.2 * P.T)
+    b = theorem8_case2_pair(a)
+    X1, X2 = _points(rng, 300, 3), _points(rng, 300, 3)
+    gap = float(np.max(np.abs(conditional_density(a, X2, X1) - conditional_density(b, X2, X1))))
+    measure("case2_twins_density_gap", gap)
+    assert gap > SEPARATION
+
+
+@pytest.mark.claim("hmm.thm9", tier="exact", control=True)
+def test_thm9_control_density_is_invariant_only_under_relabeling(rng):
+    from theorylab.hmm.gaussian import conditional_density
+
+    g = random_ghmm(3, 3, rng)
+    X1, X2 = _points(rng, 100, 3), _points(rng, 100, 3)
+    same = g.relabel(np.array([2, 0, 1]))
+    assert np.max(np.abs(conditional_density(g, X2, X1) - conditional_density(same, X2, X1))) < PAIR_TOL
+    other = GHMM(g.M, g.T.T)  # a different transition (the reversed chain) with the same means
+    assert np.max(np.abs(conditional_density(g, X2, X1) - conditional_density(other, X2, X1))) > SEPARATION

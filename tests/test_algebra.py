@@ -125,3 +125,27 @@ def test_verify_helpers():
     assert exhaustive_length(2, budget=1000) == 9
     with pytest.raises(ValueError):
         all_words(2, 0)
+
+
+def test_counterexample_generators_registered():
+    from theorylab.counterexamples import generate
+
+    fn17 = generate("automata.fn17_smallest_nonsolvable")
+    assert fn17["delta"].shape == (3, 5) and int(fn17["group_order"]) == 60
+    assert not is_solvable(Semiautomaton(fn17["delta"]))
+    bounds = generate("automata.thm15_bounds")
+    assert set(bounds) == {
+        "delta_more_levels_than_states",
+        "delta_component_larger_than_Q",
+        "delta_group_divisor_not_subgroup",
+    }
+
+
+def test_semigroup_size_backends():
+    from theorylab.algebra import semigroup_size
+
+    t5 = Semiautomaton(np.array([[1, 2, 3, 4, 0], [1, 0, 2, 3, 4], [0, 0, 2, 3, 4]]))
+    assert semigroup_size(t5, backend="theorylab") == 3125
+    assert semigroup_size(t5) == 3125  # libsemigroups when installed
+    with pytest.raises(ValueError):
+        semigroup_size(t5, backend="gap")

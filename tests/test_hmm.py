@@ -156,6 +156,13 @@ def test_recover_api_errors():
         recover_from_predictor(lambda x: x, 2, "x2|x1")
 
 
+def test_recover_rejects_rank_deficient_predictors():
+    O_bad = np.array([[0.5, 0.5], [0.3, 0.3], [0.2, 0.2]])  # two equal columns: rank O = 1
+    bad = HMM(O_bad, T, validate=False)
+    with pytest.raises(AssumptionError, match="Assumption 7"):
+        recover_from_predictor(optimal_predictor(bad, "x2x3|x1"), 2, "x2x3|x1")
+
+
 def test_recover_returns_validated_models():
     m = HMM(O, T)
     r = recover_from_predictor(optimal_predictor(m, "x1x3|x2"), 2, "x1x3|x2")

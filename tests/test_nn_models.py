@@ -9,7 +9,9 @@ import torch
 from theorylab.nn.models import LSTMConfig, MLPConfig, TransformerConfig, count_parameters
 from theorylab.nn.reference import reference_forward
 
-BASE = TransformerConfig(vocab_size=7, n_outputs=5, d_model=16, n_layers=2, n_heads=2, max_len=12, init_std=0.3)
+BASE = TransformerConfig(
+    vocab_size=7, n_outputs=5, d_model=16, n_layers=2, n_heads=2, max_len=12, init_std=0.3
+)
 
 VARIANTS = {
     "pre-ln softmax learned causal": {},
@@ -128,13 +130,17 @@ def test_lstm_matches_torch_lstm_and_numpy_reference():
     cfg = LSTMConfig(vocab_size=5, n_outputs=4, d_embed=6, hidden=8, n_layers=2)
     model = cfg.build(1).double().eval()
     ref = torch.nn.LSTM(6, 8, num_layers=2, batch_first=True).double()
-    ref.load_state_dict({k.removeprefix("lstm."): v for k, v in model.state_dict().items() if k.startswith("lstm.")})
+    ref.load_state_dict(
+        {k.removeprefix("lstm."): v for k, v in model.state_dict().items() if k.startswith("lstm.")}
+    )
     tokens = torch.randint(0, 5, (3, 11), generator=torch.Generator().manual_seed(0))
     with torch.no_grad():
         ours = model(tokens)
         theirs = model.head(ref(model.embed(tokens))[0])
     np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-10, atol=1e-12)
-    np.testing.assert_allclose(ours.numpy(), reference_forward(cfg, _params(model), tokens.numpy()), atol=1e-10)
+    np.testing.assert_allclose(
+        ours.numpy(), reference_forward(cfg, _params(model), tokens.numpy()), atol=1e-10
+    )
 
 
 def test_lstm_parameter_count_is_the_flipflop_skyline():
@@ -144,12 +150,16 @@ def test_lstm_parameter_count_is_the_flipflop_skyline():
 
 @pytest.mark.parametrize("d_embed, context, n_layers", [(None, 1, 1), (None, 4, 2), (3, 3, 0)])
 def test_mlp_matches_numpy_reference(d_embed, context, n_layers):
-    cfg = MLPConfig(vocab_size=4, n_outputs=3, context=context, d_embed=d_embed, d_hidden=7, n_layers=n_layers)
+    cfg = MLPConfig(
+        vocab_size=4, n_outputs=3, context=context, d_embed=d_embed, d_hidden=7, n_layers=n_layers
+    )
     model = cfg.build(2).double().eval()
     tokens = torch.randint(0, 4, (2, 6), generator=torch.Generator().manual_seed(1))
     with torch.no_grad():
         out = model(tokens).numpy()
-    np.testing.assert_allclose(out, reference_forward(cfg, _params(model), tokens.numpy()), rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(
+        out, reference_forward(cfg, _params(model), tokens.numpy()), rtol=1e-10, atol=1e-12
+    )
 
 
 @pytest.mark.parametrize(

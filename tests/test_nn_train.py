@@ -38,7 +38,10 @@ def test_different_seeds_give_different_runs():
 
 
 CONFIGS = {
-    "transformer adamw clip": (TF, {"grad_clip": 0.05, "weight_decay": 0.1, "schedule": "warmup_cosine", "warmup": 3}),
+    "transformer adamw clip": (
+        TF,
+        {"grad_clip": 0.05, "weight_decay": 0.1, "schedule": "warmup_cosine", "warmup": 3},
+    ),
     "transformer sgd momentum fixed data": (
         dataclasses.replace(TF, norm="post", pos="sinusoidal"),
         {"optimizer": "sgd", "momentum": 0.9, "lr": 0.05, "fixed_dataset": 20},
@@ -74,7 +77,9 @@ def test_vmap_equivalence_control_detects_a_different_optimiser_state():
     """Control: the tolerance above is tight enough to see a real difference (one extra seed-specific step)."""
     a = train(TASK, TF, BUDGET, seeds=(0,))
     b = train(TASK, TF, dataclasses.replace(BUDGET, steps=13), seeds=(0,))
-    assert not torch.allclose(_weights(a)[0]["head.weight"], _weights(b)[0]["head.weight"], rtol=1e-4, atol=1e-5)
+    assert not torch.allclose(
+        _weights(a)[0]["head.weight"], _weights(b)[0]["head.weight"], rtol=1e-4, atol=1e-5
+    )
 
 
 @pytest.mark.parametrize(
@@ -137,7 +142,12 @@ def test_checkpoint_resume_equals_an_uninterrupted_run(tmp_path):
     half = dataclasses.replace(BUDGET, steps=6, checkpoint_every=6)
     train(TASK, TF, half, seeds=(0, 1), checkpoint_dir=tmp_path)
     resumed = train(
-        TASK, TF, dataclasses.replace(BUDGET, checkpoint_every=6), seeds=(0, 1), checkpoint_dir=tmp_path, resume=True
+        TASK,
+        TF,
+        dataclasses.replace(BUDGET, checkpoint_every=6),
+        seeds=(0, 1),
+        checkpoint_dir=tmp_path,
+        resume=True,
     )
     assert resumed.history == full.history
     for wa, wb in zip(_weights(full), _weights(resumed), strict=True):
@@ -221,3 +231,23 @@ def test_malformed_batches_are_rejected():
     task = FunctionTask("bad", vocab_size=5, n_outputs=5, loss="ce", sampler=bad)
     with pytest.raises(ValueError, match="token ids"):
         train(task, TF, BUDGET)
+
+
+def test_grouping_seeds_into_smaller_stacks_does_not_change_them():
+    one = train(TASK, TF, BUDGET, seeds=(0, 1, 2, 3), max_stack=4)
+    pairs = train(TASK, TF, BUDGET, seeds=(0, 1, 2, 3), max_stack=3)
+    assert one.throughput["stack_size"] == 4 and pairs.throughput["stack_size"] == 3
+    np.testing.assert_allclose(one.final["loss"], pairs.final["loss"], rtol=1e-4)
+    assert [h["seed"] for h in pairs.history[:4]] == [0, 1, 2, 3]
+    with pytest.raises(ValueError, match="max_stack"):
+        train(TASK, TF, BUDGET, max_stack=0)
+
+
+def test_auto_stack_size_is_cache_sized_on_cpu():
+    from theorylab.nn.train import auto_stack_size
+
+    big = Budget(steps=1, batch_size=16, seq_len=64, lr=1e-3)
+    cfg = TransformerConfig(5, 5, d_model=64, n_heads=4, max_len=64)
+    assert auto_stack_size(cfg, big, 32, torch.device("cpu")) == 8  # 1 MiB of MLP activations per seed
+    assert auto_stack_size(cfg, big, 3, torch.device("cpu")) == 3
+    assert auto_stack_size(cfg, big, 32, torch.device("cuda")) == 32

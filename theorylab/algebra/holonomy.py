@@ -1,30 +1,23 @@
 """Krohn-Rhodes holonomy decomposition (Thm 15, after Zeiger / Eilenberg / Maler-Pnueli / Egri-Nagy-Nehaniv).
 
-Notation: $P \\cdot s = \\{s(q) : q \\in P\\}$. The *skeleton* is
-$X = \\{Q\\} \\cup \\{\\mathrm{im}\\, s : s \\in \\mathcal T(\\mathcal A)\\} \\cup \\{\\{q\\} : q \\in
-Q\\}$, closed under the
-action. Subduction: $P \\le R$ iff $P \\subseteq R \\cdot s$ for some $s \\in \\mathcal T^1$; $P \\sim R$
-iff both ways.
-Heights: $h(\\{q\\}) = 0$, $h(P) = 1 + \\max\\{h(R) : R < P\\}$. The *tiles* of $P$ are the maximal elements
-of
-$X$ strictly inside $P$. Level $\\ell = 1..H$ ($H = h(Q)$, top level first) handles height $H - \\ell + 1$:
-it has one
-permutation-reset component per $\\sim$-class of that height, whose states are the tiles of the class
+Notation: $P \\cdot s = \\{s(q) : q \\in P\\}$. The *skeleton* is $X = \\{Q\\} \\cup \\{\\mathrm{im}\\, s : s
+\\in \\mathcal T(\\mathcal A)\\} \\cup \\{\\{q\\} : q \\in Q\\}$, closed under the action. Subduction: $P \\le
+R$ iff $P \\subseteq R \\cdot s$ for some $s \\in \\mathcal T^1$; $P \\sim R$ iff both ways. Heights:
+$h(\\{q\\}) = 0$, $h(P) = 1 + \\max\\{h(R) : R < P\\}$. The *tiles* of $P$ are the maximal elements of $X$
+strictly inside $P$. Level $\\ell = 1..H$ ($H = h(Q)$, top level first) handles height $H - \\ell + 1$: it has
+one permutation-reset component per $\\sim$-class of that height, whose states are the tiles of the class
 representative $\\hat P$ and whose permutation group is the holonomy group of $\\hat P$ (a group divisor of
 $\\mathcal T(\\mathcal A)$, so solvable whenever $\\mathcal A$ is).
 
-A cascade state $x$ (one coordinate per component) encodes a chain $Q = P_0 \\supsetneq \\cdots$ of tiles:
-at level
-$\\ell$, if $h(P_{\\ell-1}) = H - \\ell + 1$, the coordinate of its class's component picks the tile
-$P_\\ell = \\hat T_{x} \\cdot u$ (where $\\hat P \\cdot u = P_{\\ell-1}$), otherwise $P_\\ell =
-P_{\\ell-1}$; the chain ends in
-a singleton $\\{q\\}$ and ``decode(x) = q``. Inactive components sit at state 0.
+A cascade state $x$ (one coordinate per component) encodes a chain $Q = P_0 \\supsetneq \\cdots$ of tiles: at
+level $\\ell$, if $h(P_{\\ell-1}) = H - \\ell + 1$, the coordinate of its class's component picks the tile
+$P_\\ell = \\hat T_{x} \\cdot u$ (where $\\hat P \\cdot u = P_{\\ell-1}$), otherwise $P_\\ell = P_{\\ell-1}$;
+the chain ends in a singleton $\\{q\\}$ and ``decode(x) = q``. Inactive components sit at state 0.
 
 **Cascade convention (Def 6, previous states).** Component $c$ at level $\\ell$ reads the symbol and the
-*previous* states of all components at levels $< \\ell$:
-$x^{(c)}_t = \\delta_c\\big(x^{(c)}_{t-1}, \\phi_c(x^{(<\\ell)}_{t-1}, \\sigma_t)\\big)$. It cannot read the
-current
-states $x^{(<\\ell)}_t$ instead: after a reset they have forgotten which tile the old chain went through.
+*previous* states of all components at levels $< \\ell$: $x^{(c)}_t = \\delta_c\\big(x^{(c)}_{t-1},
+\\phi_c(x^{(<\\ell)}_{t-1}, \\sigma_t)\\big)$. It cannot read the current states $x^{(<\\ell)}_t$ instead:
+after a reset they have forgotten which tile the old chain went through.
 """
 
 from __future__ import annotations
@@ -52,17 +45,20 @@ def _mask(states) -> int:
 
 
 def _members(mask: int) -> tuple[int, ...]:
-    out, q = [], 0
+    out = []
     while mask:
-        if mask & 1:
-            out.append(q)
-        mask >>= 1
-        q += 1
+        low = mask & -mask
+        out.append(low.bit_length() - 1)
+        mask ^= low
     return tuple(out)
 
 
-def _act(mask: int, f: np.ndarray) -> int:
-    return _mask(f[list(_members(mask))])
+def _act(mask: int, f) -> int:
+    """$P \\cdot f$ for a set given as a bit mask and a map given as a sequence."""
+    m = 0
+    for q in _members(mask):
+        m |= 1 << int(f[q])
+    return m
 
 
 @dataclass(frozen=True, eq=False)
@@ -70,8 +66,7 @@ class CascadeComponent:
     """One permutation-reset component (Def 7) of the holonomy cascade.
 
     ``semiautomaton.delta[i]`` is the action of input ``i`` on the component's states (the tiles of ``rep``,
-    in
-    the order of ``tiles``); each input is a permutation or a constant (reset). ``level`` is 1 for the top.
+    in the order of ``tiles``); each input is a permutation or a constant (reset). ``level`` is 1 for the top.
     """
 
     level: int
@@ -111,9 +106,8 @@ class HolonomyCascade:
 
     Arrays over the ``R`` reachable cascade states (reachable from ``encode(q)`` for every ``q``):
     ``states[r]`` the coordinates (one per component), ``decode_table[r]`` the automaton state,
-    ``transition[r, s]`` the successor index, ``inputs[r, s, c]`` the input fed to component ``c`` (a
-    function of
-    the symbol and the coordinates of components on higher levels only, i.e. the dependency $\\phi_c$).
+    ``transition[r, s]`` the successor index, ``inputs[r, s, c]`` the input fed to component ``c`` (a function
+    of the symbol and the coordinates of components on higher levels only, i.e. the dependency $\\phi_c$).
     """
 
     automaton: Semiautomaton
@@ -145,8 +139,7 @@ class HolonomyCascade:
         return {tuple(int(v) for v in x): r for r, x in enumerate(self.states)}
 
     def encode(self, q0: int) -> np.ndarray:
-        """The cascade start state for automaton start state ``q0`` (Thm 15(ii): chosen as a function of
-        q0)."""
+        """The cascade start state for automaton start state ``q0`` (Thm 15(ii): chosen as a function of q0)."""
         q0 = self.automaton._check_state(q0)
         return self.states[self.initial_index[q0]].copy()
 
@@ -162,8 +155,7 @@ class HolonomyCascade:
 
     def dependency(self, component: int, higher, symbol: int) -> int:
         """$\\phi_c$: the input of ``component`` given the previous coordinates of all components on higher
-        levels
-        (in component order) and the symbol. Defined on reachable cascade states."""
+        levels (in component order) and the symbol. Defined on reachable cascade states."""
         lv = self.components[component].level
         hi = [i for i, c in enumerate(self.components) if c.level < lv]
         key = (tuple(int(v) for v in higher), int(symbol))
@@ -212,9 +204,8 @@ class HolonomyCascade:
     def run_componentwise(self, words, q0: int = 0, convention: str = "previous") -> np.ndarray:
         """Cascade states computed component by component from the components' own semiautomata and $\\phi_c$
         (the Def 6 product written out; equals :meth:`run`). ``convention="current"`` feeds $\\phi_c$ the
-        higher
-        levels' states after the current symbol instead (the wiring of the printed Lemma 21); it is wrong in
-        general, and an unseen (higher states, symbol) pair then raises ``ValueError``."""
+        higher levels' states after the current symbol instead (the wiring of the printed Lemma 21); it is
+        wrong in general, and an unseen (higher states, symbol) pair then raises ``ValueError``."""
         if convention not in ("previous", "current"):
             raise ValueError(f"convention must be 'previous' or 'current', got {convention!r}")
         w = self.automaton._check_words(words)

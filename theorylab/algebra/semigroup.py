@@ -1,15 +1,12 @@
 """The transformation semigroup $\\mathcal T(\\mathcal A)$ of a semiautomaton, its maximal subgroups and
 solvability.
 
-$\\mathcal T(\\mathcal A) = \\{\\delta(\\cdot, \\sigma_{1:t}) : t \\ge 1\\}$ with
-$\\delta(\\cdot, \\sigma_{1:t}) = \\delta(\\cdot, \\sigma_t) \\circ \\cdots \\circ \\delta(\\cdot,
-\\sigma_1)$; the identity
-is an element only if some non-empty word realises it (thesis, l.1401). Solvability (Def 8) is decided
-without a
+$\\mathcal T(\\mathcal A) = \\{\\delta(\\cdot, \\sigma_{1:t}) : t \\ge 1\\}$ with $\\delta(\\cdot,
+\\sigma_{1:t}) = \\delta(\\cdot, \\sigma_t) \\circ \\cdots \\circ \\delta(\\cdot, \\sigma_1)$; the identity is
+an element only if some non-empty word realises it (thesis, l.1401). Solvability (Def 8) is decided without a
 decomposition: $\\mathcal A$ is solvable iff every maximal subgroup ($\\mathcal H$-class of an idempotent) of
 $\\mathcal T(\\mathcal A)$ is a solvable group, because the simple group divisors of a finite semigroup are
-exactly
-those of its maximal subgroups (Krohn-Rhodes).
+exactly those of its maximal subgroups (Krohn-Rhodes).
 """
 
 from __future__ import annotations
@@ -44,8 +41,7 @@ MAX_SIZE = 1_000_000
 
 class NotSolvableError(ValueError):
     """A semiautomaton whose transformation semigroup contains a non-solvable group (no constant-depth
-    shortcut
-    unless TC0 = NC1, Thm 13). ``.subgroup`` is the offending :class:`MaximalSubgroup`."""
+    shortcut unless TC0 = NC1, Thm 13). ``.subgroup`` is the offending :class:`MaximalSubgroup`."""
 
     def __init__(self, message: str, subgroup: MaximalSubgroup | None = None):
         super().__init__(message)
@@ -70,8 +66,7 @@ class TransformationSemigroup:
     """Exact enumeration of $\\mathcal T(\\mathcal A)$.
 
     ``elements[i]`` is a transformation of the states (``elements[i][q]`` = image of ``q``); ``words[i]`` a
-    shortest
-    word realising it; ``right[i, s]`` the index of ``elements[i]`` followed by symbol ``s``.
+    shortest word realising it; ``right[i, s]`` the index of ``elements[i]`` followed by symbol ``s``.
     """
 
     automaton: Semiautomaton
@@ -116,10 +111,8 @@ class TransformationSemigroup:
 @dataclass(frozen=True, eq=False)
 class MaximalSubgroup:
     """The maximal subgroup $G_e$ ($\\mathcal H$-class) of an idempotent ``e``: the elements with the same
-    image and
-    kernel as ``e``. ``group`` is its faithful action on ``image`` (relabelled ``0..len(image)-1``);
-    ``members``
-    are indices into the semigroup's elements."""
+    image and kernel as ``e``. ``group`` is its faithful action on ``image`` (relabelled ``0..len(image)-1``);
+    ``members`` are indices into the semigroup's elements."""
 
     idempotent: int
     image: tuple
@@ -180,9 +173,8 @@ def transformation_semigroup(aut: Semiautomaton, max_size: int = MAX_SIZE) -> Tr
 
 def semigroup_size(aut: Semiautomaton, backend: str = "auto") -> int:
     """$|\\mathcal T(\\mathcal A)|$. ``backend``: ``"theorylab"`` (:func:`transformation_semigroup`),
-    ``"libsemigroups"`` (Froidure-Pin in C++, optional package ``libsemigroups_pybind11``; about 7-40x
-    faster on
-    size alone, see ``benchmarks/bench_algebra.py``) or ``"auto"`` (libsemigroups when installed)."""
+    ``"libsemigroups"`` (Froidure-Pin in C++, optional package ``libsemigroups_pybind11``; about 7-40x faster
+    on size alone, see ``benchmarks/bench_algebra.py``) or ``"auto"`` (libsemigroups when installed)."""
     aut = _require_aut(aut)
     if backend not in ("auto", "theorylab", "libsemigroups"):
         raise ValueError(f"backend must be 'auto', 'theorylab' or 'libsemigroups', got {backend!r}")
@@ -215,19 +207,20 @@ def _kernel_labels(rows: np.ndarray) -> np.ndarray:
 
 
 def maximal_subgroups(S: TransformationSemigroup | Semiautomaton) -> list[MaximalSubgroup]:
-    """All maximal subgroups of $\\mathcal T(\\mathcal A)$, one per idempotent (isomorphic ones for
-    $\\mathcal D$-related idempotents are all listed)."""
+    """All maximal subgroups of $\\mathcal T(\\mathcal A)$, one per idempotent (isomorphic ones for $\\mathcal
+    D$-related idempotents are all listed)."""
     if isinstance(S, _semiautomaton_class()):
         S = transformation_semigroup(S)
     if not isinstance(S, TransformationSemigroup):
         raise TypeError(f"expected a TransformationSemigroup or Semiautomaton, got {type(S).__name__}")
     e = S.elements
-    ker = _kernel_labels(e)
-    img = _image_masks(e)
+    keys = np.concatenate([_image_masks(e).astype(np.int64), _kernel_labels(e)], axis=1)
+    classes: dict[bytes, list[int]] = {}
+    for i, k in enumerate(keys):  # H-classes: same image set and same kernel
+        classes.setdefault(k.tobytes(), []).append(i)
     out = []
     for idem in S.idempotents:
-        same = (ker == ker[idem]).all(axis=1) & (img == img[idem]).all(axis=1)
-        members = np.flatnonzero(same)
+        members = np.array(classes[keys[idem].tobytes()], dtype=np.int64)
         image = np.unique(e[idem])
         pos = np.full(S.automaton.n_states, -1)
         pos[image] = np.arange(len(image))
@@ -240,8 +233,7 @@ def maximal_subgroups(S: TransformationSemigroup | Semiautomaton) -> list[Maxima
 
 
 def _distinct_groups(S: TransformationSemigroup) -> list[MaximalSubgroup]:
-    """One maximal subgroup per distinct (image size, order) and membership pattern, to avoid redundant
-    work."""
+    """One maximal subgroup per distinct (image size, order) and membership pattern, to avoid redundant work."""
     seen, out = set(), []
     for G in maximal_subgroups(S):
         key = (len(G.image), G.order, G.group.elements.tobytes())
@@ -252,8 +244,7 @@ def _distinct_groups(S: TransformationSemigroup) -> list[MaximalSubgroup]:
 
 
 def check_solvable(aut: Semiautomaton) -> None:
-    """Raise :class:`NotSolvableError` naming a non-solvable maximal subgroup (and its composition
-    factors)."""
+    """Raise :class:`NotSolvableError` naming a non-solvable maximal subgroup (and its composition factors)."""
     S = transformation_semigroup(aut)
     for G in sorted(_distinct_groups(S), key=lambda g: -g.order):
         if not G.solvable:
@@ -277,9 +268,8 @@ def is_solvable(aut: Semiautomaton) -> bool:
 
 
 def is_group(aut: Semiautomaton | TransformationSemigroup) -> bool:
-    """Whether $\\mathcal T(\\mathcal A)$ is a group (a single $\\mathcal H$-class: same image and kernel
-    for all
-    elements). For a permutation semiautomaton this is always true; it is also true e.g. for one constant
+    """Whether $\\mathcal T(\\mathcal A)$ is a group (a single $\\mathcal H$-class: same image and kernel for
+    all elements). For a permutation semiautomaton this is always true; it is also true e.g. for one constant
     map."""
     S = aut if isinstance(aut, TransformationSemigroup) else transformation_semigroup(aut)
     e = S.elements

@@ -15,8 +15,7 @@ __all__ = ["CascadeReport", "verify_cascade", "verify_composition_series", "all_
 
 
 def all_words(n_symbols: int, length: int) -> np.ndarray:
-    """Every word of the given length, ``[n_symbols**length, length]`` (their prefixes cover shorter
-    words)."""
+    """Every word of the given length, ``[n_symbols**length, length]`` (their prefixes cover shorter words)."""
     if length < 1:
         raise ValueError(f"length must be >= 1, got {length}")
     return np.array(list(itertools.product(range(n_symbols), repeat=length)), dtype=np.int64).reshape(
@@ -49,8 +48,7 @@ def verify_cascade(cascade: HolonomyCascade, word_length: int | None = None) -> 
     """Thm 15 for one cascade, exhaustively: (1) $\\mathcal W$ commutes with every reachable transition;
     (2) the transition is the componentwise product of the components' own transitions under $\\phi$;
     (3) $\\phi_c$ reads only higher levels; (4) components are permutation-reset; (5) ``encode(q0)`` decodes
-    to
-    ``q0``; (6) all words of length ``word_length`` (default: as long as ~5e4 words allow) from every
+    to ``q0``; (6) all words of length ``word_length`` (default: as long as ~5e4 words allow) from every
     $q_0$."""
     aut = cascade.automaton
     fails = []
@@ -83,9 +81,8 @@ def verify_cascade(cascade: HolonomyCascade, word_length: int | None = None) -> 
 
 def verify_composition_series(G: PermutationGroup, series: list) -> bool:
     """Whether ``series`` (largest first, element-index arrays) is a composition series of ``G``: starts at
-    $G$,
-    ends at $1$, each term is normal in the previous one with a simple quotient (no normal subgroup strictly
-    between them)."""
+    $G$, ends at $1$, each term is normal in the previous one with a simple quotient (no normal subgroup
+    strictly between them)."""
     if len(series) == 0 or len(series[0]) != G.order or len(series[-1]) != 1:
         return False
     for big, small in zip(series[:-1], series[1:], strict=True):

@@ -160,22 +160,21 @@ class DyckMinimalTransformer(nn.Module):
         return out, self.cfg.contrastive * self.contrastive_penalty(tokens, out)
 
     def contrastive_penalty(self, tokens: torch.Tensor, out: torch.Tensor) -> torch.Tensor:
-        r"""(3.40): mean squared change of the logits of $s$ when $r$ nested matched pairs are prepended.
+        r"""(3.40): mean squared change of the logits of $s$ when a balanced block is prepended.
 
-        The batch is split into $D$ groups; group $g$ gets $r=g+1$ pairs of type $g \bmod k$ (a deterministic
-        stand-in for $r\sim U[D]$ with uniform types, so that the loss is a fixed function of the batch).
+        Sequence $b$ gets $r=1+(b\bmod D)$ nested pairs of type $b\bmod k$ followed by $D-r$ flat pairs (so
+        every block has length $2D$ and one extra forward pass serves the whole batch); a deterministic stand-in for
+        $r\sim U[D]$ with uniform types, so that the loss is a fixed function of the batch.
         """
         B, T = tokens.shape
         D, k = self.cfg.depth, self.cfg.k
-        total = out.new_zeros(())
-        for g, chunk in enumerate(torch.tensor_split(torch.arange(B, device=tokens.device), D)):
-            if len(chunk) == 0:
-                continue
-            r, t = g + 1, g % k
-            pre = torch.tensor([2 * t] * r + [2 * t + 1] * r, device=tokens.device).expand(len(chunk), 2 * r)
-            shifted = self.layer2(self.indices(torch.cat([pre, tokens[chunk]], dim=1)))[:, 2 * r + 1 :]
-            total = total + ((shifted - out[chunk]) ** 2).sum(-1).mean() * len(chunk) / B
-        return total
+        blocks = []
+        for b in range(min(B, D * k)):
+            r, t = 1 + b % D, b % k
+            blocks.append([2 * t] * r + [2 * t + 1] * r + [2 * t, 2 * t + 1] * (D - r))
+        pre = torch.tensor(blocks, device=tokens.device)[torch.arange(B, device=tokens.device) % len(blocks)]
+        shifted = self.layer2(self.indices(torch.cat([pre, tokens], dim=1)))[:, 2 * D + 1 :]
+        return ((shifted - out) ** 2).sum(-1).mean()
 
 
 def weights_of(model: DyckMinimalTransformer) -> DyckWeights:

@@ -184,3 +184,24 @@ def stage_onsets(
         return float(steps[np.argmax(mask)]) if mask.any() else float("inf")
 
     return {"t_V": first(v >= 0.5 * v[-1]), "t_KQ": first(kq >= 2.0 * kq[0])}
+
+
+def stage1_verdict(W: np.ndarray, W_reference: np.ndarray, params: TopicModel, rel_tol: float = 0.05) -> dict:
+    r"""Does a trained $\mathbf W^V$ carry the block structure of the reference optimum? ``ok`` when its contrast
+    $v(\overline W_{same} - \overline W_{diff})$ is within ``rel_tol`` of the reference's and
+    $\overline W_{same} > 0 > \overline W_{diff}$ (the sign pattern of Thm 2.1.2)."""
+    got, ref = block_contrast(W, params), block_contrast(W_reference, params)
+    rel = abs(got["contrast"] - ref["contrast"]) / abs(ref["contrast"])
+    ok = rel < rel_tol and got["mean_same"] > 0 > got["mean_diff"]
+    return {"ok": bool(ok), "contrast": got["contrast"], "reference": ref["contrast"], "relative_gap": rel}
+
+
+def attention_verdict(stats: dict[str, float], margin: float = 0.05) -> bool:
+    r"""Same-topic attention exceeds different-topic attention: $\hat\gamma > 1 + $ ``margin`` and the
+    different-topic average is the smallest of the three pair types."""
+    base = stats["different_topic"]
+    return bool(
+        stats["gamma_hat"] > 1 + margin
+        and base < stats["same_word"]
+        and base < stats["same_topic_other_word"]
+    )

@@ -1,8 +1,8 @@
 """Finite semiautomata: a transition table ``delta[symbol, state] -> state`` and its runs.
 
-A semiautomaton $\\mathcal A = (Q, \\Sigma, \\delta)$ has no start or accepting states; a run from $q_0$
-on a word $\\sigma_1\\cdots\\sigma_T$ is the state sequence $q_t = \\delta(q_{t-1}, \\sigma_t)$, $t = 1..T$
-(the state AFTER reading each symbol, as in the thesis's sequence-to-sequence task).
+A semiautomaton $\\mathcal A = (Q, \\Sigma, \\delta)$ has no start or accepting states; a run from $q_0$ on a
+word $\\sigma_1\\cdots\\sigma_T$ is the state sequence $q_t = \\delta(q_{t-1}, \\sigma_t)$, $t = 1..T$ (the
+state AFTER reading each symbol, as in the thesis's sequence-to-sequence task).
 """
 
 from __future__ import annotations
@@ -26,8 +26,8 @@ class Semiautomaton:
     """A deterministic semiautomaton with transition table ``delta`` of shape ``(n_symbols, n_states)``.
 
     ``delta[s, q]`` is the state reached from state ``q`` on symbol ``s``. Each symbol therefore acts as a
-    transformation of ``range(n_states)``; ``theorylab.algebra.transformation_semigroup``
-    enumerates the semigroup they generate.
+    transformation of ``range(n_states)``; ``theorylab.algebra.transformation_semigroup`` enumerates the
+    semigroup they generate.
     """
 
     delta: np.ndarray
@@ -111,8 +111,8 @@ class Semiautomaton:
         return self.delta[s, q]
 
     def run(self, words, q0=0) -> np.ndarray:
-        """States after reading each symbol: ``out[b, t] = delta(out[b, t-1], words[b, t])``, with
-        ``out[b, -1] := q0``.
+        """States after reading each symbol: ``out[b, t] = delta(out[b, t-1], words[b, t])``, with ``out[b,
+        -1] := q0``.
 
         ``words`` is ``[B, T]`` or ``[T]`` (then ``[1, T]`` is returned). ``q0``: int or int array ``[B]``.
         Vectorised over the batch: O(B T) work in T numpy steps.

@@ -1,10 +1,8 @@
 """Training tasks for the experiments of Liu Ch. 3.4.2-3.4.3: predict the state sequence of a semiautomaton.
 
 A :class:`AutomatonTask` satisfies :class:`theorylab.nn.Task`: inputs are words $\\sigma_{1:T}$, targets the
-states
-$q_{1:T}$ (per-token cross-entropy, every position counted), as in the thesis's non-autoregressive causal
-setup.
-This module does not import torch.
+states $q_{1:T}$ (per-token cross-entropy, every position counted), as in the thesis's non-autoregressive
+causal setup. This module does not import torch.
 """
 
 from __future__ import annotations
@@ -24,11 +22,9 @@ class AutomatonTask:
     """State-sequence prediction for ``automaton`` from ``q0``.
 
     Symbols are i.i.d. with probabilities ``probs`` (uniform if ``None``; parity OOD tests vary $P[\\sigma =
-    1]$),
-    or, with ``dead`` states given, uniform among the symbols that avoid them (the Dyck experiments).
+    1]$), or, with ``dead`` states given, uniform among the symbols that avoid them (the Dyck experiments).
     ``score_from``: positions ``t < score_from`` (0-based) are masked out (e.g. to score only the positions
-    beyond
-    the training length).
+    beyond the training length).
     """
 
     automaton: Semiautomaton

@@ -1,12 +1,10 @@
 """The semiautomata of the thesis's examples and experiments (Liu, Ch. 3.3-3.4), with explicit generator sets.
 
-Group tasks follow the thesis's canonical group semiautomaton (Def 9): states are the group elements (state
-0 is the
-identity), symbols are generators, and $\\delta(g, h) = h \\cdot g$ (left multiplication), so the state after
-$\\sigma_{1:t}$ is $\\sigma_t \\cdots \\sigma_1$. Permutations are int arrays ``p`` with ``p[i]`` the image
-of ``i``;
-$h \\circ g$ is ``h[g]``. Where the thesis leaves the generators unspecified the choice is stated in the
-docstring.
+Group tasks follow the thesis's canonical group semiautomaton (Def 9): states are the group elements (state 0
+is the identity), symbols are generators, and $\\delta(g, h) = h \\cdot g$ (left multiplication), so the state
+after $\\sigma_{1:t}$ is $\\sigma_t \\cdots \\sigma_1$. Permutations are int arrays ``p`` with ``p[i]`` the
+image of ``i``; $h \\circ g$ is ``h[g]``. Where the thesis leaves the generators unspecified the choice is
+stated in the docstring.
 """
 
 from __future__ import annotations
@@ -50,8 +48,7 @@ def group_semiautomaton(
     """Canonical semiautomaton of the permutation group $G = \\langle$ ``generators`` $\\rangle$ (Def 9).
 
     States are the elements of $G$ as permutations, sorted lexicographically (so the identity is state 0);
-    symbol
-    $i$ maps state $g$ to ``generators[i] ∘ g``. ``state_labels`` are the permutations as tuples.
+    symbol $i$ maps state $g$ to ``generators[i] ∘ g``. ``state_labels`` are the permutations as tuples.
     """
     gens = [tuple(int(x) for x in g) for g in generators]
     if not gens:
@@ -79,8 +76,7 @@ def group_semiautomaton(
 
 def cyclic(n: int) -> Semiautomaton:
     """$C_n$ as the mod-$n$ counter (Def 4, experiment "C_n"): $Q = \\Sigma = \\mathbb Z_n$, $\\delta(q,
-    \\sigma) = q +
-    \\sigma \\bmod n$ (all of $\\mathbb Z_n$ as symbols, as in the experiments)."""
+    \\sigma) = q + \\sigma \\bmod n$ (all of $\\mathbb Z_n$ as symbols, as in the experiments)."""
     n = _check_int(n, "n", 1)
     q = np.arange(n)
     delta = (q[:, None] + q[None, :]) % n
@@ -94,11 +90,9 @@ def parity() -> Semiautomaton:
 
 def dihedral(n: int) -> Semiautomaton:
     """$D_{2n}$ (order $2n$), Example 6 "reversible car": $Q = \\mathbb Z_n \\times \\{0, 1\\}$ (state ``s +
-    n*b``),
-    $\\Sigma$ = {advance, reverse}; advance: $(s, b) \\mapsto (s + (-1)^b \\bmod n, b)$, reverse: $(s, b)
-    \\mapsto (s,
-    1 - b)$. The action is regular, so $\\mathcal T = D_{2n}$; the experiments' D6, D8 are ``dihedral(3)``,
-    ``dihedral(4)``."""
+    n*b``), $\\Sigma$ = {advance, reverse}; advance: $(s, b) \\mapsto (s + (-1)^b \\bmod n, b)$, reverse: $(s,
+    b) \\mapsto (s, 1 - b)$. The action is regular, so $\\mathcal T = D_{2n}$; the experiments' D6, D8 are
+    ``dihedral(3)``, ``dihedral(4)``."""
     n = _check_int(n, "n", 2)
     s, b = np.arange(2 * n) % n, np.arange(2 * n) // n
     advance = (s + np.where(b == 0, 1, -1)) % n + n * b
@@ -187,8 +181,8 @@ def alternating(n: int, regular: bool = True) -> Semiautomaton:
 
 
 def memory(n: int) -> Semiautomaton:
-    """Memory semiautomaton (Def 5): $Q = \\{0..n-1\\}$, symbol 0 is $\\bot$ (keep), symbol $1 + q$ sets
-    state $q$."""
+    """Memory semiautomaton (Def 5): $Q = \\{0..n-1\\}$, symbol 0 is $\\bot$ (keep), symbol $1 + q$ sets state
+    $q$."""
     n = _check_int(n, "n", 1)
     keep = np.arange(n)[None, :]
     writes = np.repeat(np.arange(n)[:, None], n, axis=1)
@@ -202,8 +196,7 @@ def memory(n: int) -> Semiautomaton:
 
 def flipflop() -> Semiautomaton:
     """Example 2, in the thesis's $\\{\\bot, 1, 2\\}$ convention: symbol 0 = $\\bot$ (ignore/read, keeps the
-    state),
-    symbol 1 writes state 0 (the thesis's "1"), symbol 2 writes state 1 (the thesis's "2")."""
+    state), symbol 1 writes state 0 (the thesis's "1"), symbol 2 writes state 1 (the thesis's "2")."""
     return Semiautomaton(
         memory(2).delta, state_labels=("1", "2"), symbol_labels=("⊥", "1", "2"), name="flipflop"
     )
@@ -213,8 +206,8 @@ def gridworld(n: int, stay: bool = False) -> Semiautomaton:
     """1-D gridworld on $Q = \\{0..n-1\\}$ ($S = n - 1$): L moves left, R right, both saturating at the walls.
 
     ``stay=False`` (the experiments' Grid_n, footnote 30): symbols (L, R), i.e. moves $2\\sigma - 1 \\in
-    \\{-1,+1\\}$.
-    ``stay=True`` (Example 3 / Thm 12): symbols (L, ⊥, R), i.e. moves $\\sigma - 1 \\in \\{-1, 0, +1\\}$.
+    \\{-1,+1\\}$. ``stay=True`` (Example 3 / Thm 12): symbols (L, ⊥, R), i.e. moves $\\sigma - 1 \\in \\{-1,
+    0, +1\\}$.
     """
     n = _check_int(n, "n", 1)
     q = np.arange(n)
@@ -230,8 +223,7 @@ def dyck(k: int, m: int) -> Semiautomaton:
     Symbols $0..k-1$ open a bracket of that type, $k..2k-1$ close one. States are the stacks (tuples of types,
     bottom first; state 0 is the empty stack), enumerated breadth-first, plus a final absorbing sink state for
     invalid moves (overflow, wrong or unmatched close), which makes $\\delta$ total. The experiments draw
-    symbols
-    uniformly among valid ones: use ``sample_valid(aut, rng, B, T, dead=[aut.n_states - 1])``.
+    symbols uniformly among valid ones: use ``sample_valid(aut, rng, B, T, dead=[aut.n_states - 1])``.
     """
     k, m = _check_int(k, "k", 1), _check_int(m, "m", 1)
     stacks = [()]
@@ -263,8 +255,7 @@ def sample_valid(
     aut: Semiautomaton, rng: np.random.Generator, batch: int, T: int, q0: int = 0, dead=()
 ) -> np.ndarray:
     """Words whose symbol at each step is uniform among those not entering a ``dead`` state from the current
-    one
-    (the Dyck experiments' "uniform over valid tokens"). Raises if some reachable live state has no valid
+    one (the Dyck experiments' "uniform over valid tokens"). Raises if some reachable live state has no valid
     symbol."""
     words = aut.sample(rng, batch, T)  # validates rng, batch, T
     dead_mask = np.zeros(aut.n_states, dtype=bool)

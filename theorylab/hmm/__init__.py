@@ -3,7 +3,9 @@
 Models ``HMM(O, T)`` and ``GHMM(M, T)`` validated against Assumptions 5-9; exact optimal predictors
 ``optimal_predictor(model, target, given)``; ``recover_from_predictor`` (Theorems 5, 7, 8); the
 non-identifiable
-pairs of Theorems 4, 6, 8, Claim 1 and Lemma 7 (``theorylab.hmm.constructions``); ``sample``.
+pairs of Theorems 4, 6, 8, Claim 1 and Lemma 7 (``theorylab.hmm.constructions``); ``sample``; G-HMM posterior
+geometry and the conditional law (``theorylab.hmm.gaussian``); exact sympy checks of Claim 1
+(``theorylab.hmm.symbolic``); harness tasks for trained predictors (``theorylab.hmm.training``, imports torch).
 """
 
 from theorylab.hmm.compare import Relabeling, predictor_gap, relabeling_distance, same_up_to_relabeling
@@ -29,6 +31,7 @@ from theorylab.hmm.models import GHMM, HMM, AssumptionError
 from theorylab.hmm.predictors import optimal_predictor, parse_task, predictor_by_enumeration, triple_factors
 from theorylab.hmm.recovery import NotIdentifiableError, recover_from_predictor
 from theorylab.hmm.sampling import sample
+from theorylab.hmm.verify import verify_nonidentifiable_pair, verify_recovery
 
 __all__ = [
     "GHMM",
@@ -61,4 +64,6 @@ __all__ = [
     "theorem6_pair",
     "theorem8_case2_pair",
     "triple_factors",
+    "verify_nonidentifiable_pair",
+    "verify_recovery",
 ]

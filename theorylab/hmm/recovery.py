@@ -28,7 +28,7 @@ import itertools
 
 import numpy as np
 
-from theorylab.hmm.models import GHMM, HMM
+from theorylab.hmm.models import GHMM, HMM, AssumptionError
 from theorylab.hmm.predictors import optimal_predictor, parse_task
 from theorylab.tensors import cp_decompose
 
@@ -58,6 +58,7 @@ def _recover_hmm(W: np.ndarray, k: int, targets, given, refine: bool, seed: int,
     d = W.shape[0]
     if not 1 <= k <= d:
         raise ValueError(f"need 1 <= k <= d = {d} (Assumption 7), got k = {k}")
+    _check_multilinear_rank(W, k, "Assumption 7")
     cp = cp_decompose(W, k, refine=refine, seed=seed)
     B, sB = _colsum_normalize(cp.B)
     C, sC = _colsum_normalize(cp.C)
@@ -75,6 +76,20 @@ def _recover_hmm(W: np.ndarray, k: int, targets, given, refine: bool, seed: int,
     return HMM(O, T, validate=validate, tol=RECOVERY_TOL)
 
 
+def _check_multilinear_rank(W: np.ndarray, k: int, assumption: str, rtol: float = 1e-10) -> None:
+    """Modes 2 and 3 of the stacked predictor span col(B), col(C): rank < k means the factors are rank-deficient
+    (the relative threshold 1e-10 sits far above round-off of exact predictors and far below any noise level)."""
+    for mode in (1, 2):
+        unfolding = np.moveaxis(W, mode, 0).reshape(W.shape[mode], -1)
+        s = np.linalg.svd(unfolding, compute_uv=False)
+        if len(s) < k or s[k - 1] <= rtol * s[0]:
+            raise AssumptionError(
+                assumption,
+                f"the mode-{mode + 1} unfolding of the predictor tensor has rank < k = {k}: the emission / transition "
+                "factors are rank-deficient, so the CP decomposition is not unique",
+            )
+
+
 def _sign_patterns(k: int):
     for signs in itertools.product((1.0, -1.0), repeat=k):
         yield np.array(signs)
@@ -89,6 +104,7 @@ def _recover_ghmm_triple(f, d, k, targets, given, rng, norm, refine, validate) -
         )
     X = 1.5 * rng.standard_normal((max(3 * k, d + 1), d))
     W = np.asarray(f(X), dtype=float)
+    _check_multilinear_rank(W, k, "Assumption 8")
     cp = cp_decompose(W, k, refine=refine, seed=int(rng.integers(2**31)))
     factor = {targets[0]: cp.B, targets[1]: cp.C}
     other = targets[0] if targets[1] == 2 else targets[1]

@@ -106,7 +106,7 @@ def verify_recovery(model: HMM | GHMM, task: str, pred=None, tol: float = 1e-6, 
     pred = optimal_predictor(model, task) if pred is None else pred
     try:
         rec = recover_from_predictor(pred, model.k, task, validate=False, **kwargs)
-    except np.linalg.LinAlgError:
+    except (np.linalg.LinAlgError, AssumptionError):
         return RecoveryReport(task, float("inf"), tol)
     return RecoveryReport(task, relabeling_distance(model, rec).error, tol)
 

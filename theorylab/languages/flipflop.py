@@ -214,7 +214,9 @@ def verify_read_accuracy(
     batches = -(-n_sequences // batch)
     accs, reads = [], 0
     for model in models:
-        res = evaluate(task, model, np.random.default_rng([seed, T]), batches, T, device=device, batch_size=batch)
+        res = evaluate(
+            task, model, np.random.default_rng([seed, T]), batches, T, device=device, batch_size=batch
+        )
         accs.append(res["acc"])
         reads = res["count"]
     return ReadReport(task.name, np.array(accs), reads, threshold)

@@ -138,9 +138,13 @@ class TransformerConfig:
         if self.pos == "sinusoidal" and self.d_model % 2:
             raise ValueError("sinusoidal positions need an even d_model")
         if self.one_hot_embedding and self.vocab_size > self.d_model:
-            raise ValueError(f"one_hot_embedding needs vocab_size ({self.vocab_size}) <= d_model ({self.d_model})")
+            raise ValueError(
+                f"one_hot_embedding needs vocab_size ({self.vocab_size}) <= d_model ({self.d_model})"
+            )
         if self.identity_decoder and self.n_outputs > self.d_model:
-            raise ValueError(f"identity_decoder needs n_outputs ({self.n_outputs}) <= d_model ({self.d_model})")
+            raise ValueError(
+                f"identity_decoder needs n_outputs ({self.n_outputs}) <= d_model ({self.d_model})"
+            )
         for p in (self.dropout, self.emb_dropout):
             if not 0.0 <= p < 1.0:
                 raise ValueError(f"dropout probabilities must lie in [0, 1), got {p}")
@@ -158,6 +162,10 @@ class TransformerConfig:
     @property
     def has_dropout(self) -> bool:
         return self.dropout > 0 or self.emb_dropout > 0
+
+    def activation_floats_per_token(self, T: int) -> int:
+        """Size of the largest activation per token (attention weights, MLP hidden or residual stream)."""
+        return max(self.n_heads * T, self.ff_width, self.d_model)
 
     def build(self, seed: int = 0) -> Transformer:
         return _seeded_build(seed, lambda: Transformer(self))
@@ -343,6 +351,9 @@ class LSTMConfig:
 
     has_dropout = False
 
+    def activation_floats_per_token(self, T: int) -> int:
+        return 4 * self.hidden
+
     def build(self, seed: int = 0) -> LSTM:
         return _seeded_build(seed, lambda: LSTM(self))
 
@@ -435,6 +446,9 @@ class MLPConfig:
     @property
     def embed_width(self) -> int:
         return self.vocab_size if self.d_embed is None else self.d_embed
+
+    def activation_floats_per_token(self, T: int) -> int:
+        return max(self.d_hidden, self.context * self.embed_width)
 
     def build(self, seed: int = 0) -> MLP:
         return _seeded_build(seed, lambda: MLP(self))

@@ -107,7 +107,9 @@ def _transformer(cfg, P, seq):
         x = sub(x, attn, f"{b}.ln1")
         layer_weights.append(store["w"])
         if cfg.ff_width > 0:
-            x = sub(x, lambda h, b=b: _linear(P, f"{b}.mlp.fc2", act(_linear(P, f"{b}.mlp.fc1", h))), f"{b}.ln2")
+            x = sub(
+                x, lambda h, b=b: _linear(P, f"{b}.mlp.fc2", act(_linear(P, f"{b}.mlp.fc1", h))), f"{b}.ln2"
+            )
     if cfg.has_final_norm:
         x = _layer_norm(P, "ln_f", x, cfg.ln_eps, cfg.ln_affine)
     return _linear(P, "head", x), np.stack(layer_weights)
@@ -123,7 +125,12 @@ def _lstm(cfg, P, seq):
         outs = []
         for x_t in x:
             z = W_ih @ x_t + W_hh @ h + b
-            i, f, g, o = _sigmoid(z[:H]), _sigmoid(z[H : 2 * H]), np.tanh(z[2 * H : 3 * H]), _sigmoid(z[3 * H :])
+            i, f, g, o = (
+                _sigmoid(z[:H]),
+                _sigmoid(z[H : 2 * H]),
+                np.tanh(z[2 * H : 3 * H]),
+                _sigmoid(z[3 * H :]),
+            )
             c = f * c + i * g
             h = o * np.tanh(c)
             outs.append(h)

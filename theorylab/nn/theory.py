@@ -41,6 +41,11 @@ def _matrix(a, shape0: int | None, what: str) -> np.ndarray:
 _MASKS: dict[int, np.ndarray] = {}
 
 
+def _mm(X: np.ndarray, W: np.ndarray) -> np.ndarray:
+    """``X @ W`` for ``X`` of shape ``[..., n]`` as one 2-D GEMM (numpy's broadcast matmul is much slower)."""
+    return (X.reshape(-1, X.shape[-1]) @ W).reshape(*X.shape[:-1], W.shape[1])
+
+
 def _causal_bias(n: int) -> np.ndarray:
     """0 on and below the diagonal, -inf above (cached per size)."""
     if n not in _MASKS:
@@ -97,11 +102,11 @@ class Head:
 
     def attention(self, X: np.ndarray) -> np.ndarray:
         """Attention weights ``[..., N, N]`` (rows sum to 1, causal)."""
-        scores = np.einsum("...ik,...jk->...ij", X @ self.W_Q, X @ self.W_K)
+        scores = np.einsum("...ik,...jk->...ij", _mm(X, self.W_Q), _mm(X, self.W_K))
         return causal_softmax(scores, inplace=True)
 
     def __call__(self, X: np.ndarray) -> np.ndarray:
-        return (self.attention(X) @ (X @ self.W_V)) @ self.W_C
+        return _mm(self.attention(X) @ _mm(X, self.W_V), self.W_C)
 
 
 @dataclass(frozen=True)
@@ -144,7 +149,7 @@ class MLP:
         h = X
         last = len(self.weights) - 1
         for i, (w, b) in enumerate(zip(self.weights, self.biases, strict=True)):
-            h = h @ w + b
+            h = _mm(h, w) + b
             if i < last:
                 np.maximum(h, 0.0, out=h)
         return h
@@ -191,7 +196,7 @@ class Block:
             a = h.attention(X)
             if attention is not None:
                 attention.append(a)
-            out = out + (a @ (X @ h.W_V)) @ h.W_C
+            out = out + _mm(a @ _mm(X, h.W_V), h.W_C)
         if self.mlp is not None:
             out = out * self.mlp_residual + self.mlp(out)
         elif not self.mlp_residual.all():
@@ -346,7 +351,7 @@ def _torch_classes() -> dict:
                 for h in hs:
                     s = (X @ h.W_Q) @ (X @ h.W_K).transpose(-1, -2)
                     a = torch.softmax(s.masked_fill(~mask, float("-inf")), dim=-1)
-                    out = out + (a @ (X @ h.W_V)) @ h.W_C
+                    out = out + _mm(a @ _mm(X, h.W_V), h.W_C)
                 X = out * getattr(self, f"mlp_residual_{i}")
                 if len(mlp):
                     h = out

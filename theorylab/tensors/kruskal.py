@@ -208,16 +208,22 @@ def _dual(A: np.ndarray, r: int, tol: float | None, exact: bool) -> tuple[int, i
 
 
 def kruskal_rank(
-    A, tol: float | None = None, *, exact: bool | None = None, method: str = "auto", report=False
+    A,
+    tol: float | None = None,
+    *,
+    exact: bool | None = None,
+    method: str = "auto",
+    report: bool = False,
+    max_subsets: int | None = 10**7,
 ):
     """The Kruskal rank of ``A`` (largest $r$ with every $r$ columns independent).
 
     ``tol``: singular values ``<= tol`` count as zero (float input; default ``max(shape) * eps * ||A||_2``).
-    ``exact``: rational arithmetic (default for integer / ``Fraction`` input). ``method``: ``"auto"``
-    (cheaper of
-    primal / dual by subset count), ``"primal"``, ``"dual"`` or ``"brute"`` (all subsets by increasing size,
-    no
-    certificates; a reference). Returns an ``int``, or a :class:`KruskalRank` report when ``report=True``.
+    ``exact``: rational arithmetic (default for integer / ``Fraction`` input). ``method``: ``"auto"`` (the
+    cheaper of primal / dual by subset count), ``"primal"``, ``"dual"`` or ``"brute"`` (all subsets by
+    increasing size, no certificates; a reference). ``max_subsets``: refuse (``ValueError``) a search that
+    would test more subsets (``None``: no limit). Returns an ``int``, or a :class:`KruskalRank` report when
+    ``report=True``.
     """
     if method not in ("auto", "primal", "dual", "brute"):
         raise ValueError(f"unknown method {method!r}")
@@ -275,6 +281,12 @@ def kruskal_rank(
         else:
             primal_cost = sum(comb(m, s) for s in range(3, r + 1))
             method = "dual" if comb(m, q - 1) < primal_cost else "primal"
+    cost = comb(m, q - 1) if method == "dual" else sum(comb(m, s) for s in range(3, r + 1))
+    if max_subsets is not None and cost > max_subsets:
+        raise ValueError(
+            f"exact Kruskal rank of a {n}x{m} matrix of rank {r} needs up to {cost} subset tests "
+            f"(method {method!r}); pass max_subsets=None to run it anyway"
+        )
     search = _dual if method == "dual" else _primal
     spark, tested, witness = search(M, r, tol, is_exact)
     how = "nullity-one" if (method == "dual" and q == 1) else method

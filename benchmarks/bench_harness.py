@@ -1,0 +1,125 @@
+"""Benchmark of the training harness: S seeds trained as one vmapped stack vs S sequential runs, in the same run.
+
+CPU (default): a 2-layer, d=64, 4-head Transformer on flip-flop strings of length T=64, S = 1, 8, 32 seeds (and a
+tiny 1-layer d=16 model at T=16); prints the seconds per step of S sequential runs, of one stack of S seeds, and of
+the default grouping (cache-sized stacks on CPU), with the ratios sequential / batched. With ``--device cuda`` the same sweep
+runs on the GPU, followed by an 8-layer, d=512 Transformer (T=512) in bf16 autocast, with and without
+``torch.compile``: tokens/s and model FLOP utilisation (MFU, against the dense bf16 peak of the GPU).
+
+Timings are marginal: each configuration is trained for ``n1`` and ``n2`` steps and the difference is used, which
+removes start-up costs (model building, the first call, compilation). ``--quick`` uses fewer steps and seeds.
+Usage: ``python benchmarks/bench_harness.py [--quick] [--device cuda] [--json out.json]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import sys
+
+import torch
+
+from theorylab.languages.flipflop import FlipFlopTask
+from theorylab.nn import Budget, TransformerConfig, train
+from theorylab.nn.train import peak_flops
+
+
+def marginal(task, cfg, T: int, batch: int, seeds, steps: tuple[int, int], device: str, **kw) -> dict:
+    """Seconds per step (all seeds) from the difference of two runs of ``steps[0]`` and ``steps[1]`` steps."""
+    times = []
+    for n in steps:
+        budget = Budget(steps=n, batch_size=batch, seq_len=T, lr=1e-3, eval_batches=0)
+        res = train(task, cfg, budget, seeds=seeds, device=device, progress=False, **kw)
+        times.append(res.throughput["train_seconds"])
+    per_step = max(times[1] - times[0], 1e-9) / (steps[1] - steps[0])
+    tokens = len(seeds) * batch * T
+    fpt = cfg.flops_per_token(T)
+    return {
+        "seconds_per_step": per_step,
+        "tokens_per_s": tokens / per_step,
+        "flops_per_token": fpt,
+        "achieved_tflops": tokens * fpt / per_step / 1e12,
+        "mfu": (tokens * fpt / per_step / peak) if (peak := peak_flops(torch.device(device))) else None,
+        "threads": res.throughput["threads"],
+        "stack_size": res.throughput["stack_size"],
+    }
+
+
+def seed_sweep(device: str, quick: bool, tiny: bool = False) -> list[dict]:
+    """The issue's sweep (2 layers, d=64, T=64) or, with ``tiny``, a 1-layer d=16 model at T=16, batch 8."""
+    T, batch = (16, 8) if tiny else (64, 16)
+    label = "tiny d=16 L=1 T=16" if tiny else "d=64 L=2 T=64"
+    task = FlipFlopTask.ffl(0.8)
+    d, L, H = (16, 1, 2) if tiny else (64, 2, 4)
+    cfg = TransformerConfig(vocab_size=5, n_outputs=5, d_model=d, n_layers=L, n_heads=H, max_len=T)
+    steps = (2, 5) if quick else ((5, 25) if tiny else (3, 13))
+    rows = []
+    for S in (1, 8) if quick else (1, 8, 32):
+        seeds = tuple(range(S))
+        one_stack = marginal(task, cfg, T, batch, seeds, steps, device, max_stack=S)
+        auto = marginal(task, cfg, T, batch, seeds, steps, device)
+        sequential = marginal(task, cfg, T, batch, seeds, steps, device, vectorize=False)
+        row = {
+            "model": label,
+            "S": S,
+            "one_stack_s_per_step": one_stack["seconds_per_step"],
+            "auto_s_per_step": auto["seconds_per_step"],
+            "auto_stack_size": auto["stack_size"],
+            "sequential_s_per_step": sequential["seconds_per_step"],
+            "speedup_one_stack": sequential["seconds_per_step"] / one_stack["seconds_per_step"],
+            "speedup_auto": sequential["seconds_per_step"] / auto["seconds_per_step"],
+            "threads": auto["threads"],
+        }
+        rows.append(row)
+        print(
+            f"{label} S={S:3d}  sequential {row['sequential_s_per_step'] * 1e3:8.1f} ms/step  one stack "
+            f"{row['one_stack_s_per_step'] * 1e3:8.1f} ms/step (x{row['speedup_one_stack']:.2f})  auto "
+            f"(stacks of {row['auto_stack_size']}) {row['auto_s_per_step'] * 1e3:8.1f} ms/step "
+            f"(x{row['speedup_auto']:.2f})",
+            flush=True,
+        )
+    return rows
+
+
+def gpu_throughput(quick: bool) -> list[dict]:
+    T, batch = 512, 16
+    task = FlipFlopTask.ffl(0.8)
+    cfg = TransformerConfig(vocab_size=5, n_outputs=5, d_model=512, n_layers=8, n_heads=8, max_len=T)
+    steps = (3, 8) if quick else (5, 30)
+    rows = []
+    for S, compile in ((1, False), (4, False), (1, True), (4, True)):
+        r = marginal(task, cfg, T, batch, tuple(range(S)), steps, "cuda", compile=compile)
+        row = {"S": S, "compile": compile, **r}
+        rows.append(row)
+        print(
+            f"d=512 L=8 T=512 S={S} compile={compile}: {r['tokens_per_s']:,.0f} tokens/s, "
+            f"{r['achieved_tflops']:.1f} TFLOP/s, MFU {r['mfu'] or float('nan'):.1%}",
+            flush=True,
+        )
+    return rows
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="fewer steps and seeds (a smoke run)")
+    parser.add_argument("--device", default="cpu", choices=("cpu", "cuda"))
+    parser.add_argument("--json", default=None, help="write the results here")
+    args = parser.parse_args(argv)
+    out = {
+        "device": args.device if args.device == "cpu" else torch.cuda.get_device_name(0),
+        "torch": torch.__version__,
+        "python": platform.python_version(),
+        "seed_sweep": seed_sweep(args.device, args.quick),
+        "seed_sweep_tiny": seed_sweep(args.device, args.quick, tiny=True),
+    }
+    if args.device == "cuda":
+        out["large_model"] = gpu_throughput(args.quick)
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(out, f, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,251 @@
+"""Library tests of the Dyck family: API, validation errors, edge cases."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from fractions import Fraction
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+
+from theorylab.attention import dyck_balance as db
+from theorylab.attention import dyck_bounds as bd
+from theorylab.attention.dyck_exact import ExpSum
+from theorylab.languages.dyck import Dyck
+from theorylab.strategies import dyck_prefixes
+
+
+# ------------------------------------------------------------------------------------------------ language
+@pytest.mark.parametrize("k,depth", [(0, 2), (2, 0), (-1, 3)])
+def test_bad_sizes_raise(k, depth):
+    with pytest.raises(ValueError, match="must be >= 1"):
+        Dyck(k, depth)
+
+
+@pytest.mark.parametrize("q", [0.0, 1.0, -0.5, float("nan")])
+def test_bad_q_raises(q):
+    with pytest.raises(ValueError, match="open interval"):
+        Dyck(2, 3, q)
+
+
+def test_non_int_sizes_raise():
+    with pytest.raises(TypeError):
+        Dyck(2.0, 3)  # type: ignore[arg-type]
+
+
+def test_tokens_outside_alphabet_raise():
+    lang = Dyck(2, 3)
+    with pytest.raises(ValueError, match="outside the alphabet"):
+        lang.is_prefix([0, 4])
+    with pytest.raises(ValueError, match="outside the alphabet"):
+        lang.next_token_distribution([-1])
+    with pytest.raises(TypeError):
+        lang.is_prefix([0.5, 1.0])
+    with pytest.raises(ValueError, match="NaN"):
+        lang.is_prefix(np.array([0.0, np.nan]))
+
+
+def test_non_prefix_raises_where_a_prefix_is_required():
+    lang = Dyck(2, 2)
+    for bad in ([1], [0, 3], [0, 0, 0]):
+        assert not lang.is_prefix(bad)
+        with pytest.raises(ValueError, match="not a prefix"):
+            lang.next_token_distribution(bad)
+        with pytest.raises(ValueError, match="not a prefix"):
+            db.construct_solution(2, 2).predict(np.array(bad))
+
+
+def test_next_token_distribution_cases():
+    lang = Dyck(2, 2, Fraction(1, 3))
+    assert lang.next_token_distribution([], exact=True) == (Fraction(1, 2), 0, Fraction(1, 2), 0)
+    assert lang.next_token_distribution([2], exact=True) == (
+        Fraction(1, 6),
+        0,
+        Fraction(1, 6),
+        Fraction(2, 3),
+    )
+    assert lang.next_token_distribution([2, 0], exact=True) == (0, 1, 0, 0)
+    assert np.allclose(lang.next_token_distribution([2, 0]), [0, 1, 0, 0])
+
+
+def test_words_and_probability():
+    lang = Dyck(1, 3)
+    assert lang.is_word([0, 0, 1, 1]) and not lang.is_word([0, 0, 1])
+    assert lang.probability([1]) == 0
+    assert lang.probability([0, 1], exact=False) == pytest.approx(0.5)
+
+
+def test_sample_shapes_and_validity(rng):
+    lang = Dyck(3, 4, 0.7)
+    x = lang.sample(rng, 7, 33)
+    assert x.shape == (7, 33) and x.dtype == np.int64
+    assert all(lang.is_prefix(s) for s in x)
+    assert lang.sample(rng, 0, 5).shape == (0, 5)
+    with pytest.raises(TypeError):
+        lang.sample(0, 2, 3)  # type: ignore[arg-type]
+
+
+def test_counts_edge_cases():
+    lang = Dyck(2, 1)
+    assert lang.count_prefixes(0) == 1 == len(lang.all_prefixes(0))
+    assert [lang.count_prefixes(n) for n in range(1, 5)] == [2, 2, 4, 4]
+    with pytest.raises(ValueError):
+        lang.count_prefixes(-1)
+
+
+def test_population_loss_of_truth_and_of_uniform():
+    lang = Dyck(2, 3)
+    truth = lang.population_loss(lang.next_token_distributions, 6)
+    assert truth.excess == 0 and truth.loss == pytest.approx(truth.optimal)
+    uniform = lang.population_loss(lambda s: np.full((len(s), s.shape[1] + 1, 4), 0.25), 6)
+    assert uniform.excess > 0 and uniform.loss == pytest.approx(uniform.optimal + uniform.excess)
+    with pytest.raises(ValueError, match="shape"):
+        lang.population_loss(lambda s: np.zeros((len(s), 2)), 3)
+
+
+@settings(max_examples=20)
+@given(prefix=dyck_prefixes(2, 3, 20))
+def test_strategy_draws_valid_prefixes(prefix):
+    assert Dyck(2, 3).is_prefix(prefix)
+
+
+# ------------------------------------------------------------------------------------------------ balance
+def test_indices_are_a_bijection():
+    k, D = 2, 3
+    opens = [db.open_index(t, d, D) for t in range(k) for d in range(1, D + 1)]
+    closes = [db.close_index(t, d, D) for t in range(k) for d in range(D)]
+    assert sorted(opens + closes) == list(range(2 * k * D))
+    idx = db.token_indices(Dyck(k, D), np.array([[0, 2, 3, 1]]))
+    assert idx.tolist() == [
+        [
+            2 * k * D,
+            db.open_index(0, 1, D),
+            db.open_index(1, 2, D),
+            db.close_index(1, 1, D),
+            db.close_index(0, 0, D),
+        ]
+    ]
+
+
+def test_projection_is_idempotent_and_orthogonal(rng):
+    k, D = 2, 3
+    E = rng.normal(size=(15, 13))
+    M = rng.normal(size=(15, 15))
+    P = db.project_to_balanced(M, k, D, E)
+    w = db.DyckWeights(k, D, E, P, np.zeros((15, 15)))
+    assert db.balance_violation(w) < 1e-10
+    assert np.allclose(db.project_to_balanced(P, k, D, E), P)
+    assert abs(np.sum((M - P) * P)) < 1e-8 * np.sum(M * M)  # Frobenius-orthogonal
+
+
+def test_balance_is_vacuous_with_one_query():
+    w = db.DyckWeights(
+        1, 2, db.one_hot_embeddings(1, 2), np.random.default_rng(0).normal(size=(5, 5)), np.eye(5)
+    )
+    assert db.balance_violation(w) == 0.0 and db.is_balanced(w) and db.is_balanced(w, tol=0)
+
+
+def test_weights_validation():
+    E = db.one_hot_embeddings(2, 2)
+    with pytest.raises(ValueError, match="shape"):
+        db.DyckWeights(2, 2, E[:, :5], np.eye(9), np.eye(9))
+    with pytest.raises(ValueError, match="NaN"):
+        db.DyckWeights(2, 2, E, np.full((9, 9), np.nan), np.eye(9))
+    with pytest.raises(ValueError, match="shape"):
+        db.project_to_balanced(np.eye(3), 2, 2)
+    with pytest.raises(ValueError, match="tol"):
+        db.is_balanced(db.DyckWeights(2, 2, E, np.eye(9), np.eye(9)), tol=-1)
+
+
+def test_construct_solution_validation(rng):
+    with pytest.raises(ValueError, match="balance condition"):
+        db.construct_solution(2, 3, rng.normal(size=(13, 13)))
+    with pytest.raises(ValueError, match="linearly independent"):
+        db.construct_solution(2, 2, None, embeddings=np.ones((9, 9)))
+    with pytest.raises(ValueError, match="must have shape"):
+        db.construct_solution(2, 2, None, embeddings=np.eye(4))
+    with pytest.raises(ValueError):
+        db.construct_solution(0, 2)
+
+
+def test_generic_embeddings_construction(rng):
+    k, D = 2, 3
+    E = rng.normal(size=(16, 13))
+    M = db.project_to_balanced(rng.normal(size=(16, 16)), k, D, E)
+    sol = db.construct_solution(k, D, M, embeddings=E)
+    lang = sol.language
+    x = lang.sample(rng, 20, 60)
+    assert np.abs(sol.predict(x) - lang.next_token_distributions(x)).max() == 0.0
+    assert np.allclose(sol.weights.W_V @ E[:, -1], 0.0)  # the start token carries no value
+
+
+def test_pumping_none_for_balanced_and_raises():
+    sol = db.construct_solution(2, 3)
+    assert db.find_pumping_counterexample(sol) is None
+    with pytest.raises(ValueError, match="no pumping counterexample"):
+        db.pumping_counterexample(sol)
+
+
+def test_pumped_strings_are_prefixes():
+    rng = np.random.default_rng(3)
+    M = db.random_balanced_attention(2, 3, rng) + 0.3 * rng.normal(size=(13, 13))
+    ce = db.pumping_counterexample(db.construct_solution(2, 3, M, allow_unbalanced=True))
+    for p in ce.pumped(5):
+        assert Dyck(2, 3).is_prefix(p)
+    with pytest.raises(ValueError):
+        ce.pumped(-1)
+
+
+def test_with_value_offsets_validation():
+    sol = db.construct_solution(2, 2)
+    with pytest.raises(ValueError, match="shape"):
+        db.with_value_offsets(sol, np.zeros(3))
+    assert np.allclose(db.with_value_offsets(sol, sol.offsets).weights.W_V, sol.weights.W_V)
+
+
+def test_exact_model_distribution_validation():
+    sol = db.construct_solution(2, 2)
+    with pytest.raises(ValueError, match="pumping spec"):
+        db.exact_model_distribution(sol, [0, 1], (5, 0, 1))
+    with pytest.raises(ValueError, match="depth"):
+        db.exact_model_distribution(sol, [0, 0, 1], (2, 0, 1))
+
+
+def test_stack_separation_needs_two_types():
+    with pytest.raises(ValueError, match="k >= 2"):
+        db.stack_separation(db.construct_solution(1, 3).weights)
+
+
+def test_printed_decoder_flag_changes_nothing_for_k1():
+    sol = db.construct_solution(1, 3)
+    x = Dyck(1, 3).all_prefixes(8)
+    assert np.array_equal(replace(sol, subtract_residual=False).predict(x), sol.predict(x))
+
+
+# ------------------------------------------------------------------------------------------------ exact arithmetic
+def test_expsum_exact_cancellation_and_sign():
+    x = Fraction(1, 3)
+    a = ExpSum.of([(2, x), (-1, 0)])
+    assert (a - a).is_zero() and (a - a).sign() == 0
+    assert ExpSum.of([(1, x), (-1, x)]).is_zero()
+    tiny = ExpSum.of([(1, Fraction(1, 2**40)), (-1, 0)])  # e^(2^-40) - 1 > 0
+    assert tiny.sign() == 1 and (-tiny).sign() == -1
+    assert ExpSum.of([(10**15, 0)]) > ExpSum.of([(1, 34)])  # 1e15 > e^34 = 5.8e14
+    with pytest.raises(ValueError):
+        ExpSum.of([(1, float("nan"))])
+
+
+# ------------------------------------------------------------------------------------------------ bounds
+def test_bound_validation():
+    with pytest.raises(ValueError, match="too large"):
+        bd.approx_balance_constant(4, 0.5, 1.0, 1.0)
+    with pytest.raises(ValueError):
+        bd.lemma24_radius(0.0)
+    with pytest.raises(ValueError, match="N > 8D"):
+        bd.approx_balance_report(db.construct_solution(2, 4).weights, 20)
+    with pytest.raises(ValueError, match="k >= 2"):
+        bd.approx_balance_report(db.construct_solution(1, 2).weights, 40)
+    with pytest.raises(ValueError, match="component"):
+        bd.same_component_pair(2, 2, "W_Q", np.random.default_rng(0))
+    assert bd.weight_decay_threshold(2, 0.5, 10, 1.0, 2.0) == pytest.approx(2 * (1 / 16) ** 10 / 4)
