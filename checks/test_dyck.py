@@ -359,6 +359,7 @@ def test_pumping_collapses_at_predicted_beta(delta, measure):
     sol = _unbalanced(2, 4, seed=5, delta=delta)
     ce = db.pumping_counterexample(sol)
     measure(f"beta_delta_{delta:.3g}", ce.beta)
+    assert ce.beta == ce.predicted_beta  # exact search == closed form floor(e^x / |s|) + 1
     assert verify_pumping(sol, ce)
 
 
@@ -594,3 +595,139 @@ def test_lemma41_random(n, i, M, scale):
     x = np.zeros(n)
     x[j] = M * scale
     assert abs(bd.lemma41_corrected(x, M) - (j + 1)) <= 1e-9 * n * n
+
+
+# ------------------------------------------------------------------------------------------------ trained tier
+TRAINED_SIZES = {
+    # seeds, steps, batch, train length, width, lr, length-generalisation length, eval sequences
+    "small": dict(seeds=(0, 1, 2), steps=250, batch=32, T=24, width=32, lr=1e-2, long=200, n_eval=32),
+    "full": dict(
+        seeds=tuple(range(40)), steps=5000, batch=64, T=28, width=256, lr=3e-3, long=500, n_eval=256
+    ),
+}
+
+
+@pytest.fixture(scope="module")
+def trained_dyck(request):
+    """Minimal-first-layer Transformers on Dyck_{2,4}, q = 0.5, trained without and with the contrastive term."""
+    from theorylab.attention import dyck_trained as dt
+    from theorylab.nn.train import Budget, train
+
+    scale, device = request.config.getoption("scale"), request.config.getoption("device")
+    cfg = TRAINED_SIZES[scale]
+    task = dt.DyckTask(2, 4, 0.5)
+    budget = Budget(steps=cfg["steps"], batch_size=cfg["batch"], seq_len=cfg["T"], lr=cfg["lr"])
+    lang = Dyck(2, 4)
+    rng = np.random.default_rng(2024)
+    data = {
+        "in": lang.sample(rng, 8 * cfg["n_eval"], cfg["T"] + 1),
+        "long": lang.sample(rng, cfg["n_eval"], cfg["long"] + 1),
+    }
+    arms = {}
+    for name, lam in (("plain", 0.0), ("contrastive", 1.0)):
+        res = train(
+            task,
+            dt.DyckMinimalConfig(2, 4, width=cfg["width"], contrastive=lam),
+            budget,
+            seeds=cfg["seeds"],
+            device=device,
+            progress=False,
+        )
+        arms[name] = {
+            "models": res.models,
+            "seconds": res.seconds,
+            **summarize_models(res.models, lang, data),
+        }
+    return arms
+
+
+def summarize_models(models, lang, data) -> dict:
+    from theorylab.attention import dyck_trained as dt
+
+    out = {"acc": [], "acc_long": [], "excess": [], "violation": [], "ratio": [], "stack": [], "patterns": []}
+    for m in models:
+        out["acc"].append(dt.closing_accuracy(m, lang, data["in"]))
+        out["acc_long"].append(dt.closing_accuracy(m, lang, data["long"]))
+        out["excess"].append(
+            lang.population_loss(lambda x, m=m: dt.next_token_probabilities(m, x), 10).excess
+        )
+        bm = dt.balance_metrics(m)
+        out["violation"].append(bm["balance_violation"])
+        out["ratio"].append(bm["balance_ratio"])
+        out["stack"].append(dt.stack_attention_mass(m, lang, data["in"][:64]))
+        out["patterns"].append(dt.attention_pattern_of(m))
+    return {k: (v if k == "patterns" else np.array(v)) for k, v in out.items()}
+
+
+def near_optimal_with_different_attention(arm, min_acc=0.97) -> bool:
+    """Every seed predicts the closing bracket in distribution (>= 97%, the thesis's bar), yet the attention patterns
+    differ across seeds (mean pairwise variation >= 10% of the random baseline) and are not stack-like."""
+    from theorylab.attention import dyck_trained as dt
+
+    variation = dt.attention_variation(arm["patterns"])
+    baseline = dt.random_attention_variation(arm["patterns"][0].shape[0])
+    return bool(np.all(arm["acc"] >= min_acc) and variation >= 0.1 * baseline and np.mean(arm["stack"]) < 0.5)
+
+
+@pytest.mark.claim("dyck.emp_attention_variety", tier="trained")
+def test_equally_good_models_attend_differently(trained_dyck, measure, figure):
+    from theorylab.attention import dyck_trained as dt
+
+    arm = trained_dyck["plain"]
+    measure("closing_acc_min", float(arm["acc"].min()))
+    measure("excess_mse_len10_max", float(arm["excess"].max()))
+    measure("attention_variation", dt.attention_variation(arm["patterns"]))
+    measure("attention_variation_random_baseline", dt.random_attention_variation(arm["patterns"][0].shape[0]))
+    measure("stack_mass_mean", float(arm["stack"].mean()))
+    measure("balance_ratio_per_seed", arm["ratio"].tolist())
+    measure("balance_violation_per_seed", arm["violation"].tolist())
+    measure("train_seconds", arm["seconds"])
+    figure(attention_figure(arm["patterns"][:2]), "dyck_trained_attention")
+    assert near_optimal_with_different_attention(arm)
+    assert np.all(arm["ratio"] > 0)  # learned attention is not balanced
+
+
+@pytest.mark.claim("dyck.emp_attention_variety", tier="trained", control=True)
+def test_attention_variety_control(trained_dyck):
+    arm = trained_dyck["plain"]
+    clones = {**arm, "patterns": [arm["patterns"][0]] * len(arm["patterns"])}
+    assert not near_optimal_with_different_attention(clones)  # identical patterns: no variation
+    assert not near_optimal_with_different_attention(arm, min_acc=1.01)  # an unreachable accuracy bar
+
+
+def regulariser_lowers_violation(plain, reg, factor=0.8) -> bool:
+    """Mean balance violation E||S||/P of the regularised arm is below ``factor`` times the plain arm's."""
+    return bool(np.mean(reg["ratio"]) < factor * np.mean(plain["ratio"]))
+
+
+@pytest.mark.claim("dyck.emp_balance_violation", tier="trained")
+def test_contrastive_regulariser_lowers_balance_violation(trained_dyck, measure):
+    plain, reg = trained_dyck["plain"], trained_dyck["contrastive"]
+    for name, arm in (("plain", plain), ("contrastive", reg)):
+        measure(f"{name}_balance_ratio_mean", float(arm["ratio"].mean()))
+        measure(f"{name}_acc_long_mean", float(arm["acc_long"].mean()))
+        measure(f"{name}_closing_acc_min", float(arm["acc"].min()))
+    measure("contrastive_train_seconds", reg["seconds"])
+    assert regulariser_lowers_violation(plain, reg)
+
+
+@pytest.mark.claim("dyck.emp_balance_violation", tier="trained", control=True)
+def test_balance_violation_control(trained_dyck):
+    plain = trained_dyck["plain"]
+    assert not regulariser_lowers_violation(plain, plain)  # the verdict does not pass an unregularised arm
+
+
+def attention_figure(patterns, titles=None):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, len(patterns), figsize=(3.2 * len(patterns), 3.0))
+    for i, (ax, a) in enumerate(zip(np.atleast_1d(axes), patterns, strict=True)):
+        ax.imshow(a, cmap="viridis", vmin=0, vmax=1)
+        ax.set_title(titles[i] if titles else f"seed {i}", fontsize=9)
+        ax.set_xlabel("key")
+        ax.set_ylabel("query")
+    fig.tight_layout()
+    return fig

@@ -240,6 +240,7 @@ def _lstm_reports(models, spec, device):
     ]
 
 
+@pytest.mark.xdist_group("flipflop-lstm")  # shares the trained stack with its control (--dist loadgroup)
 @pytest.mark.claim("flipflop.emp_R2_lstm", tier="trained")
 def test_lstm_has_no_read_error_on_sparse_and_dense_strings(trained_lstms, device, measure):
     result, spec = trained_lstms
@@ -251,6 +252,7 @@ def test_lstm_has_no_read_error_on_sparse_and_dense_strings(trained_lstms, devic
     assert sparse.ok and dense.ok
 
 
+@pytest.mark.xdist_group("flipflop-lstm")
 @pytest.mark.claim("flipflop.emp_R2_lstm", tier="trained", control=True)
 def test_lstm_check_rejects_models_whose_memory_is_erased(trained_lstms, device):
     import copy

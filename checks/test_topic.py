@@ -313,6 +313,15 @@ def test_thm211_erratum_printed_example_not_optimal(measure):
     measure("loss_c3I_T3_v2_tau1", float(arrays["loss_printed"]))
 
 
+@pytest.mark.claim("topic.thm2.1.1", tier="exact")
+def test_thm211_min_trace_sdp(measure):
+    # an interior-point SDP solve (cvxpy/Clarabel) of min tr E over the optimal PSD set; solver accuracy ~1e-8
+    for p in (TopicModel(3, 2, 1), TopicModel(4, 3, 2)):
+        gap = np.abs(tp.cvxpy_min_trace_embedding(p) - tp.optimal_embedding(p)).max()
+        assert gap < 1e-5
+        measure(f"sdp_minus_closed_form_T{p.T}_v{p.v}", float(gap))
+
+
 @pytest.mark.claim("topic.thm2.1.1", tier="exact", control=True)
 def test_thm211_control_non_psd_member():
     # a member of the block-sum family that is not PSD cannot be W^E^T W^E: rejected
@@ -591,6 +600,15 @@ def test_thm212_trained_value_matrix_is_block_wise(stage1_run, measure, figure):
     )
     measure("rel_frobenius_gap_to_least_squares", float(np.linalg.norm(Ws[0] - W_ls) / np.linalg.norm(W_ls)))
     measure("train_seconds", result.seconds)
+    # LDA documents (the thesis's experiments: Dir(0.1) topic mixtures, no fixed tau): the same statistic of the
+    # least-squares optimum stays near c3 (catalog: 1.144); a loose 10% band, since LDA is outside the theorem
+    from theorylab.attention.topic_model import least_squares_value_matrix
+    from theorylab.languages.topic import TopicMLMTask
+
+    lda = TopicMLMTask(p, lda_alpha=0.1, pool=4000, pool_length=64, pool_seed=8)
+    lda_contrast = block_contrast(least_squares_value_matrix(*lda.pool_arrays(), p.V), p)["contrast"]
+    assert abs(lda_contrast / float(k.c3) - 1) < 0.1
+    measure("contrast_least_squares_lda_documents", lda_contrast)
     fig = block_pattern_figure(
         {
             "closed form W^V* (infinite docs)": tp.optimal_value_matrix(p),

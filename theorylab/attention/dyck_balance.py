@@ -26,6 +26,7 @@ import itertools
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
 
+import mpmath
 import numpy as np
 
 from theorylab.attention.dyck_exact import ExpSum, to_fraction
@@ -639,6 +640,7 @@ class PumpingCounterexample:
     beta: int
     query: tuple[int, int]  # (type, depth) of the closing query
     pair_effect: float  # exact s = <S, b_{i,d}> rounded to float (the slot change per inserted pair)
+    predicted_beta: int  # closed form floor(e^{x_top} / |s|) + 1, evaluated with 80 digits
 
     def pumped(self, beta: int) -> tuple[np.ndarray, np.ndarray]:
         if beta < 0 or 2 * beta > 50_000_000:
@@ -697,7 +699,8 @@ def find_pumping_counterexample(sol: DyckSolution) -> PumpingCounterexample | No
                 if (sign > 0) == (a == i):
                     continue
                 base = ExpSum.of([(1, scores[open_index(a, d, D)])])
-                est = int(base.value(60) / abs(s.value(60)))
+                with mpmath.workdps(80):
+                    est = int(mpmath.floor(base.value(80) / abs(s.value(80)))) + 1
                 prefix = [0] * (d - 1) + [2 * a, 2 * j, 2 * j + 1]
                 if sign > 0:
                     other_top = i
@@ -706,11 +709,11 @@ def find_pumping_counterexample(sol: DyckSolution) -> PumpingCounterexample | No
                 beta = _first_flip(sol, prefix, d - 1, i, a, est)
                 if best is None or beta < best[0]:
                     other = [0] * (d - 1) + [2 * other_top, 2 * j, 2 * j + 1]
-                    best = (beta, prefix, other, d - 1, (2 * i, 2 * i + 1), (j, d), float(s.value(30)))
+                    best = (beta, prefix, other, d - 1, (2 * i, 2 * i + 1), (j, d), float(s.value(30)), est)
     if best is None:
         return None
-    beta, prefix, other, pos, pair, query, s_val = best
-    return PumpingCounterexample(np.array(prefix), np.array(other), pos, pair, beta, query, s_val)
+    beta, prefix, other, pos, pair, query, s_val, est = best
+    return PumpingCounterexample(np.array(prefix), np.array(other), pos, pair, beta, query, s_val, est)
 
 
 def pumping_counterexample(sol: DyckSolution) -> PumpingCounterexample:

@@ -32,6 +32,7 @@ __all__ = [
     "DyckMinimalTransformer",
     "weights_of",
     "closing_accuracy",
+    "next_token_probabilities",
     "attention_variation",
     "random_attention_variation",
     "stack_attention_mass",
@@ -184,6 +185,18 @@ def weights_of(model: DyckMinimalTransformer) -> DyckWeights:
         M = (model.W_K.T @ model.W_Q).double().cpu().numpy()
         W_V = model.W_V.double().cpu().numpy()
     return DyckWeights(cfg.k, cfg.depth, one_hot_embeddings(cfg.k, cfg.depth), M, W_V)
+
+
+def next_token_probabilities(model: DyckMinimalTransformer, x: np.ndarray, batch: int = 512) -> np.ndarray:
+    """Softmax outputs ``[B, T+1, 2k]`` after every prefix length ``0..T`` (the start position included), the
+    predictor format of :meth:`theorylab.languages.dyck.Dyck.population_loss`."""
+    model.eval()
+    outs = []
+    with torch.no_grad():
+        for i in range(0, len(x), batch):
+            idx = model.indices(torch.from_numpy(np.ascontiguousarray(x[i : i + batch])))
+            outs.append(torch.softmax(model.layer2(idx).double(), dim=-1))
+    return torch.cat(outs).numpy()
 
 
 def _logits(model: nn.Module, x: np.ndarray, batch: int = 512) -> np.ndarray:

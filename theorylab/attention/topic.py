@@ -49,6 +49,7 @@ __all__ = [
     "population_loss_moments",
     "pinv_value_matrix",
     "ridge_value_matrix",
+    "cvxpy_min_trace_embedding",
     "cvxpy_value_matrix",
     "second_moments",
     "thesis_example_embedding",
@@ -401,6 +402,29 @@ def optimal_embedding(params: TopicModel) -> np.ndarray:
     return E
 
 
+def cvxpy_min_trace_embedding(params: TopicModel) -> np.ndarray:
+    r"""Solve $\min \mathrm{tr}\,\mathbf E$ over symmetric PSD $\mathbf E$ satisfying Thm 2.1.1's optimality conditions
+    (free $u$) with cvxpy: an SDP whose solution should be :func:`optimal_embedding` (small sizes only)."""
+    import cvxpy as cp
+
+    params.require_sparse()
+    k = constants(params)
+    T, v, V = params.T, params.v, params.V
+    c2, c3 = float(k.c2), float(k.c3)
+    E = cp.Variable((V, V), symmetric=True)
+    u = cp.Variable(V)
+    blocks = [E[:, 1 + t * v : 1 + (t + 1) * v] @ np.ones(v) for t in range(T)]  # [V] block sums per topic
+    own = np.repeat(np.arange(T), v)
+    cons = [E >> 0, E[0, 0] == -c2 * u[0], E[1:, 0] == -c2 * u[1:]]
+    for t in range(T):
+        target = np.where(own == t, c3, 0.0)  # own-topic rows get c3 on top of u_i v
+        cons += [blocks[t][0] == u[0] * v, blocks[t][1:] == target + u[1:] * v]
+    cp.Problem(cp.Minimize(cp.trace(E)), cons).solve(solver=cp.CLARABEL)
+    if E.value is None:
+        raise RuntimeError("cvxpy did not return a solution")
+    return np.asarray(E.value)
+
+
 def thesis_example_embedding(params: TopicModel) -> np.ndarray:
     r"""The "simplest realizable example" printed in the proof of Thm 2.1.1: $\mathbf E = c_3 I$ (not
     optimal)."""
@@ -415,3 +439,24 @@ def hessian_rank(params: TopicModel, rtol: float = 1e-10) -> int:
     $\tau = T$); Remark 2.1.8 prints 1."""
     eig = np.linalg.eigvalsh(second_moments(params)[0].astype(float))
     return int((eig > rtol * eig.max()).sum())
+
+
+_STAGE2 = (
+    "block_attention_loss",
+    "diagonal_attention_loss",
+    "attention_loss_explicit",
+    "optimal_gamma",
+    "optimal_diagonal_attention",
+    "stage2_constants",
+    "gamma_in_interval",
+    "diagonal_bounds_hold",
+)
+
+
+def __getattr__(name: str):
+    """The stage-2 API (Thms 2.1.3 / 2.1.5) lives in :mod:`theorylab.attention.topic_stage2`; re-exported lazily."""
+    if name in _STAGE2:
+        from theorylab.attention import topic_stage2
+
+        return getattr(topic_stage2, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -53,7 +53,9 @@ def rotate_reset() -> Semiautomaton:
     return Semiautomaton(np.array([[1, 2, 0], [0, 0, 0], [1, 1, 1], [0, 1, 2]]), name="rotate-reset")
 
 
-@register("automata.thm10", "Thm 10 printed rotation sign / W_V / read-out: a word where each printed version fails")
+@register(
+    "automata.thm10", "Thm 10 printed rotation sign / W_V / read-out: a word where each printed version fails"
+)
 def thm10_printed() -> dict[str, np.ndarray]:
     aut = Semiautomaton(np.array([[1, 2, 0], [0, 0, 1]]), name="thm10-example")
     T, q0 = 8, 1
@@ -66,7 +68,9 @@ def thm10_printed() -> dict[str, np.ndarray]:
     return out
 
 
-@register("automata.lemma15_mod_counter", "Lemma 15 printed gamma_t = log(2Tt) and target Ts mod n fail on parity")
+@register(
+    "automata.lemma15_mod_counter", "Lemma 15 printed gamma_t = log(2Tt) and target Ts mod n fail on parity"
+)
 def lemma15_printed() -> dict[str, np.ndarray]:
     aut, T = mod_counter_semiautomaton(2), 8
     good = mod_counter(2, T, 0)
@@ -77,7 +81,9 @@ def lemma15_printed() -> dict[str, np.ndarray]:
     return out
 
 
-@register("automata.lemma12_threshold", "Lemma 12 printed threshold at x = Delta with noise -Delta/4 gives 0.875")
+@register(
+    "automata.lemma12_threshold", "Lemma 12 printed threshold at x = Delta with noise -Delta/4 gives 0.875"
+)
 def lemma12_printed() -> dict[str, np.ndarray]:
     delta = 1.0
     x = np.array([[0.75 * delta], [-0.75 * delta]])
@@ -102,7 +108,10 @@ def lemma11_printed() -> dict[str, np.ndarray]:
     }
 
 
-@register("automata.prop2_circular_embeddings", "Prop 2: |<p_t, p_t'>| = 1 at T=4; cos(2pi/T) > 1-2pi^2/T^2 at T=100")
+@register(
+    "automata.prop2_circular_embeddings",
+    "Prop 2: |<p_t, p_t'>| = 1 at T=4; cos(2pi/T) > 1-2pi^2/T^2 at T=100",
+)
 def prop2_printed() -> dict[str, np.ndarray]:
     g4, g100 = circle_gap(4), circle_gap(100)
     return {
@@ -122,7 +131,9 @@ def lemma20_printed() -> dict[str, np.ndarray]:
     return _first_failure(aut, 0, T, bad, good)
 
 
-@register("automata.lemma21_cascade", "Lemma 21 wiring with current (not previous) lower states: Grid4 via holonomy")
+@register(
+    "automata.lemma21_cascade", "Lemma 21 wiring with current (not previous) lower states: Grid4 via holonomy"
+)
 def lemma21_printed() -> dict[str, np.ndarray]:
     aut, T = zoo.gridworld(4), 8
     bad = compile_constant_depth(aut, T, 0, printed_lemma21=True)
@@ -130,7 +141,9 @@ def lemma21_printed() -> dict[str, np.ndarray]:
     return _first_failure(aut, 0, T, bad, good)
 
 
-@register("automata.thm12_gridworld", "Thm 12 printed unmatched-head rule and bottom-row recency on Grid5 (L, ⊥, R)")
+@register(
+    "automata.thm12_gridworld", "Thm 12 printed unmatched-head rule and bottom-row recency on Grid5 (L, ⊥, R)"
+)
 def thm12_printed() -> dict[str, np.ndarray]:
     aut, T = zoo.gridworld(5, stay=True), 12
     good = compile_gridworld(5, T, 0, stay=True)

@@ -2,10 +2,10 @@
 
 Models ``HMM(O, T)`` and ``GHMM(M, T)`` validated against Assumptions 5-9; exact optimal predictors
 ``optimal_predictor(model, target, given)``; ``recover_from_predictor`` (Theorems 5, 7, 8); the
-non-identifiable
-pairs of Theorems 4, 6, 8, Claim 1 and Lemma 7 (``theorylab.hmm.constructions``); ``sample``; G-HMM posterior
-geometry and the conditional law (``theorylab.hmm.gaussian``); exact sympy checks of Claim 1
-(``theorylab.hmm.symbolic``); harness tasks for trained predictors (``theorylab.hmm.training``, imports torch).
+non-identifiable pairs of Theorems 4, 6, 8, Claim 1 and Lemma 7 (``theorylab.hmm.constructions``); ``sample``;
+G-HMM posterior geometry and the conditional law (``theorylab.hmm.gaussian``); exact sympy checks of Claim 1
+(``theorylab.hmm.symbolic``); harness tasks for trained predictors (``theorylab.hmm.training``, imports
+torch).
 """
 
 from theorylab.hmm.compare import Relabeling, predictor_gap, relabeling_distance, same_up_to_relabeling

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 
 import numpy as np
@@ -15,8 +16,7 @@ __all__ = ["Relabeling", "relabeling_distance", "same_up_to_relabeling", "predic
 
 @dataclass(frozen=True)
 class Relabeling:
-    """Best permutation ``perm`` (model 2's state ``perm[i]`` plays model 1's state ``i``) and the max abs
-    errors
+    """Best permutation ``perm`` (model 2's state ``perm[i]`` plays model 1's state ``i``) and the max abs errors
     $\\max|E_1-E_2\\Pi|$ (emission / means) and $\\max|T_1-\\Pi^\\top T_2\\Pi|$ after applying it."""
 
     perm: np.ndarray
@@ -36,11 +36,19 @@ def _pair(m1, m2) -> None:
 
 
 def relabeling_distance(m1: HMM | GHMM, m2: HMM | GHMM) -> Relabeling:
-    """Hungarian matching of the emission columns (distance matrix), then the errors of both parameters."""
+    """The permutation minimizing $\\max(|E_1-E_2\\Pi|_\\infty, |T_1-\\Pi^\\top T_2\\Pi|_\\infty)$: exhaustive
+    over all $k!$ permutations for $k\\le7$ (so "not a relabeling" is certified), Hungarian matching of the
+    emission columns for larger $k$."""
     _pair(m1, m2)
     E1, E2 = m1.emission, m2.emission
+    k = E1.shape[1]
+    if k <= 7:
+        perms = np.array(list(itertools.permutations(range(k))))
+        e = np.max(np.abs(E1[None] - E2[:, perms].transpose(1, 0, 2)), axis=(1, 2))
+        t = np.max(np.abs(m1.T[None] - m2.T[perms[:, :, None], perms[:, None, :]]), axis=(1, 2))
+        best = int(np.argmin(np.maximum(e, t)))
+        return Relabeling(perms[best], float(e[best]), float(t[best]))
     cost = np.linalg.norm(E1[:, :, None] - E2[:, None, :], axis=0)
-    # transitions break ties between equal emission columns (models violating Assumption 7 / 8)
     rows, cols = linear_sum_assignment(cost)
     perm = cols[np.argsort(rows)]
     e = float(np.max(np.abs(E1 - E2[:, perm])))

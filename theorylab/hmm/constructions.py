@@ -1,19 +1,16 @@
-"""Random parameters and the non-identifiable pairs of §2.2 (Theorems 4, 6, 8, Claim 1, Lemma 7, example
-2.47).
+"""Random parameters and the non-identifiable pairs of §2.2 (Theorems 4, 6, 8, Claim 1, Lemma 7, example 2.47).
 
 Notation: $J=\\mathbb 1\\mathbb 1^\\top$, $P$ the cyclic shift ($Pe_1=e_2$, $Pe_2=e_3$, $Pe_3=e_1$).
 
-* Rotation pairs (Theorem 6 and more): for any orthogonal $R$ with $R\\mathbb 1=\\mathbb 1$,
-  $(\\tilde O,\\tilde T)=(OR,R^\\top TR)$ has $\\tilde\\phi=R^\\top\\phi$, so every pairwise predictor
-  $\\tilde O\\tilde T^{s}\\tilde\\phi=OT^s\\phi$ (and with $T^\\top$) matches, at every gap, in both
-  directions.
+* Rotation pairs (Theorem 6 and more): for any orthogonal $R$ with $R\\mathbb 1=\\mathbb 1$, $(\\tilde
+  O,\\tilde T)=(OR,R^\\top TR)$ has $\\tilde\\phi=R^\\top\\phi$, so every pairwise predictor $\\tilde O\\tilde
+  T^{s}\\tilde\\phi=OT^s\\phi$ (and with $T^\\top$) matches, at every gap, in both directions.
 * Claim 1: $T=aI+(1-a)P$, $Q(\\theta)=M^{-1}R(\\theta)^{-1}M$ (a rotation about $\\mathbb 1$, circulant),
   $\\tilde T=Q(2\\pi/t)T$ has $\\tilde T^t=T^tQ^t=T^t$.
 * Theorem 8 case 2 (false as printed): if $M^\\top M\\mathbb 1\\propto\\mathbb 1$ and $T\\le 2/k$ entrywise,
-then
-  $(\\tilde M,\\tilde T)=(M(I-\\tfrac2kJ),\\tfrac2kJ-T)$ gives $\\tilde M\\tilde T=-MT$, $\\tilde M\\tilde
-  T^\\top=-MT^\\top$,
-  $\\phi_{\\tilde M}=\\phi_M$, hence the same $x_1\\otimes x_3\\mid x_2$ predictor.
+  then $(\\tilde M,\\tilde T)=(M(I-\\tfrac2kJ),\\tfrac2kJ-T)$ gives $\\tilde M\\tilde T=-MT$, $\\tilde
+  M\\tilde T^\\top=-MT^\\top$, $\\phi_{\\tilde M}=\\phi_M$, hence the same $x_1\\otimes x_3\\mid x_2$
+  predictor.
 """
 
 from __future__ import annotations
@@ -93,9 +90,8 @@ def sinkhorn(U, iters: int = 5000, tol: float = 1e-14) -> np.ndarray:
 def random_emission(
     d: int, k: int, rng: np.random.Generator, alpha: float = 1.0, max_cond: float = 1e3
 ) -> np.ndarray:
-    """Column-stochastic $O$ with Dirichlet($\\alpha$) columns, redrawn until cond(O) <= max_cond and all
-    row sums
-    >= 1e-3 (Assumptions 6, 7 with margin)."""
+    """Column-stochastic $O$ with Dirichlet($\\alpha$) columns, redrawn until cond(O) <= max_cond and all row
+    sums >= 1e-3 (Assumptions 6, 7 with margin)."""
     for _ in range(1000):
         O = rng.dirichlet(np.full(d, alpha), size=k).T
         if np.linalg.cond(O) <= max_cond and O.sum(axis=1).min() >= 1e-3:
@@ -106,9 +102,9 @@ def random_emission(
 def random_doubly_stochastic(
     k: int, rng: np.random.Generator, lam: tuple[float, float] = (0.3, 0.7), min_sv: float = 0.05
 ) -> np.ndarray:
-    """$T=\\lambda\\Pi+(1-\\lambda)\\,\\mathrm{Sinkhorn}(U)$ with a random permutation $\\Pi$ (plain
-    Sinkhorn of a
-    uniform matrix is nearly $J/k$ and ill-conditioned); redrawn until $\\sigma_{\\min}(T)\\ge$ ``min_sv``."""
+    """$T=\\lambda\\Pi+(1-\\lambda)\\,\\mathrm{Sinkhorn}(U)$ with a random permutation $\\Pi$ (plain Sinkhorn of
+    a uniform matrix is nearly $J/k$ and ill-conditioned); redrawn until $\\sigma_{\\min}(T)\\ge$
+    ``min_sv``."""
     for _ in range(1000):
         lam_ = rng.uniform(*lam)
         T = lam_ * np.eye(k)[rng.permutation(k)] + (1 - lam_) * sinkhorn(rng.random((k, k)) + 1e-3)
@@ -145,10 +141,9 @@ def random_ghmm(d: int, k: int, rng: np.random.Generator) -> GHMM:
 def rotation_fixing_ones(
     k: int, theta: float, rng: np.random.Generator | None = None, skew=None
 ) -> np.ndarray:
-    """$R=\\exp(\\theta VAV^\\top)$: orthogonal, $R\\mathbb 1=\\mathbb 1$, $\\mathbb 1^\\top R=\\mathbb
-    1^\\top$ ($V$ an
-    orthonormal basis of $\\mathbb 1^\\perp$, $A$ skew-symmetric with $\\|A\\|_2=1$, random unless ``skew``
-    given)."""
+    """$R=\\exp(\\theta VAV^\\top)$: orthogonal, $R\\mathbb 1=\\mathbb 1$, $\\mathbb 1^\\top R=\\mathbb 1^\\top$
+    ($V$ an orthonormal basis of $\\mathbb 1^\\perp$, $A$ skew-symmetric with $\\|A\\|_2=1$, random unless
+    ``skew`` given)."""
     if k < 3:
         raise ValueError("a non-permutation rotation fixing the all-ones vector needs k >= 3")
     V = null_space(np.ones((1, k)))
@@ -183,9 +178,8 @@ def rotation_pair(model: HMM, R, validate: bool = True) -> HMM:
 
 
 def theorem6_pair(model: HMM | None = None, rng: np.random.Generator | None = None, theta: float = 0.3):
-    """A valid pair $(O,T)$, $(OR,R^\\top TR)$ with a random rotation about $\\mathbb 1$ (the angle is
-    halved from
-    ``theta`` until $\\tilde O,\\tilde T\\ge0$). Default model: d=4, k=3, strictly positive."""
+    """A valid pair $(O,T)$, $(OR,R^\\top TR)$ with a random rotation about $\\mathbb 1$ (the angle is halved
+    from ``theta`` until $\\tilde O,\\tilde T\\ge0$). Default model: d=4, k=3, strictly positive."""
     rng = np.random.default_rng(6) if rng is None else rng
     if model is None:
         model = HMM(random_emission(4, 3, rng, alpha=5.0), random_doubly_stochastic(3, rng, min_sv=0.2))
@@ -231,8 +225,7 @@ def theorem4_pair(t: int = 2, d: int = 4) -> tuple[HMM, HMM]:
     """Two HMMs with equal $x_t\\mid x_1$ predictors that are not relabelings (Theorem 4).
 
     $t=2$: the rotation pair $(OR,R^\\top TR)$; $t\\ge3$: $\\tilde O=O$ and $T,\\tilde T$ from Claim 1 with
-    power
-    $t-1$ (the predictor is $OT^{t-1}\\phi$)."""
+    power $t-1$ (the predictor is $OT^{t-1}\\phi$)."""
     if int(t) != t or t < 2:
         raise ValueError(f"Theorem 4 is about t >= 2, got {t}")
     rng = np.random.default_rng(4)
@@ -272,18 +265,17 @@ def householder(M) -> np.ndarray:
 
 
 def householder_pair(model: GHMM) -> GHMM:
-    """The signed partner $(HM, M^\\dagger HMT)$: same posterior and same $x_2\\mid x_1$ predictor, but
-    $\\mathbb 1^\\top\\tilde T=-\\mathbb 1^\\top$, so it violates Assumption 5 (returned unvalidated)."""
+    """The signed partner $(HM, M^\\dagger HMT)$: same posterior and same $x_2\\mid x_1$ predictor, but $\\mathbb
+    1^\\top\\tilde T=-\\mathbb 1^\\top$, so it violates Assumption 5 (returned unvalidated)."""
     HM = householder(model.M) @ model.M
     return GHMM(HM, np.linalg.pinv(HM) @ model.M @ model.T, norm=model.norm, validate=False)
 
 
 def lemma7_pair(model: GHMM, c: float | None = None, w=None) -> GHMM:
     """For $d>k$: $\\tilde M=M-v\\mathbb 1^\\top$ with $v=cu+\\sqrt{2c-c^2\\|u\\|^2}\\,w$,
-    $u=(M^\\dagger)^\\top\\mathbb 1$,
-    $w\\perp\\mathrm{col}(M)$ a unit vector, $c\\in(0,2/\\|u\\|^2)$: unit-norm means with $\\phi_{\\tilde
-    M}=\\phi_M$ but
-    $\\tilde M\\notin\\{M,HM\\}$ (Lemma 7 as printed fails). Returns the model with the same $T$."""
+    $u=(M^\\dagger)^\\top\\mathbb 1$, $w\\perp\\mathrm{col}(M)$ a unit vector, $c\\in(0,2/\\|u\\|^2)$:
+    unit-norm means with $\\phi_{\\tilde M}=\\phi_M$ but $\\tilde M\\notin\\{M,HM\\}$ (Lemma 7 as printed
+    fails). Returns the model with the same $T$."""
     M = model.M
     d, k = M.shape
     if d <= k:

@@ -1,11 +1,13 @@
 """G-HMM posterior geometry (Lemma 8, Claim 4) and the full conditional law (Theorem 9, eq. 2.78-2.79).
 
-* Posterior Jacobian (2.64): $\\nabla_x\\phi=(\\mathrm{diag}\\,\\phi-\\phi\\phi^\\top)(M-x\\mathbb 1^\\top)^\\top$
-  (the $x\\mathbb 1^\\top$ term vanishes since $(\\mathrm{diag}\\,\\phi-\\phi\\phi^\\top)\\mathbb 1=0$).
+* Posterior Jacobian (2.64): $\\nabla_x\\phi=(\\mathrm{diag}\\,\\phi-\\phi\\phi^\\top)(M-x\\mathbb
+  1^\\top)^\\top$ (the $x\\mathbb 1^\\top$ term vanishes since
+  $(\\mathrm{diag}\\,\\phi-\\phi\\phi^\\top)\\mathbb 1=0$).
 * Claim 4: in $\\mathrm{col}(M)$ the non-zero solution of $(2\\mu_i-v)^\\top v=0$ for all $i$ is
   $v^*=2u/\\|u\\|^2$, $u=(M^\\dagger)^\\top\\mathbb 1$, and $M-v^*\\mathbb 1^\\top=HM$.
-* Theorem 9: $p(x_2\\mid x_1)=(2\\pi)^{-d/2}\\psi(x_2)^\\top T\\phi(x_1)$ with $\\psi_i(x)=e^{-\\|x-\\mu_i\\|^2/2}$; given
-  $M$, $k$ points with invertible $\\Psi_X$, $\\Phi_X$ give $T=\\Psi_X^{-\\top}P\\,\\Phi_X^{-1}$ (2.79).
+* Theorem 9: $p(x_2\\mid x_1)=(2\\pi)^{-d/2}\\psi(x_2)^\\top T\\phi(x_1)$ with
+  $\\psi_i(x)=e^{-\\|x-\\mu_i\\|^2/2}$; given $M$, $k$ points with invertible $\\Psi_X$, $\\Phi_X$ give
+  $T=\\Psi_X^{-\\top}P\\,\\Phi_X^{-1}$ (2.79).
 """
 
 from __future__ import annotations
@@ -53,7 +55,8 @@ def conditional_density(model: GHMM, x2, x1) -> np.ndarray:
 
 def transition_from_density(density, M, points) -> np.ndarray:
     """Eq. (2.79): with known means ``M`` and ``k`` points $X$, $P_{ab}=(2\\pi)^{d/2}p(x_a\\mid x_b)$ equals
-    $\\Psi_X^\\top T\\Phi_X$, so $T=\\Psi_X^{-\\top}P\\Phi_X^{-1}$. ``density(x2, x1)`` takes paired (n, d) arrays."""
+    $\\Psi_X^\\top T\\Phi_X$, so $T=\\Psi_X^{-\\top}P\\Phi_X^{-1}$. ``density(x2, x1)`` takes paired (n, d)
+    arrays."""
     M = np.asarray(M, dtype=float)
     X = np.asarray(points, dtype=float)
     d, k = M.shape
@@ -70,9 +73,9 @@ def transition_from_density(density, M, points) -> np.ndarray:
 def affine_log_ratio_residual(q, X) -> float:
     """How far $\\log(q_i(x)/q_1(x))$ is from affine in $x$ (least-squares residual, max over $i$).
 
-    A G-HMM posterior (equal norms) has exactly affine log-ratios $(\\mu_i-\\mu_1)^\\top x$; Lemma 8 says a linear
-    map $R$ of a posterior is again a posterior only if $R$ is a permutation. Returns ``inf`` when some entry of
-    ``q`` is not positive (then $q$ is not a posterior at all)."""
+    A G-HMM posterior (equal norms) has exactly affine log-ratios $(\\mu_i-\\mu_1)^\\top x$; Lemma 8 says a
+    linear map $R$ of a posterior is again a posterior only if $R$ is a permutation. Returns ``inf`` when some
+    entry of ``q`` is not positive (then $q$ is not a posterior at all)."""
     q = np.asarray(q, dtype=float)
     if np.any(q <= 0):
         return float("inf")

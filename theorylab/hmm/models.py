@@ -1,8 +1,7 @@
 """Discrete HMM and Gaussian HMM (G-HMM) parameters, validated against the thesis's Assumptions 5-9.
 
 Conventions (column-stochastic): $T_{ij}=P(h_{t+1}=i\\mid h_t=j)$, $O_{ij}=P(x_t=i\\mid h_t=j)$ ($d\\times
-k$),
-G-HMM means $M=[\\mu_1,\\dots,\\mu_k]$ ($d\\times k$) with $x_t\\mid h_t=i\\sim\\mathcal N(\\mu_i, I_d)$.
+k$), G-HMM means $M=[\\mu_1,\\dots,\\mu_k]$ ($d\\times k$) with $x_t\\mid h_t=i\\sim\\mathcal N(\\mu_i, I_d)$.
 
 * Assumption 5: $T$ doubly stochastic, $h_1$ stationary (hence uniform).
 * Assumption 6: every row of $O$ is non-zero.
@@ -135,8 +134,8 @@ class HMM:
         return self.O
 
     def posterior(self) -> np.ndarray:
-        """$\\Phi=D^{-1}O$ ($d\\times k$): row $j$ is $\\phi(e_j)=E[h_t\\mid x_t=e_j]$ (uniform prior,
-        Assumption 5)."""
+        """$\\Phi=D^{-1}O$ ($d\\times k$): row $j$ is $\\phi(e_j)=E[h_t\\mid x_t=e_j]$ (uniform prior, Assumption
+        5)."""
         rows = self.O.sum(axis=1, keepdims=True)
         if np.any(rows == 0):
             raise AssumptionError("Assumption 6", "a zero row of O makes the posterior undefined")
@@ -157,8 +156,8 @@ class HMM:
 class GHMM:
     """Gaussian HMM: means ``M`` (d x k, unit-norm columns by Assumption 9) and doubly stochastic ``T``.
 
-    ``norm`` is the common column norm (Assumption 9 / footnote 9); ``norm=None`` drops Assumption 9
-    (Theorem 9 needs only Assumptions 5 and 8). ``validate=False`` skips the assumption checks.
+    ``norm`` is the common column norm (Assumption 9 / footnote 9); ``norm=None`` drops Assumption 9 (Theorem
+    9 needs only Assumptions 5 and 8). ``validate=False`` skips the assumption checks.
     """
 
     M: np.ndarray

@@ -1,18 +1,17 @@
-"""Exact optimal predictors $f(x)=E[\\otimes_{\\tau\\in\\mathcal T}x_\\tau\\mid x_t=x]$ for masked
-prediction (eq. 2.35).
+"""Exact optimal predictors $f(x)=E[\\otimes_{\\tau\\in\\mathcal T}x_\\tau\\mid x_t=x]$ for masked prediction
+(eq. 2.35).
 
 Under Assumption 5 the hidden chain is stationary and uniform, and the reversed chain has transition
-$T^\\top$.
-Conditioning on the hidden state $h_t$ of the given token (posterior $\\phi(x)$), the targets after $t$ and
-those before $t$ are independent, and each side is a product of emission means and transition powers:
+$T^\\top$. Conditioning on the hidden state $h_t$ of the given token (posterior $\\phi(x)$), the targets after
+$t$ and those before $t$ are independent, and each side is a product of emission means and transition powers:
 
 $$E[x_{t+s}\\mid h_t]=E\\,T^{s},\\qquad E[x_{t-s}\\mid h_t]=E\\,(T^\\top)^{s},$$
 
 with $E=O$ (one-hot tokens) or $E=M$ (Gaussian means). Examples: $f^{1+s|1}=OT^s\\phi$,
 $f^{2\\otimes3|1}=O\\,\\mathrm{diag}(T\\phi)\\,(OT)^\\top$,
 $f^{1\\otimes3|2}=(OT^\\top)\\mathrm{diag}(\\phi)(OT)^\\top$,
-$f^{1\\otimes2|3}=(OT^\\top)\\mathrm{diag}(T^\\top\\phi)O^\\top$.
-``predictor_by_enumeration`` recomputes the same quantities by summing over all hidden paths (a reference).
+$f^{1\\otimes2|3}=(OT^\\top)\\mathrm{diag}(T^\\top\\phi)O^\\top$. ``predictor_by_enumeration`` recomputes the
+same quantities by summing over all hidden paths (a reference).
 """
 
 from __future__ import annotations
@@ -100,10 +99,9 @@ def optimal_predictor(model: HMM | GHMM, target, given: int | None = None):
     $x_{\\text{given}}$.
 
     ``target``: a position or a sequence of positions (1-based, in output-axis order), or a task string
-    ``"x2x3|x1"`` with ``given=None``. HMM: an array ``f`` of shape ``(d, d, ..., d)`` with
-    ``f[j] = E[e_{x_t1} ⊗ ... | x_given = e_j]`` (the conditional pmf of the targets). G-HMM: a function
-    mapping
-    points of shape ``(..., d)`` to ``(..., d, ..., d)``.
+    ``"x2x3|x1"`` with ``given=None``. HMM: an array ``f`` of shape ``(d, d, ..., d)`` with ``f[j] =
+    E[e_{x_t1} ⊗ ... | x_given = e_j]`` (the conditional pmf of the targets). G-HMM: a function mapping points
+    of shape ``(..., d)`` to ``(..., d, ..., d)``.
     """
     targets, g = parse_task(target) if given is None else parse_task((target, given))
     offsets = [t - g for t in targets]
@@ -131,9 +129,8 @@ def _paths(k: int, length: int) -> np.ndarray:
 def predictor_by_enumeration(model: HMM | GHMM, target, given: int):
     """Reference predictor summing over all $k^L$ hidden paths $h_1..h_L$ ($L$ = the largest position).
 
-    $P(h_{1:L})=\\frac1k\\prod_t T_{h_{t+1}h_t}$. HMM: joint pmf of the tokens, divided by the marginal of
-    the given
-    token. G-HMM: path weights times the Gaussian likelihood of the given point, normalized.
+    $P(h_{1:L})=\\frac1k\\prod_t T_{h_{t+1}h_t}$. HMM: joint pmf of the tokens, divided by the marginal of the
+    given token. G-HMM: path weights times the Gaussian likelihood of the given point, normalized.
     """
     targets, g = parse_task((target, given))
     L = max(*targets, g)
@@ -168,14 +165,12 @@ def predictor_by_enumeration(model: HMM | GHMM, target, given: int):
 
 
 def triple_factors(model: HMM | GHMM, task, points=None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """CP factors $(A, B, C)$ of the stacked triple predictor $W[n]=f(x^{(n)})$ (Theorems 7, 8, eqs.
-    2.36-2.41).
+    """CP factors $(A, B, C)$ of the stacked triple predictor $W[n]=f(x^{(n)})$ (Theorems 7, 8, eqs. 2.36-2.41).
 
     Everything is conditioned on the middle hidden state $h_2$: $E[x_1\\mid h_2]=ET^\\top$, $E[x_2\\mid
-    h_2]=E$,
-    $E[x_3\\mid h_2]=ET$, and $P(h_2\\mid x_1)=T\\phi$, $P(h_2\\mid x_2)=\\phi$, $P(h_2\\mid
-    x_3)=T^\\top\\phi$.
-    Mode 1 is indexed by the inputs: all one-hot tokens (HMM) or ``points`` (G-HMM, shape (N, d)).
+    h_2]=E$, $E[x_3\\mid h_2]=ET$, and $P(h_2\\mid x_1)=T\\phi$, $P(h_2\\mid x_2)=\\phi$, $P(h_2\\mid
+    x_3)=T^\\top\\phi$. Mode 1 is indexed by the inputs: all one-hot tokens (HMM) or ``points`` (G-HMM, shape
+    (N, d)).
     """
     targets, g = parse_task(task)
     if len(targets) != 2 or sorted([*targets, g]) != [1, 2, 3]:
@@ -197,9 +192,8 @@ def triple_factors(model: HMM | GHMM, task, points=None) -> tuple[np.ndarray, np
 
 
 def stack_predictor(pred: np.ndarray | Callable, points=None) -> np.ndarray:
-    """The 3-tensor $W=\\sum_x x\\otimes f(x)$ of the thesis: for a discrete predictor array this is the
-    array itself
-    ($W[j]=f(e_j)$); for a G-HMM predictor function, $W[n]=f(x^{(n)})$ over the query ``points``."""
+    """The 3-tensor $W=\\sum_x x\\otimes f(x)$ of the thesis: for a discrete predictor array this is the array
+    itself ($W[j]=f(e_j)$); for a G-HMM predictor function, $W[n]=f(x^{(n)})$ over the query ``points``."""
     if callable(pred):
         if points is None:
             raise ValueError("a predictor function needs query points")

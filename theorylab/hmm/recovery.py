@@ -1,25 +1,19 @@
 """Recover model parameters from optimal predictors: the constructive side of Theorems 5, 7 and 8.
 
-Theorem 7 (HMM, triple tasks on positions 1, 2, 3): $W[j]=f(e_j)=\\sum_i A_{ji}\\,B_i\\otimes C_i$ with
-$B, C\\in\\{OT^\\top, O, OT\\}$ (the targets' means given $h_2$) and $A=\\Phi K^\\top$; all three factors have
+Theorem 7 (HMM, triple tasks on positions 1, 2, 3): $W[j]=f(e_j)=\\sum_i A_{ji}\\,B_i\\otimes C_i$ with $B,
+C\\in\\{OT^\\top, O, OT\\}$ (the targets' means given $h_2$) and $A=\\Phi K^\\top$; all three factors have
 Kruskal rank $k$, so Jennrich's algorithm returns them up to permutation and scale. Scales are fixed by the
-column
-sums (all of $O$, $OT$, $OT^\\top$ are column-stochastic); then $T=O^+(OT)$. For $x_1\\otimes x_3\\mid x_2$,
-$O$ is
-read from $A=D^{-1}O$ with $D=\\mathrm{diag}(OT\\mathbb 1)$.
+column sums (all of $O$, $OT$, $OT^\\top$ are column-stochastic); then $T=O^+(OT)$. For $x_1\\otimes x_3\\mid
+x_2$, $O$ is read from $A=D^{-1}O$ with $D=\\mathrm{diag}(OT\\mathbb 1)$.
 
 Theorem 8 cases 1 and 3 (G-HMM): the same with query points for mode 1; the target-2 factor is $M$ up to
-scale, the
-scale is fixed by the unit norms up to a sign per column, and the $2^k$ sign patterns are resolved by
-re-evaluating
-the predictor on fresh points. Case 2 ($x_1\\otimes x_3\\mid x_2$) is not identifiable in general (see
-``theorem8_case2_pair``) and raises.
+scale, the scale is fixed by the unit norms up to a sign per column, and the $2^k$ sign patterns are resolved
+by re-evaluating the predictor on fresh points. Case 2 ($x_1\\otimes x_3\\mid x_2$) is not identifiable in
+general (see ``theorem8_case2_pair``) and raises.
 
 Theorem 5 (G-HMM, $x_2\\mid x_1$): far-away points $cu$ give $f(cu)\\to(MT)_{i^*}$, revealing the columns of
-$MT$;
-then $\\phi=(MT)^+f$, $\\log(\\phi_i/\\phi_1)=(\\mu_i-\\mu_1)^\\top x$ gives the differences, and
-$\\|\\mu_1\\|=1$ leaves two
-solutions $M$, $HM$; only one gives column sums $+1$ for $T=M^+(MT)$.
+$MT$; then $\\phi=(MT)^+f$, $\\log(\\phi_i/\\phi_1)=(\\mu_i-\\mu_1)^\\top x$ gives the differences, and
+$\\|\\mu_1\\|=1$ leaves two solutions $M$, $HM$; only one gives column sums $+1$ for $T=M^+(MT)$.
 """
 
 from __future__ import annotations
@@ -78,7 +72,8 @@ def _recover_hmm(W: np.ndarray, k: int, targets, given, refine: bool, seed: int,
 
 def _check_multilinear_rank(W: np.ndarray, k: int, assumption: str, rtol: float = 1e-10) -> None:
     """Modes 2 and 3 of the stacked predictor span col(B), col(C): rank < k means the factors are rank-deficient
-    (the relative threshold 1e-10 sits far above round-off of exact predictors and far below any noise level)."""
+    (the relative threshold 1e-10 sits far above round-off of exact predictors and far below any noise
+    level)."""
     for mode in (1, 2):
         unfolding = np.moveaxis(W, mode, 0).reshape(W.shape[mode], -1)
         s = np.linalg.svd(unfolding, compute_uv=False)
@@ -197,13 +192,11 @@ def recover_from_predictor(
     """Parameters (up to relabeling) from the optimal predictor ``pred`` of ``task``.
 
     HMM: ``pred`` is the array of shape (d, d, d) of a triple task ``"x2x3|x1"``, ``"x1x3|x2"`` or
-    ``"x1x2|x3"``
-    (Theorem 7). G-HMM: ``pred`` is a function of points (..., d) (``d`` from ``pred.d`` or the keyword) for
-    ``"x2|x1"`` (Theorem 5) or ``"x2x3|x1"`` / ``"x1x2|x3"`` (Theorem 8). ``refine`` adds ALS refinement
-    (useful for
-    noisy predictors); ``validate=False`` returns parameters even when they violate the assumptions (noisy
-    input).
-    Pairwise discrete tasks and the G-HMM task ``"x1x3|x2"`` raise :class:`NotIdentifiableError`.
+    ``"x1x2|x3"`` (Theorem 7). G-HMM: ``pred`` is a function of points (..., d) (``d`` from ``pred.d`` or the
+    keyword) for ``"x2|x1"`` (Theorem 5) or ``"x2x3|x1"`` / ``"x1x2|x3"`` (Theorem 8). ``refine`` adds ALS
+    refinement (useful for noisy predictors); ``validate=False`` returns parameters even when they violate the
+    assumptions (noisy input). Pairwise discrete tasks and the G-HMM task ``"x1x3|x2"`` raise
+    :class:`NotIdentifiableError`.
     """
     targets, given = parse_task(task)
     if not isinstance(k, int | np.integer) or k < 1:

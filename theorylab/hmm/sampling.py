@@ -17,9 +17,9 @@ def _categorical(rng: np.random.Generator, probs_by_column: np.ndarray, states: 
 
 
 def sample(model: HMM | GHMM, n: int, length: int, rng: np.random.Generator, *, return_hidden: bool = False):
-    """``n`` independent stationary sequences of ``length`` tokens: $h_1$ uniform (Assumption 5),
-    $h_{t+1}\\sim T_{:,h_t}$, $x_t\\sim O_{:,h_t}$ (int64, shape (n, length)) or $\\mathcal N(\\mu_{h_t}, I)$
-    (float, shape (n, length, d)). With ``return_hidden`` also the hidden states (n, length)."""
+    """``n`` independent stationary sequences of ``length`` tokens: $h_1$ uniform (Assumption 5), $h_{t+1}\\sim
+    T_{:,h_t}$, $x_t\\sim O_{:,h_t}$ (int64, shape (n, length)) or $\\mathcal N(\\mu_{h_t}, I)$ (float, shape
+    (n, length, d)). With ``return_hidden`` also the hidden states (n, length)."""
     if not isinstance(model, HMM | GHMM):
         raise TypeError(f"model must be an HMM or GHMM, got {type(model).__name__}")
     if int(n) != n or n < 1 or int(length) != length or length < 1:

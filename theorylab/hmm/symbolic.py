@@ -1,16 +1,12 @@
 """Exact (sympy) checks of Claim 1 / Claim 3: $\\tilde T=Q(2\\pi/t)\\,T$ has $\\tilde T^t=T^t$.
 
 For symbolic $\\theta$ the entries of $Q(\\theta)=M^{-1}R(\\theta)^{-1}M$ are linear in $c=\\cos\\theta$,
-$s=\\sin\\theta$ with
-coefficients in $\\mathbb Q(\\sqrt3)$; identities in $\\theta$ are checked as polynomial identities in $(a,
-c, s)$
-modulo $c^2+s^2=1$. For $\\theta=2\\pi/t$, every quantity lies in the cyclotomic field $\\mathbb Q(\\zeta_N)$,
-$N=\\mathrm{lcm}(t,12)$: with $z=\\zeta_N$, $\\cos\\theta=(z^{N/t}+z^{-N/t})/2$,
-$\\sin\\theta=(z^{N/t}-z^{-N/t})/(2i)$,
-$i=z^{N/4}$, $\\sqrt3=z^{N/12}+z^{-N/12}$, and an expression vanishes iff its polynomial in $z$ is divisible
-by
-the (irreducible) cyclotomic polynomial $\\Phi_N$. $T^t$ and $\\tilde T^t$ are computed in $\\mathbb
-Q(a)[z]/\\Phi_N$.
+$s=\\sin\\theta$ with coefficients in $\\mathbb Q(\\sqrt3)$; identities in $\\theta$ are checked as polynomial
+identities in $(a, c, s)$ modulo $c^2+s^2=1$. For $\\theta=2\\pi/t$, every quantity lies in the cyclotomic
+field $\\mathbb Q(\\zeta_N)$, $N=\\mathrm{lcm}(t,12)$: with $z=\\zeta_N$, $\\cos\\theta=(z^{N/t}+z^{-N/t})/2$,
+$\\sin\\theta=(z^{N/t}-z^{-N/t})/(2i)$, $i=z^{N/4}$, $\\sqrt3=z^{N/12}+z^{-N/12}$, and an expression vanishes
+iff its polynomial in $z$ is divisible by the (irreducible) cyclotomic polynomial $\\Phi_N$. $T^t$ and
+$\\tilde T^t$ are computed in $\\mathbb Q(a)[z]/\\Phi_N$.
 """
 
 from __future__ import annotations

@@ -1,13 +1,10 @@
 """Masked-prediction tasks on HMM samples for the training harness, and the read-out of trained predictors.
 
-``MaskedPredictionTask(model, "x2x3|x1")`` samples stationary sequences and presents the given token as
-input and
-the target tokens as one class $x_{t_2}d+x_{t_3}$ (loss ``"ce"``): the cross-entropy minimizer is the
-conditional
-pmf, i.e. exactly the optimal squared-loss predictor $E[e_{x_2}\\otimes e_{x_3}\\mid x_1]$ of eq. (2.35).
-Every position of a ``[B, T]`` batch is an independent sample (the predictor sees one token). This module
-imports
-torch only inside the functions that need it.
+``MaskedPredictionTask(model, "x2x3|x1")`` samples stationary sequences and presents the given token as input
+and the target tokens as one class $x_{t_2}d+x_{t_3}$ (loss ``"ce"``): the cross-entropy minimizer is the
+conditional pmf, i.e. exactly the optimal squared-loss predictor $E[e_{x_2}\\otimes e_{x_3}\\mid x_1]$ of eq.
+(2.35). Every position of a ``[B, T]`` batch is an independent sample (the predictor sees one token). This
+module imports torch only inside the functions that need it.
 """
 
 from __future__ import annotations
@@ -126,9 +123,8 @@ def learned_predictors(
     device: str = "cpu",
 ) -> tuple[list[np.ndarray], float]:
     """Train a one-hidden-layer MLP on one-hot given tokens with cross-entropy on sampled ``task`` examples
-    (``n`` fixed samples per seed, or fresh batches when ``n`` is None; all seeds in one vmapped harness
-    call) and
-    return the learned predictor arrays (one per seed) and the training time in seconds."""
+    (``n`` fixed samples per seed, or fresh batches when ``n`` is None; all seeds in one vmapped harness call)
+    and return the learned predictor arrays (one per seed) and the training time in seconds."""
     from theorylab.nn.models import MLPConfig
     from theorylab.nn.train import Budget, train
 
@@ -162,11 +158,9 @@ def triple_readout_experiment(
     seeds=(0, 1),
     device: str = "cpu",
 ) -> list[ReadoutResult]:
-    """For each sample size ``n``: train the MLP predictor on ``n`` sampled triples
-    (:func:`learned_predictors`),
+    """For each sample size ``n``: train the MLP predictor on ``n`` sampled triples (:func:`learned_predictors`),
     read $(O, T)$ out of the learned predictor with Jennrich + ALS, and compare with the frequency-table
-    estimator
-    on the same number of samples (seed 0's fixed dataset)."""
+    estimator on the same number of samples (seed 0's fixed dataset)."""
     from theorylab.nn.tasks import sample_fixed_dataset
 
     t = MaskedPredictionTask(model, task)

@@ -40,8 +40,7 @@ def _assumption_problem(model: HMM | GHMM, tol: float) -> str | None:
 
 @dataclass(frozen=True)
 class PairReport:
-    """Non-identifiability witness: equal predictors on ``matched`` tasks, valid parameters, no relabeling,
-    and
+    """Non-identifiability witness: equal predictors on ``matched`` tasks, valid parameters, no relabeling, and
     (as a sanity check of the separating power of triple tasks) different predictors on ``separating``
     tasks."""
 
@@ -100,9 +99,8 @@ class RecoveryReport:
 
 
 def verify_recovery(model: HMM | GHMM, task: str, pred=None, tol: float = 1e-6, **kwargs) -> RecoveryReport:
-    """Recover parameters from ``pred`` (default: the exact predictor of ``model``) and compare with
-    ``model`` up to
-    relabeling (max abs entry error of emission and transition)."""
+    """Recover parameters from ``pred`` (default: the exact predictor of ``model``) and compare with ``model`` up
+    to relabeling (max abs entry error of emission and transition)."""
     pred = optimal_predictor(model, task) if pred is None else pred
     try:
         rec = recover_from_predictor(pred, model.k, task, validate=False, **kwargs)

@@ -29,6 +29,8 @@ _EXPORTS: dict[str, str] = {
     "evaluate": "train",
     "loss_terms": "train",
     "peak_flops": "train",
+    "auto_stack_size": "train",
+    "cpu_threads": "train",
     "reference_forward": "reference",
     "TheoryTransformer": "theory",
     "causal_softmax": "theory",

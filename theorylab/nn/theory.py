@@ -125,13 +125,21 @@ class MLP:
             w = _matrix(w, prev, f"W_{i + 1}")
             b = np.asarray(b, dtype=np.float64).reshape(-1).copy()
             if b.shape != (w.shape[1],) or not np.isfinite(b).all():
-                raise ValueError(f"b_{i + 1} must be a finite vector of length {w.shape[1]}, got shape {b.shape}")
+                raise ValueError(
+                    f"b_{i + 1} must be a finite vector of length {w.shape[1]}, got shape {b.shape}"
+                )
             b.setflags(write=False)
             ws.append(w)
             bs.append(b)
             prev = w.shape[1]
         object.__setattr__(self, "weights", tuple(ws))
         object.__setattr__(self, "biases", tuple(bs))
+        # inputs read / outputs written (an MLP embedded in a wide model touches few coordinates); used to skip
+        # zero rows and columns in __call__, which does not change the function
+        read = np.flatnonzero(np.abs(ws[0]).sum(axis=1))
+        written = np.flatnonzero(np.abs(ws[-1]).sum(axis=0) + np.abs(bs[-1]))
+        object.__setattr__(self, "_read", read)
+        object.__setattr__(self, "_written", written)
 
     @property
     def d_in(self) -> int:
@@ -146,13 +154,20 @@ class MLP:
         return tuple(w.shape[1] for w in self.weights[:-1])
 
     def __call__(self, X: np.ndarray) -> np.ndarray:
-        h = X
+        X = np.asarray(X, dtype=np.float64)
         last = len(self.weights) - 1
+        h = X[..., self._read]
         for i, (w, b) in enumerate(zip(self.weights, self.biases, strict=True)):
+            if i == 0:
+                w = w[self._read]
+            if i == last:
+                w, b = w[:, self._written], b[self._written]
             h = _mm(h, w) + b
             if i < last:
                 np.maximum(h, 0.0, out=h)
-        return h
+        out = np.zeros((*X.shape[:-1], self.d_out))
+        out[..., self._written] = h
+        return out
 
 
 @dataclass(frozen=True)
@@ -340,7 +355,9 @@ def _torch_classes() -> dict:
                         mlp.append(param(w, dtype))
                         mlp.append(param(c, dtype))
                 self.mlps.append(mlp)
-                self.register_buffer(f"attn_residual_{i}", torch.tensor(np.array(b.attn_residual), dtype=dtype))
+                self.register_buffer(
+                    f"attn_residual_{i}", torch.tensor(np.array(b.attn_residual), dtype=dtype)
+                )
                 self.register_buffer(f"mlp_residual_{i}", torch.tensor(np.array(b.mlp_residual), dtype=dtype))
 
         def forward(self, X):

@@ -223,7 +223,7 @@ def _to_tensors(batch: Batch, device) -> tuple[torch.Tensor, torch.Tensor, torch
 SMALL_STEP_FLOPS = 2e10  # below this much work per step, one CPU thread beats several (thread sync dominates)
 
 
-def cpu_threads(step_flops: float | None) -> int:
+def cpu_threads(step_flops: float) -> int:
     """Threads for CPU training: 1 for small steps, else torch's default divided among pytest-xdist workers.
 
     ``THEORYLAB_THREADS`` overrides. On a loaded 2-core machine, a small model with 2 threads ran 20-70x slower
@@ -231,7 +231,7 @@ def cpu_threads(step_flops: float | None) -> int:
     """
     if os.environ.get("THEORYLAB_THREADS"):
         return max(1, int(os.environ["THEORYLAB_THREADS"]))
-    if step_flops is not None and step_flops < SMALL_STEP_FLOPS:
+    if step_flops < SMALL_STEP_FLOPS:
         return 1
     workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "0") or 0)
     return max(1, torch.get_num_threads() // max(workers, 1))
@@ -514,10 +514,13 @@ def _run_stack(
             r.bit_generator.state = st
         records = saved["records"]
         start_step = saved["step"]
+        win_saved = [w.to(device) for w in saved["window"]]
     if stack.randomness == "different":
         torch.manual_seed(int(np.random.default_rng([*seeds, start_step]).integers(2**62)))
 
     win = [torch.zeros(S, device=device, dtype=torch.float64) for _ in range(3)]  # loss*count, correct, count
+    if start_step:
+        win = win_saved
     train_seconds = 0.0
     t0 = time.perf_counter()
     for step in range(start_step, budget.steps):
@@ -549,7 +552,7 @@ def _run_stack(
             win[1] += correct
             win[2] += count
         done = step + 1
-        is_eval = budget.eval_every and done % budget.eval_every == 0
+        is_eval = budget.eval_every and done % budget.eval_every == 0 and (budget.eval_batches or eval_fn)
         if done % budget.log_interval == 0 or is_eval or done == budget.steps:
             n = win[2].clamp_min(1)
             rec = {
@@ -578,6 +581,7 @@ def _run_stack(
                 "optimizer": opt.state_dict(),
                 "rngs": [r.bit_generator.state for r in rngs],
                 "records": records,
+                "window": [w.cpu() for w in win],
             }
             torch.save(state, tmp)
             os.replace(tmp, ckpt)
@@ -603,6 +607,13 @@ def _run_stack(
         for i, seed in enumerate(seeds)
     ]
     return stack, history, final, train_seconds
+
+
+def _flops_per_token(model_config, T: int, seed: int) -> float:
+    """The config's ``flops_per_token(T)``, else 6 x (number of parameters): the usual dense estimate."""
+    if hasattr(model_config, "flops_per_token"):
+        return float(model_config.flops_per_token(T))
+    return 6.0 * sum(p.numel() for p in model_config.build(seed).parameters())
 
 
 def train(
@@ -656,12 +667,12 @@ def train(
         raise ValueError("amp (bf16 autocast) is only used on CUDA")
     T = budget.seq_len
     start = time.perf_counter()
-    fpt = model_config.flops_per_token(T) if hasattr(model_config, "flops_per_token") else None
+    fpt = _flops_per_token(model_config, T, seeds[0])
     if max_stack is not None and (not isinstance(max_stack, int) or max_stack < 1):
         raise ValueError(f"max_stack must be None or a positive int, got {max_stack!r}")
     k_guess = (max_stack or auto_stack_size(model_config, budget, len(seeds), dev)) if vectorize else 1
     step_tokens = k_guess * budget.batch_size * T
-    n_threads = threads or cpu_threads(None if fpt is None else fpt * step_tokens)
+    n_threads = threads or cpu_threads(fpt * step_tokens)
     with _training_environment(str(dev), n_threads):
         eval_sets = _eval_sets(task, budget, T, dict(eval_tasks or {}))
         groups = [seeds[i : i + k_guess] for i in range(0, len(seeds), k_guess)]
@@ -739,8 +750,11 @@ def evaluate(
     model.eval().to(dev)
     tot_loss, correct, count = 0.0, 0, 0
     cfg = getattr(model, "cfg", None)
-    fpt = cfg.flops_per_token(T) / 3 if hasattr(cfg, "flops_per_token") else None
-    threads = cpu_threads(None if fpt is None else fpt * batch_size * T)
+    if hasattr(cfg, "flops_per_token"):
+        fpt = cfg.flops_per_token(T) / 3  # forward only
+    else:
+        fpt = 2.0 * sum(p.numel() for p in model.parameters())
+    threads = cpu_threads(fpt * batch_size * T)
     with torch.no_grad(), _training_environment(str(dev), threads):
         for _ in range(batches):
             x, y, m = _to_tensors(check_batch(task.sample_batch(rng, batch_size, T), task), dev)

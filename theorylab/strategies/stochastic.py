@@ -1,9 +1,8 @@
 """Hypothesis strategies for stochastic matrices, HMM / G-HMM parameters and CP factors.
 
 Each strategy draws a seed and a few shape parameters with hypothesis and builds the object with numpy,
-rejecting
-ill-conditioned draws (see :mod:`theorylab.hmm.constructions`): plain Sinkhorn of a uniform matrix is nearly
-$J/k$, so doubly stochastic matrices carry a dominant permutation component.
+rejecting ill-conditioned draws (see :mod:`theorylab.hmm.constructions`): plain Sinkhorn of a uniform matrix
+is nearly $J/k$, so doubly stochastic matrices carry a dominant permutation component.
 """
 
 from __future__ import annotations

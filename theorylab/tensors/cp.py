@@ -2,15 +2,11 @@
 
 ``cp_decompose(W, R, method="jennrich")`` is Jennrich's simultaneous diagonalization: for random $u, v$,
 $W_u=\\sum_a u_aW_{a\\cdot\\cdot}=B\\,\\mathrm{diag}(A^\\top u)\\,C^\\top$, so after projecting onto the
-top-$R$
-singular subspaces $U, V$ of the mode-2 / mode-3 unfoldings, the eigenvectors of $\\hat W_u\\hat W_v^{-1}$
-are the
-columns of $U^\\top B$. Then $(C\\odot A)^\\top=B^{+}W_{(2)}$, and each column of the Khatri-Rao product is
-a rank-one
-$n_1\\times n_3$ matrix whose top singular pair gives $A_i, C_i$. It is exact when $B$, $C$ have full column
-rank
-and no two columns of $A$ are parallel. ``method="als"`` is tensorly's ``parafac`` alone; ``refine=True``
-polishes a Jennrich result with ALS started from it.
+top-$R$ singular subspaces $U, V$ of the mode-2 / mode-3 unfoldings, the eigenvectors of $\\hat W_u\\hat
+W_v^{-1}$ are the columns of $U^\\top B$. Then $(C\\odot A)^\\top=B^{+}W_{(2)}$, and each column of the
+Khatri-Rao product is a rank-one $n_1\\times n_3$ matrix whose top singular pair gives $A_i, C_i$. It is exact
+when $B$, $C$ have full column rank and no two columns of $A$ are parallel. ``method="als"`` is tensorly's
+``parafac`` alone; ``refine=True`` polishes a Jennrich result with ALS started from it.
 """
 
 from __future__ import annotations
@@ -163,11 +159,10 @@ def nonunique_decomposition(A, B, C, rng: np.random.Generator | None = None, tol
 
     Works whenever one factor has two parallel columns (Kruskal rank $\\le 1$), the standard way Kruskal's
     condition fails: if $C_j=\\alpha C_i$ then $A_iB_i^\\top+\\alpha A_jB_j^\\top=[A_i,\\alpha
-    A_j]\\,G\\,G^{-1}
-    [B_i,B_j]^\\top$ for any invertible $2\\times2$ $G$, and a non-diagonal, non-antidiagonal $G$ mixes the
-    columns. Raises ``ValueError`` when no factor has parallel (or zero) columns: Kruskal's condition is
-    sufficient, not necessary, and other failures need not give non-uniqueness.
-    Returns ``(A2, B2, C2)``.
+    A_j]\\,G\\,G^{-1} [B_i,B_j]^\\top$ for any invertible $2\\times2$ $G$, and a non-diagonal,
+    non-antidiagonal $G$ mixes the columns. Raises ``ValueError`` when no factor has parallel (or zero)
+    columns: Kruskal's condition is sufficient, not necessary, and other failures need not give
+    non-uniqueness. Returns ``(A2, B2, C2)``.
     """
     rng = np.random.default_rng(0) if rng is None else rng
     mats = [np.array(X, dtype=float) for X in (A, B, C)]

@@ -1,9 +1,8 @@
 """Kruskal rank of a matrix and Kruskal's uniqueness condition (Proposition 1).
 
 The Kruskal rank $k_A$ is the largest $r$ such that every $r$ columns of $A$ are linearly independent;
-equivalently
-$k_A = \\mathrm{spark}(A) - 1$ where the spark is the size of the smallest linearly dependent set of columns.
-Computing it is NP-hard in general; :func:`kruskal_rank` is exact and uses, in order:
+equivalently $k_A = \\mathrm{spark}(A) - 1$ where the spark is the size of the smallest linearly dependent set
+of columns. Computing it is NP-hard in general; :func:`kruskal_rank` is exact and uses, in order:
 
 1. cheap certificates: a zero column ($k_A=0$), full column rank ($k_A=m$), two parallel columns ($k_A=1$),
    nullity one (the spark is the support size of the unique null vector);
@@ -11,8 +10,7 @@ Computing it is NP-hard in general; :func:`kruskal_rank` is exact and uses, in o
    * ``"primal"``: column subsets of size $3, 4, \\dots, r$ ($r=\\mathrm{rank}A$) with early exit at the first
      dependent one (spark $\\le r+1$ always, so sizes above $r$ are never needed);
    * ``"dual"``: with $N$ ($m\\times q$) a basis of the null space, $q=m-r$, every minimal dependent set is
-   the
-     support of a null vector $Ny$ whose zero set is as large as possible, and a maximal zero set spans a
+     the support of a null vector $Ny$ whose zero set is as large as possible, and a maximal zero set spans a
      hyperplane of $\\mathbb R^q$ spanned by $q-1$ independent rows of $N$. Enumerating those
      $\\binom{m}{q-1}$ hyperplanes gives the spark exactly. This is fast when the nullity is small.
 
@@ -309,8 +307,7 @@ def kruskal_condition(A, B, C, tol: float | None = None) -> KruskalCondition:
     """Whether factors ``A, B, C`` (each with R columns) satisfy Kruskal's condition $k_A+k_B+k_C \\ge 2R+2$.
 
     When it holds, the CP decomposition $W=\\sum_i A_i\\otimes B_i\\otimes C_i$ is unique up to a common
-    column
-    permutation and column scalings with product one.
+    column permutation and column scalings with product one.
     """
     mats = [np.asarray(X) for X in (A, B, C)]
     if any(X.ndim != 2 for X in mats):

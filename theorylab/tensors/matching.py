@@ -12,8 +12,7 @@ __all__ = ["FactorMatch", "match_factors"]
 
 @dataclass(frozen=True)
 class FactorMatch:
-    """``Y[:, perm] * scale`` is the best alignment of ``Y`` to ``X``; ``error`` is the max abs entry
-    difference
+    """``Y[:, perm] * scale`` is the best alignment of ``Y`` to ``X``; ``error`` is the max abs entry difference
     after alignment, relative to ``max|X|`` when ``relative=True``."""
 
     perm: np.ndarray
@@ -33,12 +32,9 @@ def match_factors(X, Y, *, scale: bool = True, sign: bool = True, relative: bool
     """Find a column permutation (and, with ``scale``, per-column scalars) mapping ``Y`` onto ``X``.
 
     Cost of pairing column $i$ of $X$ with column $j$ of $Y$: with ``scale`` the sine of the angle between
-    them
-    ($1-|\\cos|$ with ``sign``, i.e. up to sign; $1-\\cos$ otherwise); without ``scale`` the Euclidean
-    distance.
-    The assignment minimizing the total cost is found by ``scipy.optimize.linear_sum_assignment``; the
-    scalars are
-    then the least-squares fits $s_i=\\langle X_i, Y_{p(i)}\\rangle/\\|Y_{p(i)}\\|^2$.
+    them ($1-|\\cos|$ with ``sign``, i.e. up to sign; $1-\\cos$ otherwise); without ``scale`` the Euclidean
+    distance. The assignment minimizing the total cost is found by ``scipy.optimize.linear_sum_assignment``;
+    the scalars are then the least-squares fits $s_i=\\langle X_i, Y_{p(i)}\\rangle/\\|Y_{p(i)}\\|^2$.
     """
     X = np.asarray(X, dtype=float)
     Y = np.asarray(Y, dtype=float)

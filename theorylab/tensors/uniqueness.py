@@ -17,9 +17,9 @@ __all__ = ["UniquenessReport", "uniqueness_report"]
 class UniquenessReport:
     """``condition``: Kruskal's condition; ``errors``: for each algorithm that found an exact decomposition, its
     worst relative factor error (after permutation / scale matching) against the planted factors;
-    ``unconverged``: algorithms that did not reach an exact fit (ALS can stall in swamps: no evidence either way);
-    ``alternative``: the factor distance of a second exact decomposition built by :func:`nonunique_decomposition`
-    (None if none exists)."""
+    ``unconverged``: algorithms that did not reach an exact fit (ALS can stall in swamps: no evidence either
+    way); ``alternative``: the factor distance of a second exact decomposition built by
+    :func:`nonunique_decomposition` (None if none exists)."""
 
     condition: KruskalCondition
     errors: dict[str, float]
@@ -57,8 +57,9 @@ def uniqueness_report(A, B, C, *, seed: int = 0, als: bool = True, tol: float = 
     attempted with :func:`nonunique_decomposition`.
 
     ``tol``: relative factor error counted as "the same" for Jennrich (exact data: ~1e-13). ALS converges
-    linearly and is stopped at a relative fit change of 1e-12, which leaves factor errors up to ~1e-6, so it is
-    counted when its relative residual is <= 1e-8 and compared at ``als_tol`` = 1e-3 (far below the O(1) distance of a genuinely different decomposition)."""
+    linearly and is stopped at a relative fit change of 1e-12, which leaves factor errors up to ~1e-6, so it
+    is counted when its relative residual is <= 1e-8 and compared at ``als_tol`` = 1e-3 (far below the O(1)
+    distance of a genuinely different decomposition)."""
     A, B, C = (np.asarray(X, dtype=float) for X in (A, B, C))
     R = A.shape[1]
     W = cp_to_tensor(A, B, C)

@@ -194,7 +194,9 @@ def _compiled_module_class():
             if words.ndim == 1:
                 words = words[None]
             if words.shape[1] > self.T:
-                raise ValueError(f"words have length {words.shape[1]} but the network was compiled for T = {self.T}")
+                raise ValueError(
+                    f"words have length {words.shape[1]} but the network was compiled for T = {self.T}"
+                )
             B, n = words.shape
             X = torch.cat([self.prefix.expand(B, -1, -1), self.token_embedding[words]], dim=1)
             return self.net(X + self.positions[: self.n_prefix + n])

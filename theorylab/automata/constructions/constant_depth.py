@@ -99,8 +99,12 @@ def is_permutation_reset(delta: np.ndarray) -> bool:
 def permutation_reset_cascade(aut, q0: int = 0) -> Cascade:
     """A permutation-reset semiautomaton as a one-component cascade (symbol = action)."""
     if not is_permutation_reset(aut.delta):
-        raise ValueError("the semiautomaton is not permutation-reset (a symbol is neither a bijection nor constant)")
-    return Cascade((np.asarray(aut.delta),), (0,), lambda i, s, a: a, (int(q0),), lambda s: s[0], aut.n_symbols)
+        raise ValueError(
+            "the semiautomaton is not permutation-reset (a symbol is neither a bijection nor constant)"
+        )
+    return Cascade(
+        (np.asarray(aut.delta),), (0,), lambda i, s, a: a, (int(q0),), lambda s: s[0], aut.n_symbols
+    )
 
 
 def compile_constant_depth(
@@ -208,7 +212,12 @@ def compile_cascade(
             return (float(g), float(pcs[0].exponent[g]) if pcs else 0.0, 0.0, tgt)
 
         def at_bos(i):
-            return (float(groups[i][0].identity), 0.0, 0.0 if printed_lemma20 else 1.0, float(cascade.initial[i]))
+            return (
+                float(groups[i][0].identity),
+                0.0,
+                0.0 if printed_lemma20 else 1.0,
+                float(cascade.initial[i]),
+            )
 
         if li == 0:
             s0 = tuple(cascade.initial)
@@ -250,7 +259,9 @@ def compile_cascade(
             table[np.ravel_multi_index(s, radices)] = cascade.decode(s)
     else:  # a final lookup layer maps reachable tuples to the state
         out = circ.channel("out")
-        circ.lookup(next_layer, readout, [out], {tuple(map(float, s)): (float(cascade.decode(s)),) for s in reach})
+        circ.lookup(
+            next_layer, readout, [out], {tuple(map(float, s)): (float(cascade.decode(s)),) for s in reach}
+        )
         n_out = 1 + max(int(cascade.decode(s)) for s in reach)
         readout, radices, table = [out], [n_out], np.arange(n_out)
     net, emb, prefix, positions = circ.build()
@@ -269,7 +280,9 @@ def compile_cascade(
         "max_component_states": n_states,
         "channels": list(circ.names),
     }  # fmt: skip
-    return CompiledTransformer(net, emb, prefix, positions, tuple(readout), tuple(radices), table, T, name, q0, info)
+    return CompiledTransformer(
+        net, emb, prefix, positions, tuple(readout), tuple(radices), table, T, name, q0, info
+    )
 
 
 def _component(

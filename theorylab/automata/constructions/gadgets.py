@@ -97,7 +97,9 @@ def threshold_mlp(delta: float, printed: bool = False) -> MLP:
     if not delta > 0:
         raise ValueError(f"delta must be > 0, got {delta}")
     a, w = (delta, 2 * delta) if printed else (0.75 * delta, 1.5 * delta)
-    return MLP((np.array([[1 / w, 1 / w]]), np.array([[1.0], [-1.0]])), (np.array([a / w, -a / w]), np.zeros(1)))
+    return MLP(
+        (np.array([[1 / w, 1 / w]]), np.array([[1.0], [-1.0]])), (np.array([a / w, -a / w]), np.zeros(1))
+    )
 
 
 def hardmax_error(z) -> tuple[float, float]:

@@ -148,7 +148,6 @@ def compile_gridworld(
     m = len(pads)
     u = m + T
     offsets = np.arange(-S, S + 1)
-    H = len(offsets)
     names = ["v", "bos", "gamma1", "gamma2", "one", "x", "cos", "sin", "out"]
     names += [f"r{o}" for o in offsets] + [f"xm{o}" for o in offsets]
     ch = {nm: i for i, nm in enumerate(names)}

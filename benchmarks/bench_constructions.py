@@ -1,0 +1,148 @@
+"""Benchmarks of the shortcut constructions (Thm 10, 11, 12).
+
+* compile time and forward time (numpy float64, one batch) of each construction against T;
+* the forward pass of the constant-depth construction against the sequential simulation
+  (``Semiautomaton.run``, a T-step numpy loop over the batch) and against the log-depth one, as ratios;
+* ``--table``: the depth / width / max-weight table of the docs (theorem bounds next to the built networks).
+
+Usage: ``python benchmarks/bench_constructions.py [--quick] [--table] [--json out.json]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+
+import numpy as np
+
+from theorylab.automata import zoo
+from theorylab.automata.constructions import compile_constant_depth, compile_gridworld, compile_log_depth
+
+
+def _time(fn, repeat: int = 3) -> float:
+    best = np.inf
+    for _ in range(repeat):
+        t = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - t)
+    return best
+
+
+def timings(quick: bool) -> list[dict]:
+    members = {"parity": zoo.parity(), "D8": zoo.dihedral(4), "S4": zoo.symmetric(4), "Grid9": zoo.gridworld(9)}
+    Ts = (16, 64) if quick else (16, 64, 256)
+    batch = 16 if quick else 64
+    rng = np.random.default_rng(0)
+    rows = []
+    for name, aut in members.items():
+        for T in Ts:
+            words = aut.sample(rng, batch, T)
+            seq = _time(lambda aut=aut, words=words: aut.run(words, 0))
+            builders = {"thm10": compile_log_depth, "thm11": compile_constant_depth}
+            if name.startswith("Grid"):
+                builders["thm12"] = lambda a, T, q0: compile_gridworld(a.n_states, T, q0)
+            row = {"member": name, "T": T, "batch": batch, "sequential_s": seq}
+            for key, build in builders.items():
+                t = time.perf_counter()
+                c = build(aut, T, 0)
+                row[f"{key}_compile_s"] = time.perf_counter() - t
+                row[f"{key}_forward_s"] = _time(lambda c=c, words=words: c(words), repeat=1 if T > 64 else 3)
+                row[f"{key}_depth"] = c.depth
+                assert (c(words[:4]) == aut.run(words[:4], 0)).all()
+            row["thm11_over_sequential"] = row["thm11_forward_s"] / seq
+            row["thm11_over_thm10"] = row["thm11_forward_s"] / row["thm10_forward_s"]
+            rows.append(row)
+            print(
+                f"{name:7s} T={T:4d}  seq {seq * 1e3:8.2f} ms | thm10 {row['thm10_forward_s'] * 1e3:8.1f} ms"
+                f" (depth {row['thm10_depth']}) | thm11 {row['thm11_forward_s'] * 1e3:8.1f} ms"
+                f" (depth {row['thm11_depth']}, compile {row['thm11_compile_s'] * 1e3:6.1f} ms)"
+                f" | thm11/seq {row['thm11_over_sequential']:8.1f} | thm11/thm10 {row['thm11_over_thm10']:5.2f}"
+            )
+    return rows
+
+
+def _log_depth_formula(n: int, T: int) -> dict:
+    """Theorem 10's network sizes without building it (for the 60- and 120-state groups, whose Lemma-14 MLP has
+    a (4n^2+n) x n^2 matrix)."""
+    Tp = max(2, 1 << (T - 1).bit_length())
+    gamma = 100.0 * Tp**2 * (np.log(n) + np.log(Tp))
+    return {
+        "depth": Tp.bit_length() - 1,
+        "d": 2 * n + 2,
+        "n_heads": 2,
+        "mlp_width": 4 * n * n + n,
+        "max_weight": max(np.sqrt(gamma), 4.0 * n + 2),
+    }
+
+
+def table(Ts=(16, 64, 256, 1024)) -> str:
+    """Markdown table: per zoo member and T, built depth / d / heads / MLP width / max |weight| of each construction,
+    with the theorem's bound on the depth (Thm 10: ceil(log2 T); Thm 11: 3|Q|^2 log2|Q| + 7|Q|; Thm 12: 2)."""
+    members = {
+        "parity": zoo.parity(),
+        "C5": zoo.cyclic(5),
+        "D8": zoo.dihedral(4),
+        "Q8": zoo.quaternion(),
+        "A4": zoo.alternating(4),
+        "S4": zoo.symmetric(4),
+        "A5": zoo.alternating(5),
+        "S5": zoo.symmetric(5),
+        "flipflop": zoo.flipflop(),
+        "Grid4": zoo.gridworld(4),
+        "Grid9": zoo.gridworld(9),
+        "Dyck4,2": zoo.dyck(2, 4),
+    }
+    lines = [
+        "| member | \\|Q\\| | T | Thm 10 depth (bound) | d | MLP width | max \\|w\\| (bound) "
+        "| Thm 11 depth (bound) | d | heads | MLP width | max \\|w\\| | Thm 12 depth | heads | max \\|w\\| |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for name, aut in members.items():
+        n = aut.n_states
+        for T in Ts:
+            if n <= 32:
+                c10 = compile_log_depth(aut, T, 0)
+                s10, b10 = c10.stats(), c10.info["bounds"]
+            else:
+                s10 = _log_depth_formula(n, T)
+                b10 = {"depth": int(np.ceil(np.log2(T))), "max_weight": s10["max_weight"]}
+            cells = [
+                name, str(n), str(T), f"{s10['depth']} ({b10['depth']})", str(s10["d"]), str(s10["mlp_width"]),
+                f"{s10['max_weight']:.3g} ({b10['max_weight']:.3g})",
+            ]  # fmt: skip
+            try:
+                c11 = compile_constant_depth(aut, T, 0)
+                s11 = c11.stats()
+                cells += [
+                    f"{s11['depth']} ({c11.info['bounds']['depth']:.0f})", str(s11["d"]), str(s11["n_heads"]),
+                    str(s11["mlp_width"]), f"{s11['max_weight']:.3g}",
+                ]  # fmt: skip
+            except ValueError:
+                cells += ["not solvable", "", "", "", ""]
+            if name.startswith("Grid"):
+                c12 = compile_gridworld(n, T, 0)
+                cells += [str(c12.depth), str(c12.n_heads), f"{c12.max_weight:.3g}"]
+            else:
+                cells += ["", "", ""]
+            lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help="small sizes (a few seconds)")
+    ap.add_argument("--table", action="store_true", help="print the docs table of sizes instead of timings")
+    ap.add_argument("--json", default=None, help="write the timing rows as JSON")
+    args = ap.parse_args()
+    if args.table:
+        print(table((16, 64) if args.quick else (16, 64, 256, 1024)))
+        return
+    rows = timings(args.quick)
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(rows, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()
