@@ -30,7 +30,12 @@ def _time(fn, repeat: int = 3) -> float:
 
 
 def timings(quick: bool) -> list[dict]:
-    members = {"parity": zoo.parity(), "D8": zoo.dihedral(4), "S4": zoo.symmetric(4), "Grid9": zoo.gridworld(9)}
+    members = {
+        "parity": zoo.parity(),
+        "D8": zoo.dihedral(4),
+        "S4": zoo.symmetric(4),
+        "Grid9": zoo.gridworld(9),
+    }
     Ts = (16, 64) if quick else (16, 64, 256)
     batch = 16 if quick else 64
     rng = np.random.default_rng(0)

@@ -67,7 +67,7 @@ def main() -> None:
     parser.add_argument("--out", default=None, help="write the results as JSON")
     args = parser.parse_args()
     lengths = [6, 8] if args.quick else [8, 10]
-    deltas = [2.0**-7] if args.quick else [2.0**-7, 2.0**-9, 2.0**-11]
+    deltas = [2.0**-7] if args.quick else [2.0**-7, 2.0**-10, 2.0**-13]
     results = {
         "counting": [bench_counting(n) for n in lengths],
         "pumping": [bench_pumping(d) for d in deltas],

@@ -182,6 +182,10 @@ def test_two_layer_transformers_learn_ffl(scale, device, measure):
     measure("reads scored per seed", report.reads)
     measure("train seconds", result.throughput["train_seconds"])
     measure("tokens/s", result.throughput["tokens_per_s"])
+    probe = task.sample_batch(np.random.default_rng(0), 256, T).inputs
+    for or_reads, what in ((False, "the written bit"), (True, "the written bit or a later read's bit")):
+        heads = [ff.attention_on_written_bit(m.cpu(), probe, -1, or_reads) for m in result.models]
+        measure(f"last layer, best head: share of reads whose argmax is {what}", [float(h.max()) for h in heads])
     for name in ("sparse", "dense"):  # the glitch tail of R1: measured, not asserted at this scale
         dist = ff.FlipFlopTask.ffl(0.98 if name == "sparse" else 0.1)
         ood = ff.verify_read_accuracy(result.models, dist, T, 1024, threshold=1.0, device=device)

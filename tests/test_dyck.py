@@ -249,3 +249,28 @@ def test_bound_validation():
     with pytest.raises(ValueError, match="component"):
         bd.same_component_pair(2, 2, "W_Q", np.random.default_rng(0))
     assert bd.weight_decay_threshold(2, 0.5, 10, 1.0, 2.0) == pytest.approx(2 * (1 / 16) ** 10 / 4)
+
+
+# ------------------------------------------------------------------------------------------------ torch model
+def test_trained_model_api(rng):
+    torch = pytest.importorskip("torch")
+    from theorylab.attention import dyck_trained as dt
+    from theorylab.nn.tasks import check_batch
+
+    task = dt.DyckTask(2, 3, 0.5)
+    batch = check_batch(task.sample_batch(rng, 5, 12), task, 5, 12)
+    model = dt.DyckMinimalConfig(2, 3, width=8, contrastive=0.5).build(0)
+    x = torch.from_numpy(batch.inputs)
+    model.train()
+    out, penalty = model(x)
+    assert out.shape == (5, 12, 4) and float(penalty.detach()) >= 0
+    model.eval()
+    assert model(x).shape == (5, 12, 4)
+    probs = dt.next_token_probabilities(model, batch.inputs)
+    assert probs.shape == (5, 13, 4) and np.allclose(probs.sum(-1), 1)
+    w = dt.weights_of(model)
+    assert w.M.shape == (13, 13) and np.allclose(w.M, (model.W_K.T @ model.W_Q).detach().numpy(), atol=1e-6)
+    assert 0 <= dt.closing_accuracy(model, Dyck(2, 3), batch.inputs) <= 1
+    assert dt.random_attention_variation(1) == 0.0
+    with pytest.raises(ValueError):
+        dt.DyckMinimalConfig(2, 3, contrastive=-1.0)

@@ -106,3 +106,8 @@ def test_flipflop_misc_errors():
 def test_read_accuracy_verdict_needs_the_clean_mode():
     with pytest.raises(ValueError, match="clean"):
         ff.verify_read_accuracy([], ff.FlipFlopTask.ffl(0.8, mode="noisy"), 8, 4, 0.9)
+
+
+def test_last_write_bit_positions():
+    x = ff.from_text("w0i1w1r1")
+    assert ff.last_write_bit(x).tolist() == [[1, 1, 1, 1, 5, 5, 5, 5]]

@@ -251,3 +251,16 @@ def test_auto_stack_size_is_cache_sized_on_cpu():
     assert auto_stack_size(cfg, big, 32, torch.device("cpu")) == 8  # 1 MiB of MLP activations per seed
     assert auto_stack_size(cfg, big, 3, torch.device("cpu")) == 3
     assert auto_stack_size(cfg, big, 32, torch.device("cuda")) == 32
+
+
+def test_dropout_runs_are_reproducible_and_leave_the_global_rng_alone():
+    cfg = dataclasses.replace(TF, dropout=0.3, emb_dropout=0.2)
+    torch.manual_seed(7)
+    expected = torch.rand(1)
+    torch.manual_seed(7)
+    a = train(TASK, cfg, BUDGET, seeds=(0, 1))
+    assert torch.rand(1) == expected
+    b = train(TASK, cfg, BUDGET, seeds=(0, 1))
+    assert a.history == b.history
+    no_dropout = train(TASK, TF, BUDGET, seeds=(0, 1))
+    assert a.history != no_dropout.history

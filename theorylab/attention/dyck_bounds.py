@@ -47,6 +47,8 @@ __all__ = [
     "approx_balance_report",
     "weight_decay_threshold",
     "min_prefix_probability_bound",
+    "layer_norm_c",
+    "softmax_l1_bound",
     "lemma41_printed",
     "lemma41_corrected",
     "same_component_pair",
@@ -168,6 +170,20 @@ def weight_decay_threshold(k: int, q: float, length: int, eps: float, theta_norm
 def min_prefix_probability_bound(k: int, q: float, length: int) -> float:
     """$(q(1-q)/k^2)^N$, the lower bound on the probability of any length-$N$ prefix used in Thm 2's proof."""
     return (q * (1 - q) / k**2) ** length
+
+
+def layer_norm_c(x: np.ndarray, C: float) -> np.ndarray:
+    r"""$\mathrm{LN}_C(x)=\mathcal P_\perp x/\max(\|\mathcal P_\perp x\|,C)$ (3.24), along the last axis."""
+    if not C > 0:
+        raise ValueError(f"C must be > 0, got {C}")
+    x = np.asarray(x, dtype=np.float64)
+    c = x - x.mean(axis=-1, keepdims=True)
+    return c / np.maximum(np.linalg.norm(c, axis=-1, keepdims=True), C)
+
+
+def softmax_l1_bound(eps: float) -> float:
+    r"""Lemma 31: $\|x-y\|_\infty\le\epsilon\Rightarrow\|\mathrm{softmax}(x)-\mathrm{softmax}(y)\|_1\le e^{2\epsilon}-1$."""
+    return float(np.expm1(2 * eps))
 
 
 # -------------------------------------------------------------------------------------------- Lemma 41

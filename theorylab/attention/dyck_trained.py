@@ -51,6 +51,7 @@ class DyckTask:
     k: int = 2
     depth: int = 4
     q: float = 0.5
+    loss: str = "soft_ce"
 
     @property
     def name(self) -> str:
@@ -63,8 +64,6 @@ class DyckTask:
     @property
     def n_outputs(self) -> int:
         return 2 * self.k
-
-    loss: str = "soft_ce"
 
     def sample_batch(self, rng: np.random.Generator, batch: int, T: int) -> Batch:
         lang = Dyck(self.k, self.depth, self.q)

@@ -157,16 +157,12 @@ def thm12_printed() -> dict[str, np.ndarray]:
 @register("automata.alg1_grid_boundary", "Algorithm 1 with S (not S+1) pads: t_uniq undefined")
 def alg1_printed() -> dict[str, np.ndarray]:
     S = 2
-    moves = np.array([1, 1])  # the padded walk -1,-2,-1,0 has only 3 = S+1 values... after 2 pads: -1,-2,-1,0
-    for length in range(1, 8):
-        for code in range(2**length):
-            mv = np.array([1 if (code >> i) & 1 else -1 for i in range(length)])
-            if (algorithm1(S, mv, n_pads=S) == -1).any():
-                moves = mv
-                break
-        else:
-            continue
-        break
+    candidates = (
+        np.array([1 if (code >> i) & 1 else -1 for i in range(length)])
+        for length in range(1, 8)
+        for code in range(2**length)
+    )
+    moves = next(m for m in candidates if (algorithm1(S, m, n_pads=S) == -1).any())
     aut = zoo.gridworld(S + 1)
     word = (moves + 1) // 2
     return {

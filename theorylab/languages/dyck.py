@@ -5,10 +5,10 @@ open token ``2t`` and close token ``2t + 1``. The depth of the token at position
 *after* reading it, so opens live at depths $1..D$ and closes at depths $0..D-1$; a matched pair at level $d$
 is (open at $d$, close at $d-1$).
 
-The distribution (Liu Def 12 = Li Def 2.2.1; the printed formula is truncated after its third factor, so it is
-reconstructed from the prose): a Markov chain on the stack that, at depth 0, opens a uniformly random type; at
-depth $D$, closes the top; otherwise opens each type with probability $q/k$ or closes the top with probability
-$1-q$. Equivalently
+The distribution (Liu Def 12 = Li Def 2.2.1; Liu's Eq 3.20 is cut off in the text copy, so it is reconstructed
+from the prose, and Li's complete Eq 2.39 agrees): a Markov chain on the stack that, at depth 0, opens a
+uniformly random type; at depth $D$, closes the top; otherwise opens each type with probability $q/k$ or closes
+the top with probability $1-q$. Equivalently
 
 $$p(w_{1:N}) = (1/k)^{\#\{\text{opens to depth }1\}}\,(q/k)^{\#\{\text{opens to depth}>1\}}
 \,(1-q)^{\#\{\text{closes from depth}<D\}},$$

@@ -304,3 +304,104 @@ def verify_prop3(
         errors=int((reads & (pred != target)).sum()),
         mark_violations=int((marks.astype(bool) != lemma).sum()),
     )
+
+
+def last_write_bit(x: np.ndarray) -> np.ndarray:
+    """0-based position of the bit written by the most recent ``w`` at or before each position (-1 if none)."""
+    x = np.atleast_2d(np.asarray(x))
+    T = x.shape[1]
+    pos = np.where(x == W, np.arange(T) + 1, -1)
+    pos[:, 1::2] = -1  # only instruction slots hold w
+    return np.maximum.accumulate(pos, axis=1)
+
+
+def attention_on_written_bit(model, x: np.ndarray, layer: int = -1, or_read_bits: bool = False) -> np.ndarray:
+    """Per head of ``layer``: the fraction of reads whose largest attention weight is on the bit of the last write
+    (with ``or_read_bits``: or on the bit of a read since that write, which carries the same value).
+
+    The layer-2 head of the Prop 3 construction scores 1 here; a trained model may solve the task otherwise (the
+    thesis's remark: a dense head attending to all writes of the right type), so this is a measurement.
+    """
+    import torch
+
+    x = np.atleast_2d(np.asarray(x, dtype=np.int64))
+    with torch.no_grad():
+        _, weights = model.eval()(torch.from_numpy(x), return_attention=True)
+    w = weights[layer].float().numpy()  # [B, H, T, T]
+    reads = read_positions(x)
+    reads[:, -1] = False
+    b, t = np.nonzero(reads)
+    target = last_write_bit(x)[b, t]
+    attended = w[b, :, t, :].argmax(-1)  # [n_reads, H]
+    hits = attended == target[:, None]
+    if or_read_bits:
+        after_read = np.zeros_like(x, dtype=bool)
+        after_read[:, 1:] = x[:, :-1] == R
+        rows = np.broadcast_to(b[:, None], attended.shape)
+        hits |= after_read[rows, attended] & (attended > target[:, None]) & (attended < t[:, None])
+    return hits.mean(0)
+
+
+# ------------------------------------------------------------------------------------------------ n-gram models
+
+
+def ngram_read_accuracy(n: int, p_ignore):
+    """Bayes-optimal read accuracy of a predictor that sees only the n most recent tokens (away from the start):
+    $1-\tfrac12 p_i^{\lfloor n/2\rfloor}$ (exact for Fractions).
+
+    The window before a read holds K = floor((n-1)/2) complete (instruction, bit) pairs; a ``w`` or ``r`` pair
+    reveals the memory bit, ``i`` pairs carry nothing. For even n the window also holds one bit without its
+    instruction: it equals the memory with probability 1 - p_i/2, one more factor p_i in the error.
+    """
+    if not isinstance(n, int | np.integer) or n < 1:
+        raise ValueError(f"the window n must be a positive int, got {n!r}")
+    half = Fraction(1, 2) if isinstance(p_ignore, Fraction) else 0.5
+    return 1 - half * p_ignore ** (n // 2)
+
+
+def window_bayes_read_accuracy(T: int, p, n: int, t: int) -> Fraction:
+    """Exact accuracy of the best predictor of x_{t+1} from (x_{t-n+1}, ..., x_t) given x_t = r (1-based t, odd).
+
+    Enumerates FFL(T, p) exactly: sum over windows of max_b Pr[window, x_{t+1} = b], divided by Pr[x_t = r].
+    """
+    _check_length(T)
+    if t % 2 == 0 or not 1 <= t < T:
+        raise ValueError(f"reads sit at odd 1-based positions t < T, got t={t}")
+    strings, probs = enumerate_ffl(T, p)
+    joint: dict[tuple[bytes, int], Fraction] = {}
+    total = Fraction(0)
+    lo = max(0, t - n)
+    for s, q in zip(strings, probs, strict=True):
+        if s[t - 1] != R:
+            continue
+        key = (s[lo:t].tobytes(), int(s[t]))
+        joint[key] = joint.get(key, Fraction(0)) + q
+        total += q
+    if total == 0:
+        raise ValueError(f"no read at position {t} has positive probability")
+    windows = {w for w, _ in joint}
+    best = sum(max(joint.get((w, b), Fraction(0)) for b in (ZERO, ONE)) for w in windows)
+    return best / total
+
+
+def window_predictor(x: np.ndarray, n: int) -> np.ndarray:
+    """The Bayes rule of an n-token window at every read: the bit of the latest ``w``/``r`` pair in the window,
+    else the window's first token if it is a bit (even n), else "0". Returns predicted next tokens ``[B, T]``
+    (meaningful at read positions)."""
+    x = np.atleast_2d(np.asarray(x, dtype=np.int64))
+    B, T = x.shape
+    pred = np.full((B, T), ZERO, dtype=np.int64)
+    reveal = np.zeros((B, T), dtype=bool)
+    reveal[:, 1::2] = np.isin(x[:, 0::2], (W, R))  # the bit positions of w and r pairs
+    last = np.maximum.accumulate(np.where(reveal, np.arange(T), -1), axis=1)  # latest revealing bit <= position
+    prev = np.full((B, T), -1)
+    prev[:, 1:] = last[:, :-1]  # strictly before the read position
+    t = np.arange(T)
+    start = t - n + 1
+    if n % 2 == 0:  # at a read (even 0-based t) the window starts with a bit whose instruction is cut off
+        orphan = np.broadcast_to((start >= 0) & (t % 2 == 0), (B, T))
+        rows, cols = np.nonzero(orphan)
+        pred[rows, cols] = x[rows, start[cols]]
+    visible = prev >= start
+    pred[visible] = x[np.nonzero(visible)[0], prev[visible]]
+    return pred

@@ -226,7 +226,7 @@ SMALL_STEP_FLOPS = 2e10  # below this much work per step, one CPU thread beats s
 def cpu_threads(step_flops: float) -> int:
     """Threads for CPU training: 1 for small steps, else torch's default divided among pytest-xdist workers.
 
-    ``THEORYLAB_THREADS`` overrides. On a loaded 2-core machine, a small model with 2 threads ran 20-70x slower
+    ``THEORYLAB_THREADS`` overrides. On a loaded 2-core machine, a small model with 2 threads ran 15-80x slower
     than with 1 (each op waits for the other thread), so small steps use one thread.
     """
     if os.environ.get("THEORYLAB_THREADS"):
@@ -355,7 +355,8 @@ class _Stack:
             name: torch.stack([dict(m.named_buffers())[name] for m in models]).to(device)
             for name, _ in models[0].named_buffers()
         }
-        self.randomness = "different" if getattr(config, "has_dropout", False) else "error"
+        uses_dropout = any(isinstance(m, nn.Dropout) and m.p > 0 for m in models[0].modules())
+        self.randomness = "different" if uses_dropout or getattr(config, "has_dropout", False) else "error"
         self.compile = compile
         self._fns: dict[tuple[str, bool], Callable] = {}
 
@@ -673,7 +674,8 @@ def train(
     k_guess = (max_stack or auto_stack_size(model_config, budget, len(seeds), dev)) if vectorize else 1
     step_tokens = k_guess * budget.batch_size * T
     n_threads = threads or cpu_threads(fpt * step_tokens)
-    with _training_environment(str(dev), n_threads):
+    rng_devices = [dev.index or 0] if dev.type == "cuda" else []
+    with torch.random.fork_rng(devices=rng_devices), _training_environment(str(dev), n_threads):
         eval_sets = _eval_sets(task, budget, T, dict(eval_tasks or {}))
         groups = [seeds[i : i + k_guess] for i in range(0, len(seeds), k_guess)]
         models, parts, finals, train_seconds = [], [], [], 0.0

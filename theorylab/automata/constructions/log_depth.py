@@ -5,8 +5,9 @@ the constant map "go to $q_0$") then the input rows $1..T'$ ($T'$ = the next pow
 $f: Q\\to Q$ is stored as the integer vector $(f(q)+1)_q$ in the R slot. Layer $l$ has a head that attends to itself
 (R) and one that attends to $t-2^{l-1}$ (L), both with the circle position encoding
 $P_t=(\\cos\\frac{\\pi t}{T'},\\sin\\frac{\\pi t}{T'})$ and temperature $\\gamma=100T'^2(\\log|Q|+\\log T')$; the
-Lemma-14 MLP writes $f\\circ g$ back into R. After $\\log_2T'$ layers row $t$ holds $\\delta(\\cdot,\\sigma_{1:t})$
-composed with the constant $q_0$ map, so every coordinate... except at $t=T'$; the decoder reads coordinate $q_0$.
+Lemma-14 MLP writes $f\\circ g$ back into R. After layer $l$ row $t$ holds
+$\\delta(\\cdot,\\sigma_t)\\circ\\cdots\\circ\\delta(\\cdot,\\sigma_{t-2^l+1})$ (with $\\sigma_{\\le0}$ = the constant
+$q_0$ map), and the decoder reads coordinate $q_0$ of row $t$: $\\delta(q_0,\\sigma_{1:t})=q_t$.
 
 Corrections to the printed proof (each can be switched back for the erratum checks): the rotation angle is
 $\\theta=+\\pi2^{l-1}/T'$ (printed $-$, which peaks at $t+2^{l-1}$, hidden by the causal mask); $W_V$ reads the R dims
