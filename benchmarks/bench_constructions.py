@@ -87,6 +87,9 @@ def table(Ts=(16, 64, 256, 1024)) -> str:
     members = {
         "parity": zoo.parity(),
         "C5": zoo.cyclic(5),
+        "C2^3": zoo.group_semiautomaton(
+            [[1, 0, 2, 3, 4, 5], [0, 1, 3, 2, 4, 5], [0, 1, 2, 3, 5, 4]], name="C2^3"
+        ),
         "D8": zoo.dihedral(4),
         "Q8": zoo.quaternion(),
         "A4": zoo.alternating(4),
@@ -134,12 +137,53 @@ def table(Ts=(16, 64, 256, 1024)) -> str:
     return "\n".join(lines)
 
 
+def attention_figure(path: str, n: int = 5, T: int = 40, seed: int = 3) -> None:
+    """Attention maps of the Thm-12 network on one Grid walk: layer 1 (uniform prefix sum) and three layer-2
+    most-recent-match heads, with the rows where the walk sits at a wall marked (compare the thesis's Fig 3.6)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    aut = zoo.gridworld(n)
+    w = aut.sample(np.random.default_rng(seed), 1, T)
+    c = compile_gridworld(n, T, 0)
+    _, att = c.hidden(w, return_attention=True)
+    states = aut.run(w, 0)[0]
+    m = c.n_prefix
+    S = n - 1
+    panels = [("layer 1 (prefix sum)", att[0][0])] + [
+        (f"layer 2, offset {o:+d}", att[1][S + o]) for o in (-S, -1, S)
+    ]
+    fig, axes = plt.subplots(1, len(panels), figsize=(3.2 * len(panels), 3.3))
+    walls = np.flatnonzero((states == 0) | (states == S)) + m
+    for i, (ax, (title, a)) in enumerate(zip(axes, panels, strict=True)):
+        vmax = (
+            3.0 / (2 * (m - 1 + T)) if i == 0 else 1.0
+        )  # layer 1: 1/(2u) on every real row, the rest on row 0
+        ax.imshow(a[0][m:, :], cmap="viridis", aspect="auto", interpolation="nearest", vmin=0, vmax=vmax)
+        ax.scatter(walls, walls - m, s=6, c="white", marker="o")
+        ax.set_title(title, fontsize=9)
+        ax.set_xlabel("key row (incl. padding)", fontsize=8)
+        ax.set_ylabel("query position t", fontsize=8)
+    fig.suptitle(
+        f"Thm 12 network on Grid{n}, T={T}: white dots = positions at a wall (layer 1 color-clipped)",
+        fontsize=9,
+    )
+    fig.tight_layout()
+    fig.savefig(path, dpi=70)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="small sizes (a few seconds)")
     ap.add_argument("--table", action="store_true", help="print the docs table of sizes instead of timings")
     ap.add_argument("--json", default=None, help="write the timing rows as JSON")
+    ap.add_argument("--figure", default=None, help="save the Thm-12 attention figure to this PNG path")
     args = ap.parse_args()
+    if args.figure:
+        attention_figure(args.figure)
+        return
     if args.table:
         print(table((16, 64) if args.quick else (16, 64, 256, 1024)))
         return

@@ -44,7 +44,11 @@ from theorylab.automata.constructions.verify import (
 )
 from theorylab.automata.counterexamples import rotate_reset
 from theorylab.nn.theory import MLP, Block, Head, TheoryTransformer, causal_softmax
-from theorylab.strategies.automata import semiautomata
+from theorylab.strategies.automata import (
+    permutation_reset_semiautomata,
+    permutation_semiautomata,
+    semiautomata,
+)
 
 TF = "automata.def_transformer"
 L10, L11, L12, L13, P2, L14 = (
@@ -525,12 +529,120 @@ def test_thm16_solvable_groups(name, rng, measure):
     measure("depth", depths.pop())
 
 
+@pytest.mark.claim(THM16, tier="property")
+@settings(max_examples=15)
+@given(permutation_semiautomata(max_points=6, max_symbols=3), st.integers(1, 40), st.integers(0, 10**6))
+def test_thm16_random_groups(aut, T, seed):
+    r = np.random.default_rng(seed)
+    q0 = int(r.integers(aut.n_states))
+    try:
+        c = compile_constant_depth(aut, T, q0)
+    except NotSolvableError:
+        assert not is_solvable(aut)
+        return
+    order = c.info["components"][0]["group_order"]
+    assert c.depth <= max(1, 3 * np.log2(order))
+    assert verify_simulation(c, aut, aut.sample(r, 8, T), q0).ok
+
+
+@pytest.mark.claim(THM16, tier="property", control=True)
+@settings(max_examples=8)
+@given(permutation_semiautomata(max_points=5, max_symbols=2), st.integers(0, 10**6))
+def test_thm16_random_groups_control(aut, seed):
+    r = np.random.default_rng(seed)
+    try:
+        c = compile_constant_depth(aut, 24, 0)
+    except NotSolvableError:
+        return
+    if not c.net.blocks[0].heads:  # trivial group: no counter to perturb
+        return
+    gamma = c.info["channels"].index("gamma")
+    words = np.vstack([aut.sample(r, 16, 24), adversarial_words(aut.n_symbols, 24)])
+    mutant = perturb_weight(c, 0, "W_Q", (0, gamma, 0), 0.2)  # the first counter no longer averages uniformly
+    if np.array_equal(
+        aut.run(words, 0), np.zeros_like(words)
+    ):  # every word stays at q0: nothing to get wrong
+        return
+    assert not verify_simulation(mutant, aut, words, 0).ok
+
+
 @pytest.mark.claim(THM16, tier="exact", control=True)
 def test_thm16_control_perturbed(rng):
     aut = zoo.dihedral(4)
     c = compile_constant_depth(aut, 32, 0)
     gamma = c.info["channels"].index("gamma")  # the first counter's query weight (Lemma 15's gamma_t)
     assert any_fails(check_automaton(perturb_weight(c, 0, "W_Q", (0, gamma, 0), 0.05), aut, rng))
+
+
+L17 = "automata.lemma17_direct_product"
+ABELIAN = {
+    "C2^2": zoo.group_semiautomaton([[1, 0, 2, 3], [0, 1, 3, 2]], name="C2^2"),
+    "C2^3": zoo.group_semiautomaton(
+        [[1, 0, 2, 3, 4, 5], [0, 1, 3, 2, 4, 5], [0, 1, 2, 3, 5, 4]], name="C2^3"
+    ),
+    "C2xC3": zoo.group_semiautomaton([[1, 0, 2, 3, 4], [0, 1, 3, 4, 2]], name="C2xC3"),
+    "Z4xZ6": zoo.group_semiautomaton(
+        [[1, 2, 3, 0, 4, 5, 6, 7, 8, 9], [0, 1, 2, 3, 5, 6, 7, 8, 9, 4]], name="Z4xZ6"
+    ),
+    "C8": zoo.cyclic(8),
+}
+
+
+@pytest.mark.claim(L17, tier="exact")
+@pytest.mark.parametrize("name", list(ABELIAN))
+def test_lemma17_abelian_groups(name, rng, measure):
+    aut = ABELIAN[name]
+    for T in (16, 128):
+        c = compile_constant_depth(aut, T, 0)
+        assert_all_ok(check_automaton(c, aut, rng, 0, exhaustive_budget=512 if T == 16 else 1, n_random=16))
+        assert c.depth == 1  # one layer of parallel counters; the decoder reads the counter tuple
+    measure("depth", c.depth)
+
+
+@pytest.mark.claim(L17, tier="exact", control=True)
+def test_lemma17_control_perturbed(rng):
+    aut = ABELIAN["C2^3"]
+    c = compile_constant_depth(aut, 32, 0)
+    gamma = c.info["channels"].index("gamma")
+    assert any_fails(check_automaton(perturb_weight(c, 0, "W_Q", (1, gamma, 0), 0.05), aut, rng))
+
+
+L18 = "automata.lemma18_semidirect"
+SEMIDIRECT = {  # C_n x| C_2 (dihedral, "reversible car"), C_7 x| C_3 (Frobenius group of order 21), S3 on 3 points
+    "D6": zoo.dihedral(3),
+    "D8": zoo.dihedral(4),
+    "D10": zoo.dihedral(5),
+    "C7:C3": zoo.group_semiautomaton([[1, 2, 3, 4, 5, 6, 0], [0, 2, 4, 6, 1, 3, 5]], name="C7:C3"),
+    "S3(3 points)": zoo.symmetric(3, regular=False),
+}
+
+
+@pytest.mark.claim(L18, tier="exact")
+@pytest.mark.parametrize("name", list(SEMIDIRECT))
+def test_lemma18_semidirect(name, rng, measure):
+    aut = SEMIDIRECT[name]
+    for T in (16, 128):
+        c = compile_constant_depth(aut, T, 0)
+        assert_all_ok(check_automaton(c, aut, rng, 0, exhaustive_budget=512 if T == 16 else 1, n_random=16))
+        # L_N + L_H + 2 = 4 with depth-1 cyclic simulators (Lemma 15); we need one layer less because the decoder
+        # reads the counters directly instead of an "unmixing" layer
+        assert c.depth == 3
+    measure("depth", c.depth)
+
+
+@pytest.mark.claim(L18, tier="exact", control=True)
+def test_lemma18_control_perturbed(rng):
+    aut = SEMIDIRECT["D10"]
+    c = compile_constant_depth(aut, 32, 0)
+    # the mixing lookup of layer 2 maps (k, g) to the C_5 exponent of x^-k g x^k: bias of its output shifted
+    b = c.net.blocks[1].mlp
+    assert any_fails(
+        check_automaton(
+            perturb_weight(c, 1, f"mlp.b{len(b.biases)}", (c.info["channels"].index("c0.l.bottom0"),), 1.0),
+            aut,
+            rng,
+        )
+    )
 
 
 THM11_ZOO = {
@@ -542,6 +654,7 @@ THM11_ZOO = {
     "Grid4": zoo.gridworld(4),
     "Grid5(L,⊥,R)": zoo.gridworld(5, stay=True),
     "Dyck2,2": zoo.dyck(2, 2),
+    "Grid9": zoo.gridworld(9),
     "random(4,2,3)": zoo.random(4, 2, 3),
     "random(5,3,7)": zoo.random(5, 3, 7),
 }
@@ -565,6 +678,20 @@ def test_thm11_zoo(name, rng, measure):
     assert len(set(depths.values())) == 1, depths
     measure("depth", depths[16])
     measure("words_checked", words)
+
+
+@pytest.mark.claim(THM11, tier="exact")
+def test_thm11_dyck_valid_words(rng, measure):
+    """Dyck_{4,2} (the experiments' bracket task, 31 stacks + sink) with the experiments' valid-token sampling."""
+    aut = zoo.dyck(2, 4)
+    for T in (64, 256):
+        c = compile_constant_depth(aut, T, 0)
+        words = zoo.sample_valid(aut, rng, 16, T, dead=[aut.n_states - 1])
+        assert_all_ok(
+            [verify_simulation(c, aut, words, 0), verify_simulation(c, aut, aut.sample(rng, 8, T), 0)]
+        )
+    measure("depth", c.depth)
+    measure("levels", c.info["n_levels"])
 
 
 @pytest.mark.claim(THM11, tier="exact")
@@ -635,6 +762,41 @@ def test_lemma20_no_reset_words(rng, measure):
         assert_all_ok(check_automaton(c, aut, rng, 2, n_random=32))
         assert c.depth == 3  # C3 counter (1) + z lookup (1) + memory (1) = sim_G.depth + 2
     measure("depth", c.depth)
+
+
+@pytest.mark.claim(L20, tier="property")
+@settings(max_examples=15)
+@given(
+    permutation_reset_semiautomata(max_states=5, max_perms=2, max_resets=2),
+    st.integers(1, 40),
+    st.integers(0, 10**6),
+)
+def test_lemma20_random_permutation_reset(aut, T, seed):
+    r = np.random.default_rng(seed)
+    q0 = int(r.integers(aut.n_states))
+    try:
+        c = compile_constant_depth(aut, T, q0)
+    except NotSolvableError:
+        assert not is_solvable(aut)
+        return
+    assert c.info["n_levels"] == 1  # compiled directly, no holonomy decomposition
+    words = np.vstack([aut.sample(r, 8, T), adversarial_words(aut.n_symbols, T)])
+    assert verify_simulation(c, aut, words, q0).ok
+
+
+@pytest.mark.claim(L20, tier="property", control=True)
+@settings(max_examples=8)
+@given(st.integers(3, 5), st.integers(0, 10**6))
+def test_lemma20_random_control(n, seed):
+    r = np.random.default_rng(seed)
+    rot = np.roll(np.arange(n), 1)
+    aut = Semiautomaton(
+        np.vstack([rot, np.zeros(n, dtype=int), np.arange(n)])
+    )  # rotate, reset to 0, identity
+    c = compile_constant_depth(aut, 16, 0, printed_lemma20=True)
+    no_reset = np.where(r.random((8, 16)) < 0.5, 0, 2)
+    no_reset[:, 0] = 0  # the first symbol rotates: the printed construction answers 0
+    assert not verify_simulation(c, aut, no_reset, 0).ok
 
 
 @pytest.mark.claim(L20, tier="exact", control=True)

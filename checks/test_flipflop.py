@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 from scipy.stats import chisquare
 
 from theorylab.languages import flipflop as ff
+from theorylab.strategies.flipflop import ffl_lengths, ffl_probabilities, ffl_strings
 
 # ------------------------------------------------------------------------------------------------ def_ffl
 
@@ -62,11 +63,7 @@ def test_chi_square_rejects_a_sampler_with_the_wrong_read_probability(rng):
 
 @pytest.mark.claim("flipflop.def_ffl", tier="property")
 @settings(max_examples=25)
-@given(
-    T=st.integers(2, 40).map(lambda k: 2 * k),
-    p=st.tuples(st.floats(0, 1), st.floats(0, 1), st.floats(0.01, 1)).map(lambda v: np.array(v) / sum(v)),
-    seed=st.integers(0, 2**32 - 1),
-)
+@given(T=ffl_lengths(4, 80), p=ffl_probabilities(), seed=st.integers(0, 2**32 - 1))
 def test_samples_are_valid_and_mutating_a_read_invalidates(T, p, seed):
     rng = np.random.default_rng(seed)
     x = ff.sample_ffl(rng, 16, T, *p)
@@ -76,6 +73,17 @@ def test_samples_are_valid_and_mutating_a_read_invalidates(T, p, seed):
     row, col = np.argwhere(reads)[rng.integers(reads.sum())]
     x[row, col + 1] = ff.ZERO + ff.ONE - x[row, col + 1]
     assert not ff.is_valid(x[row])[0]
+
+
+@pytest.mark.claim("flipflop.def_ffl", tier="property")
+@given(x=ffl_strings(max_T=40))
+def test_every_valid_string_is_in_the_support_of_the_sampler(x):
+    """Validity and support agree: a string built by the rules has positive FFL probability (all p > 0), and the
+    exact enumeration lists it for short lengths."""
+    assert ff.is_valid(x)[0] and x[0] == ff.W and x[-2] == ff.R
+    if len(x) <= 10:
+        strings, _ = ff.enumerate_ffl(len(x), P_EXACT)
+        assert any((s == x).all() for s in strings)
 
 
 @pytest.mark.claim("flipflop.def_ffl", tier="property", control=True)
@@ -166,7 +174,8 @@ def _train_transformer(scale: str, device: str, **changes):
     T = spec["T"]
     task = ff.FlipFlopTask.ffl(spec["p_ignore"])
     cfg = TransformerConfig(vocab_size=5, n_outputs=5, max_len=T, **spec["model"])
-    budget = Budget(seq_len=T, eval_every=0, eval_batches=0, **{**spec["budget"], **changes})
+    every = max(1, spec["budget"]["steps"] // 20)
+    budget = Budget(seq_len=T, eval_every=every, eval_batches=4, **{**spec["budget"], **changes})
     result = train(task, cfg, budget, seeds=spec["seeds"], device=device)
     report = ff.verify_read_accuracy(
         result.models, task, T, spec["eval_sequences"], threshold=0.99, device=device
@@ -174,18 +183,40 @@ def _train_transformer(scale: str, device: str, **changes):
     return result, report, task
 
 
+def _curves_figure(result):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    steps, acc = result.curve("eval_acc")
+    fig, ax = plt.subplots(figsize=(4.5, 2.8))
+    for seed, row in zip(result.seeds, acc, strict=True):
+        ax.plot(steps, row, marker=".", label=f"seed {seed}")
+    ax.set(
+        xlabel="step", ylabel="held-out read accuracy", ylim=(0.4, 1.02), title="2-layer Transformers on FFL"
+    )
+    ax.legend(fontsize=7)
+    return fig
+
+
 @pytest.mark.claim("flipflop.prop3_realizable", tier="trained")
-def test_two_layer_transformers_learn_ffl(scale, device, measure):
+def test_two_layer_transformers_learn_ffl(scale, device, measure, figure):
     result, report, task = _train_transformer(scale, device)
+    figure(_curves_figure(result), "transformer_read_accuracy")
     T = TRANSFORMER[scale]["T"]
     measure("read accuracy per seed (in distribution)", report.accuracy.tolist())
     measure("reads scored per seed", report.reads)
     measure("train seconds", result.throughput["train_seconds"])
     measure("tokens/s", result.throughput["tokens_per_s"])
-    probe = task.sample_batch(np.random.default_rng(0), 256, T).inputs
+    probe = task.sample_batch(
+        np.random.default_rng(0), 256 if T <= 64 else 8, T
+    ).inputs  # [B, H, T, T] per layer
     for or_reads, what in ((False, "the written bit"), (True, "the written bit or a later read's bit")):
         heads = [ff.attention_on_written_bit(m.cpu(), probe, -1, or_reads) for m in result.models]
-        measure(f"last layer, best head: share of reads whose argmax is {what}", [float(h.max()) for h in heads])
+        measure(
+            f"last layer, best head: share of reads whose argmax is {what}", [float(h.max()) for h in heads]
+        )
     for name in ("sparse", "dense"):  # the glitch tail of R1: measured, not asserted at this scale
         dist = ff.FlipFlopTask.ffl(0.98 if name == "sparse" else 0.1)
         ood = ff.verify_read_accuracy(result.models, dist, T, 1024, threshold=1.0, device=device)
@@ -273,3 +304,212 @@ def test_lstm_check_rejects_models_whose_memory_is_erased(trained_lstms, device)
         broken.append(m)
     sparse, _ = _lstm_reports(broken, spec, device)
     assert not sparse.ok
+
+
+# ------------------------------------------------------------------------------------------------ claim_ngram
+
+P_NGRAM = (Fraction(1, 5), Fraction(3, 10), Fraction(1, 2))
+WINDOWS = [
+    (n, t) for n in range(1, 12) for t in (9, 11, 13) if t - n + 1 >= 3
+]  # window clear of the first pair
+
+
+@pytest.mark.claim("flipflop.claim_ngram", tier="exact")
+def test_window_bayes_accuracy_has_the_closed_form(measure):
+    for n, t in WINDOWS:
+        assert ff.window_bayes_read_accuracy(14, P_NGRAM, n, t) == ff.ngram_read_accuracy(n, P_NGRAM[2]), (
+            n,
+            t,
+        )
+    measure("windows checked exactly (n, t)", len(WINDOWS))
+    measure(
+        "accuracy p_i=0.98, n=11/51/101/201",
+        [round(ff.ngram_read_accuracy(n, 0.98), 4) for n in (11, 51, 101, 201)],
+    )
+
+
+@pytest.mark.claim("flipflop.claim_ngram", tier="exact", control=True)
+def test_window_bayes_check_rejects_the_odd_only_formula_and_a_reads_blind_formula():
+    p_i, p_w = P_NGRAM[2], P_NGRAM[0]
+    odd_only = {n: 1 - Fraction(1, 2) * p_i ** ((n - 1) // 2) for n in range(1, 12)}  # the catalog's formula
+    reads_blind = {n: 1 - Fraction(1, 2) * (1 - p_w) ** (n // 2) for n in range(1, 12)}  # r pairs ignored
+    exact = {n: ff.window_bayes_read_accuracy(14, P_NGRAM, n, 13) for n in range(1, 12)}
+    assert any(odd_only[n] != exact[n] for n in exact)
+    assert exact[2] == Fraction(3, 4) and odd_only[2] == Fraction(1, 2)
+    assert any(reads_blind[n] != exact[n] for n in exact)
+
+
+def _window_accuracy(n: int, p_ignore: float, seed: int, strings: int = 400, T: int = 256):
+    q = (1 - p_ignore) / 2
+    x = ff.sample_ffl(np.random.default_rng(seed), strings, T, q, q, p_ignore)
+    reads = ff.read_positions(x)
+    reads[:, : n + 1] = False  # windows that reach the forced first write are excluded
+    reads[:, -1] = False
+    target = np.zeros_like(x)
+    target[:, :-1] = x[:, 1:]
+    return (ff.window_predictor(x, n)[reads] == target[reads]).mean(), int(reads.sum())
+
+
+@pytest.mark.claim("flipflop.claim_ngram", tier="property")
+@settings(max_examples=15)
+@given(n=st.integers(1, 40), p_ignore=st.sampled_from([0.5, 0.8, 0.9, 0.98]), seed=st.integers(0, 2**32 - 1))
+def test_window_predictor_monte_carlo_matches_the_closed_form(n, p_ignore, seed):
+    acc, reads = _window_accuracy(n, p_ignore, seed)
+    f = ff.ngram_read_accuracy(n, p_ignore)
+    assert abs(acc - f) <= 5 * np.sqrt(f * (1 - f) / reads) + 1e-12  # reads are nearly independent: 5 sigma
+
+
+@pytest.mark.claim("flipflop.claim_ngram", tier="property", control=True)
+def test_monte_carlo_rejects_the_odd_only_formula_at_n_2():
+    acc, reads = _window_accuracy(2, 0.5, seed=0, strings=2000)
+    wrong = 1 - 0.5 * 0.5 ** ((2 - 1) // 2)  # 1/2
+    assert abs(acc - wrong) > 5 * np.sqrt(wrong * (1 - wrong) / reads)
+
+
+# ------------------------------------------------------------------------------------------------ prop4_dilution
+
+
+@pytest.mark.claim("flipflop.prop4_dilution", tier="exact")
+@pytest.mark.parametrize("T", [2, 16, 1024, 2**20])
+def test_dilution_bound_is_attained_by_the_singular_vector_instance(T, rng):
+    W_Q, W_K = rng.normal(size=(3, 6)), rng.normal(size=(3, 6))
+    keys, query, sigma = ff.tight_dilution_instance(W_Q, W_K, T)
+    assert np.allclose(np.linalg.norm(keys, axis=1), 1) and np.isclose(np.linalg.norm(query), 1)
+    # float64 softmax of two distinct score values: relative error a few ulps times log T
+    assert ff.max_attention_weight(W_Q, W_K, keys, query) == pytest.approx(
+        ff.dilution_bound(sigma, T), rel=1e-12
+    )
+    # the conclusion: the weight is at most 1/2 exactly when T - 1 >= e^{2 sigma}
+    assert (ff.dilution_bound(sigma, T) <= 0.5) == (T - 1 >= np.exp(2 * sigma))
+
+
+@pytest.mark.claim("flipflop.prop4_dilution", tier="exact", control=True)
+def test_dilution_bound_fails_for_latents_of_norm_two(rng):
+    W_Q, W_K = rng.normal(size=(3, 6)), rng.normal(size=(3, 6))
+    keys, query, sigma = ff.tight_dilution_instance(W_Q, W_K, 1024, norm=2.0)
+    assert ff.max_attention_weight(W_Q, W_K, keys, query) > ff.dilution_bound(sigma, 1024)
+
+
+@pytest.mark.claim("flipflop.prop4_dilution", tier="property")
+@settings(max_examples=25)
+@given(
+    d=st.integers(1, 8),
+    k=st.integers(1, 8),
+    T=st.integers(1, 3000),
+    scale=st.floats(0.01, 3.0),
+    seed=st.integers(0, 2**32 - 1),
+)
+def test_no_attention_weight_exceeds_the_dilution_bound(d, k, T, scale, seed):
+    rng = np.random.default_rng(seed)
+    W_Q, W_K = scale * rng.normal(size=(k, d)), scale * rng.normal(size=(k, d))
+    latents = rng.normal(size=(T + 1, d))
+    latents *= (rng.uniform(0, 1, T + 1) / np.linalg.norm(latents, axis=1))[:, None]  # norms <= 1
+    sigma = np.linalg.norm(W_K.T @ W_Q, 2)
+    bound = ff.dilution_bound(sigma, T)
+    assert ff.max_attention_weight(W_Q, W_K, latents[:T], latents[T]) <= bound * (1 + 1e-12)
+    assert ff.max_attention_weight(W_Q, W_K, latents[:T], latents[T - 1]) <= bound * (
+        1 + 1e-12
+    )  # query among keys
+
+
+@pytest.mark.claim("flipflop.prop4_dilution", tier="property", control=True)
+@settings(max_examples=10)
+@given(T=st.integers(2, 3000), seed=st.integers(0, 2**32 - 1))
+def test_dilution_check_rejects_a_bound_without_the_factor_two(T, seed):
+    """The printed exponent 2 sigma matters: e^sigma / (e^sigma + T - 1) is exceeded by the tight instance."""
+    rng = np.random.default_rng(seed)
+    W_Q, W_K = rng.normal(size=(2, 4)), rng.normal(size=(2, 4))
+    keys, query, sigma = ff.tight_dilution_instance(W_Q, W_K, T)
+    weaker = np.exp(sigma) / (np.exp(sigma) + T - 1)
+    assert ff.max_attention_weight(W_Q, W_K, keys, query) > weaker
+
+
+# ------------------------------------------------------------------------------------------------ prop5_pos_margin
+
+
+def _margin_head(beta, C=10, rho=1, dA=1, g0=0):
+    """W_Q = I, W_K = M (so W_Q^T W_K = M), one-hot token embeddings: A[q] = (0, dA, dA), recency rho for every
+    query token, key-position terms g = (g0, g0 + rho, g0 + rho), and beta."""
+    g = [g0, g0 + rho, g0 + rho]
+    M = [[0, dA, dA, rho]] * 3 + [[*g, beta]]
+    eye = tuple(tuple(int(i == j) for j in range(4)) for i in range(4))
+    return ff.LinearPEHead(eye, tuple(map(tuple, M)), ((1, 0, 0), (0, 1, 0), (0, 0, 1)), C)
+
+
+@pytest.mark.claim("flipflop.prop5_pos_margin", tier="exact")
+@pytest.mark.parametrize(
+    "delta, T_plus, T_minus",
+    [(Fraction(1, 10), 34, 100), (Fraction(1, 100), 106, 1000), (Fraction(1, 1000), 333, 10000)],
+)
+def test_nonzero_beta_fails_at_the_predicted_length(delta, T_plus, T_minus, measure):
+    up, down = _margin_head(delta), _margin_head(-delta)
+    assert ff.predicted_failure_length(up, 1) == T_plus
+    assert ff.predicted_failure_length(down, 2) == T_minus
+    # brute-force hard attention of the matrices: right just before, wrong at the predicted length
+    assert (
+        up.attended(ff.probe_case1(T_plus - 1), T_plus - 1) == 1
+        and up.attended(ff.probe_case1(T_plus), T_plus) != 1
+    )
+    if T_minus <= 1000:  # exact scores are O(T) fractions per query: keep the brute force cheap
+        assert down.attended(ff.probe_case2(T_minus - 1), T_minus - 1) == T_minus - 2
+        assert down.attended(ff.probe_case2(T_minus), T_minus) != T_minus - 1
+    measure(f"first failing T for beta=+-{delta}", [T_plus, T_minus])
+
+
+@pytest.mark.claim("flipflop.prop5_pos_margin", tier="exact", control=True)
+def test_zero_beta_family_never_fails():
+    head = _margin_head(0)
+    assert ff.predicted_failure_length(head, 1) is None and ff.predicted_failure_length(head, 2) is None
+    for T in (3, 50, 2000):
+        assert head.attended(ff.probe_case1(T), T) == 1
+        assert head.attended(ff.probe_case2(T), T) == T - 1
+    rng = np.random.default_rng(0)
+    for _ in range(5):
+        x = [ff.WRITE1] + rng.choice(3, size=199, p=[0.8, 0.1, 0.1]).tolist()
+        assert all(head.attended(x, i) == ff.most_recent_write(x, i) for i in range(1, 201, 7))
+
+
+_small_rationals = st.fractions(min_value=-3, max_value=3, max_denominator=7)
+
+
+@pytest.mark.claim("flipflop.prop5_pos_margin", tier="property")
+@settings(max_examples=25)
+@given(
+    W_Q=st.lists(st.lists(_small_rationals, min_size=4, max_size=4), min_size=2, max_size=2),
+    W_K=st.lists(st.lists(_small_rationals, min_size=4, max_size=4), min_size=2, max_size=2),
+    E=st.lists(st.lists(_small_rationals, min_size=3, max_size=3), min_size=3, max_size=3),
+    C=st.integers(1, 20),
+    i=st.integers(1, 40),
+)
+def test_score_expansion_eq_3_9_matches_the_matrices(W_Q, W_K, E, C, i):
+    head = ff.LinearPEHead(tuple(map(tuple, W_Q)), tuple(map(tuple, W_K)), tuple(map(tuple, E)), C)
+    k = head.coefficients()
+    x = [(7 * j) % 3 for j in range(i)]
+    expanded = [
+        k["A"][x[i - 1]][x[j - 1]] + k["r"][x[i - 1]] * Fraction(j, C) + k["g"][x[j - 1]] * Fraction(i, C)
+        + k["beta"] * Fraction(i * j, C * C)
+        for j in range(1, i + 1)
+    ]  # fmt: skip
+    assert head.scores(x, i) == expanded
+
+
+@pytest.mark.claim("flipflop.prop5_pos_margin", tier="property")
+@settings(max_examples=25)
+@given(
+    W_Q=st.lists(st.lists(_small_rationals, min_size=3, max_size=3), min_size=2, max_size=2),
+    W_K=st.lists(st.lists(_small_rationals, min_size=3, max_size=3), min_size=2, max_size=2),
+    E=st.lists(st.lists(_small_rationals, min_size=2, max_size=2), min_size=3, max_size=3),
+    C=st.integers(1, 10),
+)
+def test_any_nonzero_beta_fails_one_of_the_probes(W_Q, W_K, E, C):
+    from hypothesis import assume
+
+    head = ff.LinearPEHead(tuple(map(tuple, W_Q)), tuple(map(tuple, W_K)), tuple(map(tuple, E)), C)
+    beta = head.coefficients()["beta"]
+    assume(beta != 0)
+    case = 1 if beta > 0 else 2
+    T = ff.predicted_failure_length(head, case)
+    assert T is not None
+    assume(T <= 600)  # brute force below stays cheap; the existence of T is the claim
+    x = ff.probe_case1(T) if case == 1 else ff.probe_case2(T)
+    assert head.attended(x, T) != ff.most_recent_write(x, T)

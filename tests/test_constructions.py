@@ -162,8 +162,8 @@ def test_decode_rejects_off_grid_values():
 def test_stats_and_info():
     c = compile_constant_depth(zoo.symmetric(4), 16)
     s = c.stats()
-    assert s["depth"] == c.depth == 8 and s["n_heads"] == 1 and s["d"] == c.d
-    assert [comp["pc_length"] for comp in c.info["components"]] == [4]
+    assert s["depth"] == c.depth == 5 and s["d"] == c.d  # S4 > A4 > V4: two sequential levels, V4 in parallel
+    assert [comp["n_counters"] for comp in c.info["components"]] == [4]
     assert isinstance(c, CompiledTransformer)
 
 

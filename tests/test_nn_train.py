@@ -192,6 +192,7 @@ def test_train_works_with_a_module_level_call_and_function_task():
         ({"budget": {"steps": 1}}, TypeError, "Budget"),
         ({"model_config": object()}, TypeError, "build"),
         ({"device": "tpu"}, (ValueError, RuntimeError), "device|tpu"),
+        ({"amp": True}, ValueError, "CUDA"),
     ],
 )
 def test_train_rejects_bad_arguments(kwargs, error, match):
@@ -264,3 +265,51 @@ def test_dropout_runs_are_reproducible_and_leave_the_global_rng_alone():
     assert a.history == b.history
     no_dropout = train(TASK, TF, BUDGET, seeds=(0, 1))
     assert a.history != no_dropout.history
+
+
+class _PenalisedConfig:
+    """A custom config: an MLP whose forward also returns an L2 penalty (the aux-loss protocol)."""
+
+    vocab_size, n_outputs = 5, 5
+
+    def __init__(self, coef: float):
+        self.coef = coef
+
+    def build(self, seed: int):
+        inner = MLPConfig(5, 5, context=2, d_hidden=8).build(seed)
+        coef = self.coef
+
+        class Penalised(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.inner = inner
+
+            def forward(self, x):
+                out = self.inner(x)
+                return out, coef * sum((p * p).sum() for p in self.inner.layers.parameters())
+
+        return Penalised()
+
+
+def test_models_may_add_an_auxiliary_loss():
+    plain = train(TASK, _PenalisedConfig(0.0), BUDGET, seeds=(0, 1))
+    penalised = train(TASK, _PenalisedConfig(10.0), BUDGET, seeds=(0, 1))
+    norm = lambda m: sum(float((p.detach() ** 2).sum()) for p in m.inner.layers.parameters())
+    assert all(norm(a) < norm(b) for a, b in zip(penalised.models, plain.models, strict=True))
+    assert np.all(penalised.final["train_loss"] < 10)  # the task loss, without the (large) penalty
+    assert "flops_per_token" in penalised.throughput and penalised.throughput["threads"] == 1
+
+
+def test_progress_line(capsys):
+    from theorylab.nn.train import _Progress
+
+    bar = _Progress("demo", 10, enabled=True)
+    assert not bar.due()  # nothing during the first seconds
+    bar.start -= 10
+    bar.last -= 10
+    assert bar.due()
+    bar.update(5, 0.5, 0.75)
+    bar.close()
+    err = capsys.readouterr().err
+    assert "[demo] step 5/10 loss 0.5000 acc 0.7500" in err and err.endswith("\n")
+    assert not _Progress("quiet", 10, enabled=False).due()

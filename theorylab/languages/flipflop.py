@@ -93,7 +93,7 @@ def enumerate_ffl(T: int, p: tuple[Fraction, Fraction, Fraction]) -> tuple[np.nd
     _check_length(T)
     if T > 16:
         raise ValueError(f"exhaustive enumeration is limited to T <= 16 (got {T}: {support_size(T)} strings)")
-    pw, pr, pi = (Fraction(v) for v in p)
+    pw, pr, pi = (Fraction(str(v)) if isinstance(v, float) else Fraction(v) for v in p)  # 0.2 -> 1/5
     if pw + pr + pi != 1 or min(pw, pr, pi) < 0:
         raise ValueError(f"p must be an exact probability vector, got {p}")
     half = Fraction(1, 2)
@@ -347,7 +347,7 @@ def attention_on_written_bit(model, x: np.ndarray, layer: int = -1, or_read_bits
 
 def ngram_read_accuracy(n: int, p_ignore):
     """Bayes-optimal read accuracy of a predictor that sees only the n most recent tokens (away from the start):
-    $1-\tfrac12 p_i^{\lfloor n/2\rfloor}$ (exact for Fractions).
+    1 - p_i^floor(n/2) / 2 (exact for Fractions).
 
     The window before a read holds K = floor((n-1)/2) complete (instruction, bit) pairs; a ``w`` or ``r`` pair
     reveals the memory bit, ``i`` pairs carry nothing. For even n the window also holds one bit without its
@@ -393,7 +393,9 @@ def window_predictor(x: np.ndarray, n: int) -> np.ndarray:
     pred = np.full((B, T), ZERO, dtype=np.int64)
     reveal = np.zeros((B, T), dtype=bool)
     reveal[:, 1::2] = np.isin(x[:, 0::2], (W, R))  # the bit positions of w and r pairs
-    last = np.maximum.accumulate(np.where(reveal, np.arange(T), -1), axis=1)  # latest revealing bit <= position
+    last = np.maximum.accumulate(
+        np.where(reveal, np.arange(T), -1), axis=1
+    )  # latest revealing bit <= position
     prev = np.full((B, T), -1)
     prev[:, 1:] = last[:, :-1]  # strictly before the read position
     t = np.arange(T)
@@ -405,3 +407,140 @@ def window_predictor(x: np.ndarray, n: int) -> np.ndarray:
     visible = prev >= start
     pred[visible] = x[np.nonzero(visible)[0], prev[visible]]
     return pred
+
+
+# ------------------------------------------------------------------------------------------------ Prop 4 (dilution)
+
+
+def dilution_bound(sigma: float, T: int) -> float:
+    """Prop 4: with latents of norm <= 1 and sigma = sigma_max(W_K^T W_Q), every softmax weight over T positions is
+    at most e^sigma / (e^sigma + (T-1) e^-sigma) = 1 / (1 + (T-1) e^{-2 sigma})."""
+    if T < 1 or sigma < 0:
+        raise ValueError(f"need T >= 1 and sigma >= 0, got T={T}, sigma={sigma}")
+    return 1.0 / (1.0 + (T - 1) * np.exp(-2.0 * sigma))
+
+
+def max_attention_weight(W_Q: np.ndarray, W_K: np.ndarray, keys: np.ndarray, query: np.ndarray) -> float:
+    """max_t softmax_t(u_t^T W_K^T W_Q v) for keys u_t (rows of ``keys``) and query v; W_Q, W_K are k x d."""
+    scores = keys @ (W_K.T @ (W_Q @ query))
+    e = np.exp(scores - scores.max())
+    return float(e.max() / e.sum())
+
+
+def tight_dilution_instance(W_Q: np.ndarray, W_K: np.ndarray, T: int, norm: float = 1.0):
+    """Keys and query of norm ``norm`` that attain Prop 4's bound (when norm = 1): the query is the top right
+    singular vector r of W_K^T W_Q, key 1 is the top left singular vector l (score +sigma), the T-1 others -l."""
+    U, S, Vt = np.linalg.svd(W_K.T @ W_Q)
+    left, right = U[:, 0], Vt[0]
+    keys = np.tile(-left, (T, 1))
+    keys[0] = left
+    return norm * keys, norm * right, float(S[0])
+
+
+# ------------------------------------------------------------------------------------------------ Prop 5 (margin)
+
+NOOP, WRITE1, WRITE2 = 0, 1, 2  # the automaton-simulation tokens of Prop 5: 0 = no-op, 1 and 2 = writes
+
+
+@dataclass(frozen=True)
+class LinearPEHead:
+    """A 1-layer, 1-head hard-attention model with linear positions (Prop 5), in exact rational arithmetic.
+
+    Token t at position j (1-based) has latent v_j = [E[t]; j / C]; the score of query i on key j is
+    <W_Q v_i, W_K v_j> (W_Q, W_K are k x d; E is 3 x (d - 1)). Entries may be ints or Fractions.
+    """
+
+    W_Q: tuple
+    W_K: tuple
+    E: tuple
+    C: int
+
+    def _M(self) -> list[list[Fraction]]:
+        Q, K = (np.array(m, dtype=object) for m in (self.W_Q, self.W_K))
+        return (Q.T @ K).tolist()
+
+    def coefficients(self) -> dict:
+        """A[q][k], recency r[q], key-position terms g[k] and beta = W_Qp^T W_Kp of the expanded score (Eq 3.9):
+        s_{i->j} = A[x_i][x_j] + r[x_i] j / C + g[x_j] i / C + beta i j / C^2."""
+        M = np.array(self._M(), dtype=object)
+        E = np.array(self.E, dtype=object)
+        Mee, Mep, Mpe, beta = M[:-1, :-1], M[:-1, -1], M[-1, :-1], M[-1, -1]
+        return {
+            "A": (E @ Mee @ E.T).tolist(),
+            "r": (E @ Mep).tolist(),
+            "g": (E @ Mpe).tolist(),
+            "beta": Fraction(beta),
+        }
+
+    def scores(self, x, i: int) -> list[Fraction]:
+        """Exact scores of query position i (1-based) on keys 1..i, from the matrices (not from Eq 3.9)."""
+        Q, K = (np.array(m, dtype=object) for m in (self.W_Q, self.W_K))
+        E = np.array(self.E, dtype=object)
+        v_i = np.concatenate([E[x[i - 1]], [Fraction(i, self.C)]])
+        q = Q @ v_i
+        base = [q @ (K[:, :-1] @ E[t]) for t in range(3)]
+        slope = (q @ K[:, -1]) / self.C
+        return [base[x[j - 1]] + slope * j for j in range(1, i + 1)]
+
+    def attended(self, x, i: int) -> int:
+        """Hard attention of query i: the first key (1-based) with the largest score."""
+        s = self.scores(x, i)
+        return 1 + max(range(len(s)), key=lambda j: (s[j], -j))
+
+
+def most_recent_write(x, i: int) -> int:
+    """1-based position of the last write at or before position i (0 if none)."""
+    return max((j for j in range(1, i + 1) if x[j - 1] != NOOP), default=0)
+
+
+def probe_case1(T: int) -> list[int]:
+    """One write, then no-ops: (1, 0, ..., 0). The query at T must attend to position 1."""
+    return [WRITE1] + [NOOP] * (T - 1)
+
+
+def probe_case2(T: int) -> list[int]:
+    """(1, 0, ..., 0, 2, 0): the query at T must attend to the second write at T - 1."""
+    return [WRITE1] + [NOOP] * (T - 3) + [WRITE2, NOOP]
+
+
+def failure_margin(head: LinearPEHead, case: int) -> tuple[Fraction, Fraction, Fraction]:
+    """(a, b, c) with margin(T) = a T^2 + b T + c, from Eq 3.9. Case 1 (probe (1, 0, ..., 0)): the query's own
+    score minus the write's, wrong when > 0. Case 2 (probe (1, 0, ..., 2, 0)): the new write's score minus the stale
+    write's, wrong when <= 0 (a tie goes to the first index)."""
+    k = head.coefficients()
+    A, r, g, beta, C = k["A"], k["r"], k["g"], k["beta"], head.C
+    if case == 1:
+        return beta / C**2, (r[0] + g[0] - g[1]) / C - beta / C**2, (A[0][0] - A[0][1]) - Fraction(r[0]) / C
+    if case == 2:
+        return (
+            beta / C**2,
+            (r[0] + g[2] - g[1]) / C - 2 * beta / C**2,
+            (A[0][2] - A[0][1]) - 2 * Fraction(r[0]) / C,
+        )
+    raise ValueError(f"case must be 1 or 2, got {case}")
+
+
+def predicted_failure_length(head: LinearPEHead, case: int, T_max: int = 10**7) -> int | None:
+    """Smallest T at which the probe of ``case`` is answered wrongly because of the competitor named in the proof
+    (case 1: the query itself beats the write at 1; case 2: the stale write at 1 beats the write at T - 1), from the
+    exact quadratic margin; None if none up to ``T_max``. Other no-op keys may fail earlier: compare with
+    :meth:`LinearPEHead.attended`."""
+    a, b, c = failure_margin(head, case)
+    lo = 1 + case
+
+    def wrong(T: int) -> bool:
+        m = a * T * T + b * T + c
+        return m > 0 if case == 1 else m <= 0
+
+    roots = []
+    if a != 0:
+        disc = float(b) ** 2 - 4 * float(a) * float(c)
+        if disc >= 0:
+            roots = [(-float(b) + s * disc**0.5) / (2 * float(a)) for s in (-1, 1)]
+    elif b != 0:
+        roots = [float(-c / b)]
+    for start in sorted({lo, *(max(lo, int(x) - 2) for x in roots if x < T_max)}):
+        for T in range(start, min(start + 5, T_max + 1)):
+            if wrong(T) and (T == lo or not wrong(T - 1)):
+                return T
+    return None

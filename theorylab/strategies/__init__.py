@@ -6,3 +6,4 @@ from theorylab.strategies.automata import *  # noqa: F401,F403,E402  (automata f
 from theorylab.strategies.dyck import *  # noqa: F401,F403,E402  (dyck family)
 from theorylab.strategies.stochastic import *  # noqa: F401,F403,E402  (hmm family)
 from theorylab.strategies.topic import *  # noqa: F401,F403,E402  (topic family)
+from theorylab.strategies.flipflop import *  # noqa: F401,F403,E402  (flipflop family)

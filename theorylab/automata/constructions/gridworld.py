@@ -136,7 +136,7 @@ def compile_gridworld(
 ) -> CompiledTransformer:
     """Theorem 12 (corrected): a Transformer with 2 attention layers ($2S+1$ heads in layer 2) simulating
     ``theorylab.automata.zoo.gridworld(n, stay)`` ($S=n-1$) from ``q0`` on words of length ``<= T``.
-    MLP 1 has width $4(4u+1)$, MLP 2 depth $O(\\log S)$; weights are poly(T)."""
+    MLP 1 has width $4(2u+1)$, MLP 2 depth $O(\\log S)$; weights are poly(T)."""
     if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
         raise ValueError(f"n (number of states) must be an int >= 1, got {n!r}")
     T = check_length(T)
