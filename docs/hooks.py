@@ -47,6 +47,8 @@ def _api_md(module_name: str) -> str:
         obj = getattr(module, name, None)
         if obj is None or inspect.ismodule(obj) or not (inspect.isclass(obj) or callable(obj)):
             continue
+        if not getattr(obj, "__module__", "").startswith("theorylab"):
+            continue  # re-exported third-party names (numpy, hypothesis, ...)
         try:
             sig = str(inspect.signature(obj))
         except (TypeError, ValueError):

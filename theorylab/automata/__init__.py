@@ -1,6 +1,5 @@
 """theorylab.automata"""
 
-from theorylab.automata.semiautomaton import Semiautomaton  # noqa: E402,F401
 from theorylab.automata import zoo  # noqa: E402,F401
 from theorylab.automata.constructions import (  # noqa: E402,F401
     CompiledTransformer,
@@ -8,3 +7,4 @@ from theorylab.automata.constructions import (  # noqa: E402,F401
     compile_gridworld,
     compile_log_depth,
 )
+from theorylab.automata.semiautomaton import Semiautomaton  # noqa: E402,F401
