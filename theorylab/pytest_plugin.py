@@ -223,7 +223,7 @@ def figure(request: pytest.FixtureRequest, artifacts_dir: Path, measure):
         folder.mkdir(parents=True, exist_ok=True)
         path = folder / f"{name}.png"
         fig.savefig(path, dpi=110, bbox_inches="tight")
-        measure(f"figure:{name}", str(path))
+        measure(f"figure:{name}", str(path.resolve()))
         return path
 
     return save
