@@ -7,7 +7,7 @@ import dataclasses
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from theorylab.algebra import (
@@ -140,8 +140,8 @@ def test_run_control_wrong_start_state(case):
     """The same comparison rejects a run started from another state whenever the outputs differ at t=1."""
     aut, w, q0 = case
     other = (q0 + 1) % aut.n_states
-    if aut.delta[w[0, 0], q0] != aut.delta[w[0, 0], other]:
-        assert aut.run(w, other)[0].tolist() != naive_run(aut.delta, w[0], q0)
+    assume(aut.delta[w[0, 0], q0] != aut.delta[w[0, 0], other])  # else discarded (about half), not passed
+    assert aut.run(w, other)[0].tolist() != naive_run(aut.delta, w[0], q0)
 
 
 # ---------------------------------------------------------------- Jordan-Hölder
@@ -384,10 +384,7 @@ def test_holonomy_control_perturbed_and_current_convention(rng):
     tr[0, 0] = tr[0, 1]
     assert not verify_cascade(dataclasses.replace(c, transition=tr)).ok
     w = aut.sample(rng, 64, 24)
-    try:
-        wrong = c.decode(c.run_componentwise(w, convention="current"))
-    except ValueError:
-        return  # an unseen (higher states, symbol) pair: the wiring is not even defined
+    wrong = c.decode(c.run_componentwise(w, convention="current"))  # defined on Grid4 (every word mis-runs)
     assert not np.array_equal(wrong, aut.run(w))
 
 

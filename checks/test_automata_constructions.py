@@ -12,7 +12,7 @@ import itertools
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from theorylab.algebra import is_solvable
@@ -247,6 +247,11 @@ def test_lemma11_control_printed_bias(rng):
     pts = np.array(list(itertools.product(range(3), range(3))), dtype=float)
     vals = rng.normal(size=(9, 1)) + 5
     assert verify_interp(interp_mlp(pts, vals, printed_bias=True), pts, vals, [0.0]) > 1
+    # the erratum's instance: X = {0,1}^2, f = (1, 2, 3, 4); the printed bias outputs (0, 0, 0, 0)
+    pts = np.array(list(itertools.product(range(2), range(2))), dtype=float)
+    vals = np.arange(1.0, 5.0)[:, None]
+    assert np.array_equal(interp_mlp(pts, vals, printed_bias=True)(pts), np.zeros((4, 1)))
+    assert verify_interp(interp_mlp(pts, vals), pts, vals, [0.0]) < 1e-9
 
 
 @pytest.mark.claim(L11, tier="property")
@@ -278,12 +283,15 @@ def threshold_error(mlp, delta, xs) -> float:
 
 @pytest.mark.claim(L12, tier="exact")
 def test_lemma12_corrected(measure):
+    worst = 0.0
     for delta in (1e-3, 0.5, 1.0, 7.0):
         xs = delta * np.array([-5, -2, -1, 1, 1.5, 3])
         mlp = threshold_mlp(delta)
-        assert threshold_error(mlp, delta, xs) < 1e-12
+        err = threshold_error(mlp, delta, xs)
+        assert err < 1e-12  # two ReLU units of O(1) after scaling: float rounding only
         assert np.abs(mlp.weights[0]).max() <= 1 / delta and np.abs(mlp.biases[0]).max() <= 0.5
-    measure("max_err", 0.0)
+        worst = max(worst, err)
+    measure("max_err", worst)
 
 
 @pytest.mark.claim(L12, tier="exact", control=True)
@@ -512,6 +520,8 @@ GROUPS = {
     "A4": zoo.alternating(4),
     "S4": zoo.symmetric(4),
 }
+# depth 2n+1 for a cyclic series of n sequential levels over an abelian bottom (the record's notes and docs)
+GROUP_DEPTHS = {"C5": 1, "D6": 3, "D8": 3, "D10": 3, "Q8": 3, "A4": 3, "S4": 5}
 
 
 @pytest.mark.claim(THM16, tier="exact")
@@ -525,7 +535,7 @@ def test_thm16_solvable_groups(name, rng, measure):
         assert_all_ok(check_automaton(c, aut, rng, 0, exhaustive_budget=729 if T == 16 else 1, n_random=16))
         depths.add(c.depth)
         assert c.depth <= 3 * np.log2(order)
-    assert len(depths) == 1
+    assert depths == {GROUP_DEPTHS[name]}
     measure("depth", depths.pop())
 
 
@@ -549,20 +559,15 @@ def test_thm16_random_groups(aut, T, seed):
 @settings(max_examples=8)
 @given(permutation_semiautomata(max_points=5, max_symbols=2), st.integers(0, 10**6))
 def test_thm16_random_groups_control(aut, seed):
+    # examples with nothing to perturb are discarded (assume), not passed: about 40% of the drawn groups are trivial
     r = np.random.default_rng(seed)
-    try:
-        c = compile_constant_depth(aut, 24, 0)
-    except NotSolvableError:
-        return
-    if not c.net.blocks[0].heads:  # trivial group: no counter to perturb
-        return
+    assume(is_solvable(aut))
+    c = compile_constant_depth(aut, 24, 0)
+    assume(c.net.blocks[0].heads)  # trivial group: no counter to perturb
     gamma = c.info["channels"].index("gamma")
     words = np.vstack([aut.sample(r, 16, 24), adversarial_words(aut.n_symbols, 24)])
     mutant = perturb_weight(c, 0, "W_Q", (0, gamma, 0), 0.2)  # the first counter no longer averages uniformly
-    if np.array_equal(
-        aut.run(words, 0), np.zeros_like(words)
-    ):  # every word stays at q0: nothing to get wrong
-        return
+    assume(not np.array_equal(aut.run(words, 0), np.zeros_like(words)))  # else nothing to get wrong
     assert not verify_simulation(mutant, aut, words, 0).ok
 
 
@@ -925,6 +930,49 @@ def test_thm12_random_control(n, seed):
     assert not verify_simulation(
         compile_gridworld(n, 40, 0, stay=True, printed_unmatched=True), aut, words, 0
     ).ok
+
+
+# ------------------------------------------------------------------------------------------ erratum instances
+# The printed construction of each generator id, rebuilt from the stored instance (T = length of the stored word).
+PRINTED_BUILDERS = {
+    THM10: lambda aut, T, q0, flag: compile_log_depth(aut, T, q0, **{flag: True}),
+    L15: lambda aut, T, q0, flag: mod_counter(aut.n_states, T, q0, **{flag: True}),
+    L20: lambda aut, T, q0, flag: compile_constant_depth(aut, T, q0, printed_lemma20=True),
+    L21: lambda aut, T, q0, flag: compile_constant_depth(aut, T, q0, printed_lemma21=True),
+    THM12: lambda aut, T, q0, flag: compile_gridworld(aut.n_states, T, q0, stay=True, **{flag: True}),
+}
+CORRECTED_BUILDERS = {
+    THM10: compile_log_depth,
+    L15: lambda aut, T, q0: mod_counter(aut.n_states, T, q0),
+    L20: compile_constant_depth,
+    L21: compile_constant_depth,
+    THM12: lambda aut, T, q0: compile_gridworld(aut.n_states, T, q0, stay=True),
+}
+ERRATUM_FIRST_STATES = {L20: (0, 1), L21: (3, 1)}  # (printed output, true state) quoted in the errata
+
+
+@pytest.mark.parametrize(
+    "cid", [pytest.param(c, marks=pytest.mark.claim(c, tier="exact", control=True)) for c in PRINTED_BUILDERS]
+)
+def test_erratum_counterexample_instances(cid):
+    """The generator's stored word: the printed construction, rebuilt here, fails ``verify_simulation`` on it
+    and the corrected one passes; the stored outputs agree with the rebuilt networks."""
+    from theorylab.counterexamples import generate
+
+    ce = generate(cid)
+    flags = sorted({k.split(".")[0] for k in ce if "." in k}) or [""]
+    for flag in flags:
+        g = {k.removeprefix(f"{flag}."): v for k, v in ce.items() if not flag or k.startswith(f"{flag}.")}
+        aut, word, q0 = Semiautomaton(g["delta"]), g["word"][None], int(g["q0"])
+        assert np.array_equal(aut.run(word, q0)[0], g["expected"])
+        printed = PRINTED_BUILDERS[cid](aut, word.shape[1], q0, flag)
+        corrected = CORRECTED_BUILDERS[cid](aut, word.shape[1], q0)
+        assert not verify_simulation(printed, aut, word, q0).ok, flag
+        assert verify_simulation(corrected, aut, word, q0).ok, flag
+        assert np.array_equal(printed(word)[0], g["printed_output"]), flag
+        if cid in ERRATUM_FIRST_STATES:
+            t = int(np.flatnonzero(g["printed_output"] != g["expected"])[0])
+            assert (int(g["printed_output"][t]), int(g["expected"][t])) == ERRATUM_FIRST_STATES[cid]
 
 
 @pytest.mark.claim(THM11, tier="exact")

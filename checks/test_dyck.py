@@ -14,7 +14,7 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from theorylab.attention import dyck_balance as db
@@ -396,8 +396,7 @@ def test_necessity_k1_control_two_types_fail():
 def test_any_unbalanced_construction_is_pumped(shape, seed, delta):
     k, depth = shape
     sol = _unbalanced(k, depth, seed, delta)
-    if db.is_balanced(sol.weights, tol=0):
-        return
+    assume(not db.is_balanced(sol.weights, tol=0))  # a zero perturbation is discarded, not passed
     ce = db.find_pumping_counterexample(sol)
     assert ce is not None and verify_pumping(sol, ce)
 
@@ -471,7 +470,11 @@ def test_lemma24_printed_radius_fails():
     from theorylab.counterexamples import generate
 
     ce = generate("dyck.thm2_approx_balance")
-    assert ce["gap"] > ce["eps"]
+    r0 = max(np.linalg.norm(ce["a"]), np.linalg.norm(ce["b"]))
+    assert np.isclose(ce["R_printed"], bd.lemma24_radius_printed(float(ce["eps"]), r0))  # 1.4 in the erratum
+    assert np.isclose(np.linalg.norm(ce["r"]), ce["R_printed"] * r0)  # r sits on the printed radius
+    gap = bd.lemma24_gap(ce["a"], ce["b"], ce["r"])  # recomputed, not the stored value
+    assert gap > ce["eps"] and round(gap, 2) == 1.16 == round(float(ce["gap"]), 2)
     assert (
         bd.lemma24_gap(ce["a"], ce["b"], ce["r"] * bd.lemma24_radius(float(ce["eps"])) / ce["R_printed"])
         <= ce["eps"]
@@ -490,11 +493,14 @@ def test_raw_loss_premise_is_unsatisfiable():
 @settings(max_examples=15)
 @given(
     seed=st.integers(0, 2**16),
-    delta=st.floats(1e-6, 1.0),
+    log_delta=st.floats(np.log(1e-7), np.log(1e-2)),
     log_n=st.floats(np.log(33), np.log(2000)),
     gamma=st.floats(0.5, 20.0),
 )
-def test_approx_balance_bound_on_random_instances(seed, delta, log_n, gamma):
+def test_approx_balance_bound_on_random_instances(seed, log_delta, log_n, gamma):
+    # The implication is vacuous when the premise fails; with delta uniform on [1e-6, 1] it held on 2 of 15
+    # examples, with log-uniform delta <= 1e-2 (near-exact models, as in the theorem) on 11 of 15.
+    delta = float(np.exp(log_delta))
     rng = np.random.default_rng(seed)
     M = db.random_balanced_attention(2, 4, rng, 1.0) + delta * rng.normal(size=(17, 17))
     sol = db.construct_solution(2, 4, M, allow_unbalanced=True)
@@ -721,7 +727,9 @@ def test_equally_good_models_attend_differently(trained_dyck, measure, figure):
     measure("train_seconds", arm["seconds"])
     figure(attention_figure(arm["patterns"][:2]), "dyck_trained_attention")
     assert near_optimal_with_different_attention(arm)
-    assert np.all(arm["ratio"] > 0)  # learned attention is not balanced
+    # learned attention is not balanced: an exactly balanced M gives E||S||/P at float32 round-off (~1e-7);
+    # 1e-3 is far above that and far below the measured ~0.2
+    assert np.all(arm["ratio"] > 1e-3)
 
 
 @pytest.mark.claim("dyck.emp_attention_variety", tier="trained", control=True)
@@ -746,6 +754,7 @@ def test_contrastive_regulariser_lowers_balance_violation(trained_dyck, measure)
         measure(f"{name}_closing_acc_min", float(arm["acc"].min()))
     measure("contrastive_train_seconds", reg["seconds"])
     assert regulariser_lowers_violation(plain, reg)
+    assert reg["acc_long"].mean() > plain["acc_long"].mean()  # the claim's length-generalisation half
 
 
 @pytest.mark.claim("dyck.emp_balance_violation", tier="trained", control=True)

@@ -472,6 +472,25 @@ def test_zero_beta_family_never_fails():
 _small_rationals = st.fractions(min_value=-3, max_value=3, max_denominator=7)
 
 
+@pytest.mark.claim("flipflop.prop5_pos_margin", tier="property", control=True)
+@settings(max_examples=15)
+@given(
+    C=st.integers(1, 20),
+    rho=st.fractions(min_value=Fraction(1, 7), max_value=3, max_denominator=7),
+    dA=st.fractions(min_value=0, max_value=3, max_denominator=7),
+    g0=_small_rationals,
+    T=st.integers(3, 300),
+)
+def test_probe_check_rejects_the_zero_beta_recency_family(C, rho, dA, g0, T):
+    """The same failure-length computation and brute force find no failure for beta = 0 heads of the derived
+    family (recency rho > 0, g_1 = g_2 = g_0 + rho, A_q1 = A_q2 >= A_q0): the probes only catch beta != 0."""
+    head = _margin_head(0, C=C, rho=rho, dA=dA, g0=g0)
+    assert head.coefficients()["beta"] == 0
+    assert ff.predicted_failure_length(head, 1) is None and ff.predicted_failure_length(head, 2) is None
+    for x in (ff.probe_case1(T), ff.probe_case2(T)):
+        assert head.attended(x, T) == ff.most_recent_write(x, T)
+
+
 @pytest.mark.claim("flipflop.prop5_pos_margin", tier="property")
 @settings(max_examples=25)
 @given(

@@ -30,7 +30,13 @@ from theorylab.hmm import (
     theorem8_case2_pair,
     triple_factors,
 )
-from theorylab.hmm.constructions import EXAMPLE_247_TOL, claim1_rotation, cyclic_shift, rodrigues_about_ones
+from theorylab.hmm.constructions import (
+    EXAMPLE_247_TOL,
+    claim1_rotation,
+    cyclic_shift,
+    rodrigues_about_ones,
+    rotation_fixing_ones,
+)
 from theorylab.hmm.symbolic import claim1_power_identity, claim1_symbolic_identities
 from theorylab.hmm.verify import (
     PAIRWISE_TASKS_3,
@@ -233,10 +239,11 @@ def test_thm7_property_recovery_and_relabeling_invariance(model, perm):
 @settings(max_examples=15)
 @given(model=hmms(min_k=3, max_d=6), data=st.data())
 def test_thm7_property_control_rotated_partner_is_not_recovered(model, data):
-    R = data.draw(rotations_fixing_ones(model.k, max_angle=0.3))
+    # the angle is bounded away from 0 (an angle-0 "mutant" is the model itself and checks nothing)
+    theta = data.draw(st.floats(0.05, 0.3)) * data.draw(st.sampled_from([-1.0, 1.0]))
+    R = rotation_fixing_ones(model.k, theta, np.random.default_rng(data.draw(st.integers(0, 2**32 - 1))))
     partner = rotation_pair(model, R, validate=False)
-    if relabeling_distance(model, partner).error < 1e-4:
-        return  # rotation too close to the identity to be a meaningful mutant
+    assert relabeling_distance(model, partner).error > 1e-4  # a genuine mutant, not a relabeling
     rep = verify_recovery(model, "x2x3|x1", pred=optimal_predictor(partner, "x2x3|x1"), tol=RECOVERY_TOL)
     assert not rep.ok
 
@@ -298,8 +305,8 @@ def test_claim1_property_numeric(t, a):
     assert np.max(np.abs(np.linalg.matrix_power(T2, t) - np.linalg.matrix_power(T, t))) < 1e-10
     assert np.max(np.abs(T2 - T)) > 1e-6
     assert np.allclose(T2.sum(axis=0), 1) and np.allclose(T2.sum(axis=1), 1)
-    if a == 0.5:
-        assert T2.min() >= -1e-12
+    # at a = 1/2 (a float draw almost never hits it) T~ is the non-negative circulant of Claim 1
+    assert (claim1_rotation(2 * np.pi / t) @ (0.5 * np.eye(3) + 0.5 * cyclic_shift(3))).min() >= -1e-12
 
 
 @pytest.mark.claim("hmm.claim1", tier="property", control=True)
@@ -329,7 +336,9 @@ def test_claim3_control_printed_versions_fail():
     """Printed: 'any positive integer t' (t = 1 gives T~ = T) and l.1029's T~ := M^-1 R(2pi/t)^-1 M (no T) being
     non-negative: at t = 2 it has entries -1/3."""
     assert not claim1_power_identity(1)["differs"]
-    assert claim1_rotation(np.pi).min() < -0.3
+    assert (
+        abs(claim1_rotation(np.pi).min() + 1 / 3) < 1e-15
+    )  # the printed matrix has entries -1/3 (float round-off)
     assert not claim1_symbolic_identities().thesis_matrix_without_T_nonnegative_t2
     with pytest.raises(ValueError, match="t >= 2"):
         claim1_pair(1)
@@ -526,6 +535,23 @@ def test_lemma7_householder_preserves_posterior_and_fails_for_d_greater_than_k(r
     measure("lemma7_counterexample_posterior_gap", worst)
 
 
+@pytest.mark.claim("hmm.lemma7", tier="exact")
+def test_lemma7_registered_counterexample_refutes_the_printed_lemma(rng):
+    """The erratum's concrete input (generator hmm.lemma7, d = 4, k = 2): equal posteriors, unit-norm means, and
+    M~ is neither M nor HM (up to relabeling), so the printed 'M~ = M or M~ = HM' fails."""
+    from theorylab.counterexamples import generate
+
+    data = generate("hmm.lemma7")
+    g, g2 = (
+        GHMM(data["M"], data["T"]),
+        GHMM(data["M_tilde"], data["T_tilde"]),
+    )  # both pass Assumptions 5, 8, 9
+    X = _points(rng, 200, 4)
+    assert np.max(np.abs(g2.posterior(X) - g.posterior(X))) < PAIR_TOL
+    HM = GHMM(householder(g.M) @ g.M, g.T)
+    assert min(relabeling_distance(g, g2).emission_error, relabeling_distance(HM, g2).emission_error) > 1e-3
+
+
 @pytest.mark.claim("hmm.lemma7", tier="exact", control=True)
 def test_lemma7_control_generic_translation_changes_posterior(rng):
     g = GHMM(random_unit_means(4, 2, rng), np.array([[0.7, 0.3], [0.3, 0.7]]))
@@ -583,6 +609,16 @@ def test_thm8_case2_counterexamples(rng, measure):
         assert rep.ok, rep
         worst = max(worst, rep.matched["x1x3|x2"])
     measure("case2_predictor_gap", worst)
+    # the erratum's concrete input (generator hmm.thm8) refutes the printed case 2 in the same way
+    from theorylab.counterexamples import generate
+
+    data = generate("hmm.thm8")
+    a, b = GHMM(data["M"], data["T"]), GHMM(data["M_tilde"], data["T_tilde"])
+    X = _points(rng, 300, a.d)
+    rep = verify_nonidentifiable_pair(
+        a, b, ["x1x3|x2"], ["x2x3|x1", "x1x2|x3"], points=X, tol=PAIR_TOL, min_separation=SEPARATION
+    )
+    assert rep.ok, rep
     with pytest.raises(ValueError, match="not identify"):
         recover_from_predictor(optimal_predictor(GHMM(*cases[0]), "x1x3|x2"), 3, "x1x3|x2")
 

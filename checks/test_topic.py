@@ -169,6 +169,10 @@ def test_lemma211_erratum_tau_equals_T():
         tp.is_optimal_value_matrix(arrays["W_min_norm"], p)
     assert abs(float(arrays["loss_min_norm"]) - tp.minimum_loss(p)) < EXACT_TOL  # a minimiser ...
     assert float(arrays["block_condition_violation"]) > 1.0  # ... outside the characterised set
+    # the erratum's number: the own-topic block sums miss the printed condition by exactly c3 = 1.156 (the same
+    # block-condition verdict as is_optimal_value_matrix, with its tau <= T - 1 guard lifted)
+    report = tp._block_conditions(arrays["W_min_norm"], p, tp.constants(p).c1, 1e-9, require_sparse=False)
+    assert abs(report.violations["same_topic_block_sums"] - float(tp.constants(p).c3)) < EXACT_TOL
     assert np.abs(arrays["W_min_norm"] - arrays["W_printed"]).max() > 0.3
 
 
@@ -669,6 +673,9 @@ def test_thm213_trained_attention_prefers_same_topic(stage2_run, measure):
     _, result, masked = stage2_run
     stats = [attention_by_pair_type(m, masked, p) for m in result.models]
     assert all(attention_verdict(s) for s in stats), stats
+    # and the learned gamma lies in Thm 2.1.3's interval with the printed constant (lambda_1 (tau - 1) = 1.15 here;
+    # T = 10 is far from the asymptotic regime, so this is the finite-size reading of the conclusion)
+    assert all(s2.gamma_in_interval(p, s["gamma_hat"], "stated") for s in stats), stats
     measure("gamma_hat_per_seed", [round(s["gamma_hat"], 3) for s in stats])
     measure("alpha_hat_beta_hat_seed0", [round(stats[0]["alpha_hat"], 3), round(stats[0]["beta_hat"], 3)])
     measure("gamma_star_infinite_docs_thesis_convention", s2.optimal_gamma(p, "thesis")[0])
@@ -679,7 +686,9 @@ def test_thm213_trained_control_initial_attention(stage2_run):
     from theorylab.attention.topic_model import attention_by_pair_type, attention_verdict
 
     cfg, _, masked = stage2_run
-    assert not attention_verdict(attention_by_pair_type(cfg.build(0), masked, TRAINED_PARAMS))
+    stats = attention_by_pair_type(cfg.build(0), masked, TRAINED_PARAMS)
+    assert not attention_verdict(stats)
+    assert not s2.gamma_in_interval(TRAINED_PARAMS, stats["gamma_hat"], "stated")
 
 
 @pytest.fixture(scope="module")

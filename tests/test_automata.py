@@ -138,3 +138,28 @@ def test_automaton_task():
     dy = zoo.dyck(2, 3)
     t2 = AutomatonTask(dy, dead=(dy.n_states - 1,))
     assert (t2.sample_batch(np.random.default_rng(1), 16, 40).targets != dy.n_states - 1).all()
+
+
+def test_gadgets_and_theory_reject_bad_input():
+    from theorylab.automata.constructions.gadgets import composition_mlp, hardmax_error, interp_mlp_1d
+    from theorylab.nn.theory import causal_softmax
+
+    with pytest.raises(ValueError, match="NaN"):
+        hardmax_error([0.0, np.nan])
+    with pytest.raises(ValueError, match="n_states must be >= 1"):
+        composition_mlp(0)
+    with pytest.raises(ValueError, match="one row per point"):
+        interp_mlp_1d([0.0, 1.0], np.zeros((3, 1)))
+    with pytest.raises(ValueError, match=r"\[\.\.\., N, N\]"):
+        causal_softmax(np.zeros(3))
+    with pytest.raises(ValueError, match=r"\[\.\.\., N, N\]"):
+        causal_softmax(np.zeros((2, 3)))
+
+
+def test_sample_valid_and_verify_cascade_reject_bad_input():
+    from theorylab.algebra.verify import verify_cascade
+
+    with pytest.raises(ValueError, match="dead state = 99 is out of range"):
+        zoo.sample_valid(zoo.dyck(2, 2), np.random.default_rng(0), 2, 5, dead=[99])
+    with pytest.raises(TypeError, match="expected a HolonomyCascade"):
+        verify_cascade(zoo.parity())

@@ -274,3 +274,23 @@ def test_trained_model_api(rng):
     assert dt.random_attention_variation(1) == 0.0
     with pytest.raises(ValueError):
         dt.DyckMinimalConfig(2, 3, contrastive=-1.0)
+
+
+@pytest.mark.parametrize(
+    "call, match",
+    [
+        (lambda: bd.softmax_l1_bound(-0.1), "eps must be >= 0"),
+        (lambda: bd.softmax_l1_bound(float("nan")), "eps must be >= 0"),
+        (lambda: bd.min_prefix_probability_bound(2, 1.5, 8), "0 < q < 1"),
+        (lambda: bd.min_prefix_probability_bound(0, 0.5, 8), "k >= 1"),
+        (lambda: bd.approx_balance_constant(4, 0.5, float("nan"), 0.0), "gamma > 0"),
+        (lambda: bd.approx_balance_constant(4, 0.5, 1.0, float("nan")), "eps >= 0"),
+        (lambda: bd.lemma41_corrected(np.array([0.0, 2.0]), 0.0), "M .* must be finite and > 0"),
+        (lambda: bd.lemma41_corrected(np.array([0.0, np.nan]), 1.0), "NaN"),
+        (lambda: bd.lemma41_printed(np.zeros((2, 2)), 1.0), "non-empty vector"),
+        (lambda: db.random_balanced_attention(2, 3, np.random.default_rng(0), float("nan")), "scale"),
+    ],
+)
+def test_bound_helpers_reject_bad_input(call, match):
+    with pytest.raises(ValueError, match=match):
+        call()

@@ -69,6 +69,11 @@ def test_ghmm_validation():
         GHMM(np.array([[1.0, 1.0], [0.0, 0.0]]), T)
     with pytest.raises(AssumptionError, match="Assumption 5"):
         GHMM(M, np.array([[0.9, 0.2], [0.1, 0.8]]))
+    g = GHMM(M, T)
+    with pytest.raises(ValueError, match="NaN"):
+        g.posterior(np.array([[np.nan, 0.0, 1.0]]))
+    with pytest.raises(ValueError, match="last dimension"):
+        g.posterior(np.ones((4, 2)))
 
 
 def test_unvalidated_models_allow_signed_parameters():
@@ -210,3 +215,17 @@ def test_strategies_are_exported():
 
     for name in ("hmms", "ghmms", "doubly_stochastic_matrices", "column_stochastic_matrices", "unit_means"):
         assert hasattr(s, name)
+
+
+def test_constructions_reject_bad_sizes_and_nan():
+    from theorylab.hmm import householder, random_doubly_stochastic, random_emission
+
+    rng = np.random.default_rng(0)
+    with pytest.raises(ValueError, match="d must be a positive int"):
+        random_emission(0, 3, rng)
+    with pytest.raises(ValueError, match="k must be a positive int"):
+        random_doubly_stochastic(0, rng)
+    with pytest.raises(ValueError, match="NaN"):
+        householder(np.full((3, 2), np.nan))
+    with pytest.raises(ValueError, match="d x k"):
+        householder(np.ones(3))

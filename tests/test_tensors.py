@@ -139,3 +139,14 @@ def test_nonunique_decomposition_needs_parallel_columns():
     A2, B2, C2 = nonunique_decomposition(A, B, C)
     assert np.max(np.abs(cp_to_tensor(A2, B2, C2) - cp_to_tensor(A, B, C))) < 1e-12
     assert match_factors(A, A2).error > 1e-3
+
+
+def test_cp_to_tensor_rejects_bad_factors():
+    with pytest.raises(ValueError, match="same number of columns"):
+        cp_to_tensor(np.ones((2, 2)), np.ones((2, 3)), np.ones((2, 2)))
+    with pytest.raises(ValueError, match="2-d"):
+        cp_to_tensor(np.ones(2), np.ones((2, 1)), np.ones((2, 1)))
+    with pytest.raises(ValueError, match="NaN"):
+        cp_to_tensor(np.full((2, 2), np.nan), np.ones((2, 2)), np.ones((2, 2)))
+    with pytest.raises(TypeError, match="real"):
+        cp_to_tensor(np.ones((2, 2), dtype=complex), np.ones((2, 2)), np.ones((2, 2)))

@@ -11,7 +11,12 @@ from hypothesis import given, settings
 from theorylab.attention import topic as tp
 from theorylab.attention import topic_stage2 as s2
 from theorylab.counterexamples import available, save
-from theorylab.languages.topic import TopicMLMTask, TopicModel, frequency_vectors
+from theorylab.languages.topic import (
+    TopicMLMTask,
+    TopicModel,
+    empirical_masked_frequencies,
+    frequency_vectors,
+)
 from theorylab.strategies.topic import masking_rates, optimal_value_matrices, topic_models
 
 
@@ -86,6 +91,29 @@ def test_sampling_shapes_ranges_and_rates(rng):
 def test_frequency_vectors_rows_sum_to_one():
     f = frequency_vectors(np.array([[0, 1, 1, 2], [2, 2, 2, 2]]), 3)
     assert f.tolist() == [[0.25, 0.5, 0.25], [0.0, 0.0, 1.0]]
+
+
+def test_frequency_vectors_rejects_bad_tokens():
+    with pytest.raises(ValueError, match="0..2"):
+        frequency_vectors(np.array([[0, 1, 3]]), 3)
+    with pytest.raises(ValueError, match="0..2"):
+        frequency_vectors(np.array([[0, 1, -1]]), 3)  # would silently count as token V - 1
+    with pytest.raises(TypeError, match="integers"):
+        frequency_vectors(np.array([[0.5, 1.0]]), 3)
+    with pytest.raises(ValueError, match="shape"):
+        frequency_vectors(np.array([0, 1]), 3)
+
+
+def test_stage2_verdicts_reject_bad_input():
+    p = TopicModel(10**3, 10, 10)
+    with pytest.raises(ValueError, match="finite"):
+        s2.gamma_in_interval(p, float("nan"))
+    with pytest.raises(ValueError, match="'proved' or 'stated'"):
+        s2.gamma_in_interval(p, 5.0, "printed")
+    with pytest.raises(ValueError, match="finite"):
+        s2.diagonal_bounds_hold(p, float("nan"), 10.0)
+    with pytest.raises(ValueError, match="n_docs >= 2"):
+        empirical_masked_frequencies(p, np.random.default_rng(0), 1, 10)
 
 
 def test_population_loss_validation():

@@ -50,6 +50,10 @@ def verify_cascade(cascade: HolonomyCascade, word_length: int | None = None) -> 
     (3) $\\phi_c$ reads only higher levels; (4) components are permutation-reset; (5) ``encode(q0)`` decodes
     to ``q0``; (6) all words of length ``word_length`` (default: as long as ~5e4 words allow) from every
     $q_0$."""
+    if not isinstance(cascade, HolonomyCascade):
+        raise TypeError(
+            f"expected a HolonomyCascade (from holonomy_decomposition), got {type(cascade).__name__}"
+        )
     aut = cascade.automaton
     fails = []
     dt, tr = cascade.decode_table, cascade.transition

@@ -242,6 +242,8 @@ def random_balanced_attention(
     _check_kd(k, depth)
     if grid < 1 or grid & (grid - 1):
         raise ValueError(f"grid must be a power of two, got {grid}")
+    if not 0 <= scale < np.inf:
+        raise ValueError(f"scale must be finite and >= 0, got {scale}")
     n = 2 * k * depth + 1
     M = np.round(rng.normal(0.0, scale, size=(n, n)) * grid) / grid
     offsets = np.round(rng.normal(0.0, scale, size=k * depth) * grid) / grid

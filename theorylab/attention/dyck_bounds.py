@@ -81,7 +81,7 @@ def approx_balance_constant(depth: int, q: float, gamma: float, eps: float) -> f
 
     Raises ``ValueError`` when $\epsilon$ is not "sufficiently small" ($\epsilon'\le0$).
     """
-    if depth < 1 or not 0 < q < 1 or gamma <= 0 or eps < 0:
+    if depth < 1 or not 0 < q < 1 or not 0 < gamma < np.inf or not 0 <= eps < np.inf:
         raise ValueError(f"need depth >= 1, 0 < q < 1, gamma > 0, eps >= 0; got {depth}, {q}, {gamma}, {eps}")
     eps_prime = (math.sqrt(2) * (1 - q) - 2 * math.sqrt(eps)) / gamma
     if eps_prime <= 0:
@@ -169,6 +169,8 @@ def weight_decay_threshold(k: int, q: float, length: int, eps: float, theta_norm
 
 def min_prefix_probability_bound(k: int, q: float, length: int) -> float:
     """$(q(1-q)/k^2)^N$, the lower bound on the probability of any length-$N$ prefix used in Thm 2's proof."""
+    if k < 1 or not 0 < q < 1 or length < 0:
+        raise ValueError(f"need k >= 1, 0 < q < 1, length >= 0; got k={k}, q={q}, length={length}")
     return (q * (1 - q) / k**2) ** length
 
 
@@ -183,13 +185,26 @@ def layer_norm_c(x: np.ndarray, C: float) -> np.ndarray:
 
 def softmax_l1_bound(eps: float) -> float:
     r"""Lemma 31: $\|x-y\|_\infty\le\epsilon\Rightarrow\|\mathrm{softmax}(x)-\mathrm{softmax}(y)\|_1\le e^{2\epsilon}-1$."""
+    if not eps >= 0:
+        raise ValueError(f"eps must be >= 0 (a sup-norm distance), got {eps}")
     return float(np.expm1(2 * eps))
 
 
 # -------------------------------------------------------------------------------------------- Lemma 41
+def _lemma41_input(x, M: float) -> np.ndarray:
+    x = np.asarray(x, dtype=np.float64)
+    if x.ndim != 1 or x.size == 0:
+        raise ValueError(f"x must be a non-empty vector, got shape {x.shape}")
+    if not np.all(np.isfinite(x)):
+        raise ValueError("x contains NaN or inf")
+    if not 0 < M < np.inf:
+        raise ValueError(f"M (the margin of the nonzero entry) must be finite and > 0, got {M}")
+    return x
+
+
 def lemma41_printed(x: np.ndarray, M: float) -> float:
     r"""Lemma 41 as printed: $\sum_i i(\mathrm{ReLU}(x_i)-\mathrm{ReLU}(x_i-M)+M)/M$ (1-based $i$)."""
-    x = np.asarray(x, dtype=np.float64)
+    x = _lemma41_input(x, M)
     i = np.arange(1, len(x) + 1)
     return float(np.sum(i * (np.maximum(x, 0) - np.maximum(x - M, 0) + M) / M))
 
@@ -197,7 +212,7 @@ def lemma41_printed(x: np.ndarray, M: float) -> float:
 def lemma41_corrected(x: np.ndarray, M: float) -> float:
     r"""Corrected Lemma 41: $\sum_i i(\mathrm{ReLU}(x_i)-\mathrm{ReLU}(x_i-M))/M$ returns the 1-based index of
     the unique entry $\ge M$ when all other entries are 0."""
-    x = np.asarray(x, dtype=np.float64)
+    x = _lemma41_input(x, M)
     i = np.arange(1, len(x) + 1)
     return float(np.sum(i * (np.maximum(x, 0) - np.maximum(x - M, 0)) / M))
 

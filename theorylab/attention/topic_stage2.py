@@ -327,6 +327,10 @@ def gamma_only_gap(W: np.ndarray, params: TopicModel, mask_keys: bool, pairs=Non
 def gamma_in_interval(params: TopicModel, gamma: float, constant: str = "proved") -> bool:
     r"""Thm 2.1.3's conclusion for ``gamma``: inside $(c(\tau-1), \lambda_2T)$ with $c = c_5$ (``"proved"``)
     or the printed $\lambda_1$ (``"stated"``)."""
+    if constant not in ("proved", "stated"):
+        raise ValueError(f"constant must be 'proved' or 'stated', got {constant!r}")
+    if not np.isfinite(gamma):
+        raise ValueError(f"gamma must be finite, got {gamma}")
     k = stage2_constants(params)
     lower = {"proved": k.c5, "stated": k.lambda1}[constant] * (params.tau - 1)
     return bool(lower < gamma < k.lambda2 * params.T)
@@ -334,6 +338,8 @@ def gamma_in_interval(params: TopicModel, gamma: float, constant: str = "proved"
 
 def diagonal_bounds_hold(params: TopicModel, alpha: float, beta: float) -> bool:
     r"""Thm 2.1.5's conclusion: $\lambda_3\tau < \beta < \lambda_4T$ and $\alpha < \lambda_5\beta$."""
+    if not (np.isfinite(alpha) and np.isfinite(beta)):
+        raise ValueError(f"alpha and beta must be finite, got alpha={alpha}, beta={beta}")
     k = stage2_constants(params)
     return bool(k.lambda3 * params.tau < beta < k.lambda4 * params.T and alpha < k.lambda5 * beta)
 

@@ -258,8 +258,9 @@ def sample_valid(
     one (the Dyck experiments' "uniform over valid tokens"). Raises if some reachable live state has no valid
     symbol."""
     words = aut.sample(rng, batch, T)  # validates rng, batch, T
+    dead = [aut._check_state(s, "dead state") for s in dead]
     dead_mask = np.zeros(aut.n_states, dtype=bool)
-    dead_mask[list(dead)] = True
+    dead_mask[dead] = True
     valid = ~dead_mask[aut.delta]  # [n_symbols, n_states]
     q = np.full(batch, aut._check_state(q0), dtype=np.int64)
     if dead_mask[q0]:

@@ -87,11 +87,18 @@ def sinkhorn(U, iters: int = 5000, tol: float = 1e-14) -> np.ndarray:
     return X
 
 
+def _check_sizes(**sizes) -> None:
+    for name, n in sizes.items():
+        if not isinstance(n, int | np.integer) or isinstance(n, bool) or n < 1:
+            raise ValueError(f"{name} must be a positive int, got {n!r}")
+
+
 def random_emission(
     d: int, k: int, rng: np.random.Generator, alpha: float = 1.0, max_cond: float = 1e3
 ) -> np.ndarray:
     """Column-stochastic $O$ with Dirichlet($\\alpha$) columns, redrawn until cond(O) <= max_cond and all row
     sums >= 1e-3 (Assumptions 6, 7 with margin)."""
+    _check_sizes(d=d, k=k)
     for _ in range(1000):
         O = rng.dirichlet(np.full(d, alpha), size=k).T
         if np.linalg.cond(O) <= max_cond and O.sum(axis=1).min() >= 1e-3:
@@ -105,6 +112,7 @@ def random_doubly_stochastic(
     """$T=\\lambda\\Pi+(1-\\lambda)\\,\\mathrm{Sinkhorn}(U)$ with a random permutation $\\Pi$ (plain Sinkhorn of
     a uniform matrix is nearly $J/k$ and ill-conditioned); redrawn until $\\sigma_{\\min}(T)\\ge$
     ``min_sv``."""
+    _check_sizes(k=k)
     for _ in range(1000):
         lam_ = rng.uniform(*lam)
         T = lam_ * np.eye(k)[rng.permutation(k)] + (1 - lam_) * sinkhorn(rng.random((k, k)) + 1e-3)
@@ -259,6 +267,10 @@ def example_247(exact: bool = False) -> tuple[HMM, HMM]:
 def householder(M) -> np.ndarray:
     """$H=I-2\\hat v\\hat v^\\top$, $\\hat v\\propto(M^\\dagger)^\\top\\mathbb 1$ (Lemma 7)."""
     M = np.asarray(M, dtype=float)
+    if M.ndim != 2 or M.size == 0:
+        raise ValueError(f"M must be a non-empty d x k matrix, got shape {M.shape}")
+    if not np.all(np.isfinite(M)):
+        raise ValueError("M contains NaN or infinite entries")
     u = np.linalg.pinv(M).T @ np.ones(M.shape[1])
     v = u / np.linalg.norm(u)
     return np.eye(M.shape[0]) - 2 * np.outer(v, v)

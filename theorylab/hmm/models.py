@@ -207,6 +207,8 @@ class GHMM:
         x = np.asarray(x, dtype=float)
         if x.shape[-1] != self.d:
             raise ValueError(f"points must have last dimension d = {self.d}, got shape {x.shape}")
+        if not np.all(np.isfinite(x)):
+            raise ValueError("points contain NaN or infinite entries")
         logits = x @ self.M - 0.5 * np.sum(self.M**2, axis=0)
         logits -= logits.max(axis=-1, keepdims=True)
         p = np.exp(logits)

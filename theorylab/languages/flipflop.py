@@ -37,6 +37,25 @@ def _check_probs(p_write: float, p_read: float, p_ignore: float) -> None:
         raise ValueError(f"(p_write, p_read, p_ignore) must be a probability vector, got {tuple(probs)}")
 
 
+def _check_tokens(x, name: str = "x") -> np.ndarray:
+    """``[n, T]`` (or ``[T]``) integer token ids in 0..4 (w, r, i, 0, 1), as an int64 2-d array."""
+    arr = np.asarray(x)
+    if arr.ndim not in (1, 2) or arr.size == 0:
+        raise ValueError(f"{name} must be a [T] or [n, T] array of token ids, got shape {arr.shape}")
+    if not np.issubdtype(arr.dtype, np.integer):
+        raise TypeError(f"{name} must hold integer token ids, got dtype {arr.dtype}")
+    if arr.min() < 0 or arr.max() >= len(TOKENS):
+        raise ValueError(
+            f"{name} token ids must lie in 0..{len(TOKENS) - 1} {TOKENS}, got {arr.min()}..{arr.max()}"
+        )
+    return np.atleast_2d(arr).astype(np.int64)
+
+
+def _check_p(p, name: str = "p_ignore") -> None:
+    if not isinstance(p, int | float | Fraction | np.integer | np.floating) or not 0 <= p <= 1:
+        raise ValueError(f"{name} must be a probability in [0, 1], got {p!r}")
+
+
 def sample_ffl(
     rng: np.random.Generator, n: int, T: int, p_write: float, p_read: float, p_ignore: float | None = None
 ) -> np.ndarray:
@@ -58,6 +77,10 @@ def sample_ffl(
 def is_valid(x: np.ndarray) -> np.ndarray:
     """Bool per string (``[n, T]`` or ``[T]``): alternation, first instruction ``w``, every read correct."""
     x = np.atleast_2d(np.asarray(x))
+    if x.ndim != 2:
+        raise ValueError(f"expected a [T] or [n, T] array of token ids, got shape {x.shape}")
+    if not np.issubdtype(x.dtype, np.integer):
+        raise TypeError(f"token ids must be integers, got dtype {x.dtype}")
     if x.shape[1] < 2 or x.shape[1] % 2:
         return np.zeros(len(x), dtype=bool)
     instr, data = x[:, 0::2], x[:, 1::2]
@@ -79,6 +102,7 @@ def read_positions(x: np.ndarray) -> np.ndarray:
 def expected_reads(T: int, p_read: float) -> float:
     """E[#reads per string] = 1 + (T/2 - 2) p_r (the last instruction is always a read)."""
     _check_length(T)
+    _check_p(p_read, "p_read")
     return 1.0 + (T // 2 - 2) * p_read
 
 
@@ -185,7 +209,8 @@ class ReadReport:
 
     @property
     def ok(self) -> bool:
-        return bool(np.all(self.accuracy >= self.threshold))
+        """Every model reaches the threshold (and something was scored: no models or no reads is not ok)."""
+        return bool(self.accuracy.size > 0 and self.reads > 0 and np.all(self.accuracy >= self.threshold))
 
     @property
     def worst_error(self) -> float:
@@ -210,6 +235,13 @@ def verify_read_accuracy(
 
     if task.mode != "clean":
         raise ValueError("read accuracy is defined on the clean (deterministic) mode")
+    models = list(models)
+    if not models:
+        raise ValueError("verify_read_accuracy needs at least one model")
+    if not isinstance(n_sequences, int | np.integer) or n_sequences < 1:
+        raise ValueError(f"n_sequences must be a positive int, got {n_sequences!r}")
+    if not 0 <= threshold <= 1:
+        raise ValueError(f"threshold must be an accuracy in [0, 1], got {threshold!r}")
     batch = min(256, n_sequences)
     batches = -(-n_sequences // batch)
     accs, reads = [], 0
@@ -236,7 +268,7 @@ class Prop3Report:
 
     @property
     def ok(self) -> bool:
-        return self.errors == 0 and self.mark_violations == 0
+        return self.reads > 0 and self.errors == 0 and self.mark_violations == 0
 
 
 def _hard_argmax(scores: np.ndarray) -> np.ndarray:
@@ -265,9 +297,13 @@ def prop3_predict(
     rounded at 1/2 by phi_2 and read as the predicted bit. ``c=None`` is hard attention with exact integer scores
     (the scores times T C q / c, bonus = p/q); otherwise softmax with inverse temperature ``c`` in float64.
     """
-    x = np.atleast_2d(np.asarray(x, dtype=np.int64))
+    x = _check_tokens(x)
     n, T = x.shape
     C = T if C is None else C
+    if not isinstance(C, int | np.integer) or C < 1:
+        raise ValueError(f"the position scale C must be a positive int, got {C!r}")
+    if c is not None and not (np.isfinite(c) and c > 0):
+        raise ValueError(f"the inverse temperature c must be positive and finite, got {c!r}")
     bonus = Fraction(bonus)
     j = np.arange(1, T + 1)
     is_w = (x == W).astype(np.int64)
@@ -288,8 +324,11 @@ def prop3_predict(
 def verify_prop3(
     x: np.ndarray, c: float | None = None, C: int | None = None, bonus: Fraction = Fraction(3, 2)
 ) -> Prop3Report:
-    """Check the construction at every read of every string, and layer 1's marks against the lemma of the proof."""
-    x = np.atleast_2d(np.asarray(x, dtype=np.int64))
+    """Check the construction at every read of every string, and layer 1's marks against the lemma of the proof.
+    Prop 3 is about valid flip-flop strings: other input raises ValueError."""
+    x = _check_tokens(x)
+    if not is_valid(x).all():
+        raise ValueError("Prop 3 is stated for valid flip-flop strings; some rows are not (see is_valid)")
     pred, marks = prop3_predict(x, c=c, C=C, bonus=bonus)
     reads = read_positions(x)
     reads[:, -1] = False
@@ -355,6 +394,7 @@ def ngram_read_accuracy(n: int, p_ignore):
     """
     if not isinstance(n, int | np.integer) or n < 1:
         raise ValueError(f"the window n must be a positive int, got {n!r}")
+    _check_p(p_ignore)
     half = Fraction(1, 2) if isinstance(p_ignore, Fraction) else 0.5
     return 1 - half * p_ignore ** (n // 2)
 
@@ -388,7 +428,9 @@ def window_predictor(x: np.ndarray, n: int) -> np.ndarray:
     """The Bayes rule of an n-token window at every read: the bit of the latest ``w``/``r`` pair in the window,
     else the window's first token if it is a bit (even n), else "0". Returns predicted next tokens ``[B, T]``
     (meaningful at read positions)."""
-    x = np.atleast_2d(np.asarray(x, dtype=np.int64))
+    if not isinstance(n, int | np.integer) or n < 1:
+        raise ValueError(f"the window n must be a positive int, got {n!r}")
+    x = _check_tokens(x)
     B, T = x.shape
     pred = np.full((B, T), ZERO, dtype=np.int64)
     reveal = np.zeros((B, T), dtype=bool)
@@ -415,13 +457,23 @@ def window_predictor(x: np.ndarray, n: int) -> np.ndarray:
 def dilution_bound(sigma: float, T: int) -> float:
     """Prop 4: with latents of norm <= 1 and sigma = sigma_max(W_K^T W_Q), every softmax weight over T positions is
     at most e^sigma / (e^sigma + (T-1) e^-sigma) = 1 / (1 + (T-1) e^{-2 sigma})."""
-    if T < 1 or sigma < 0:
+    if T < 1 or not sigma >= 0 or not np.isfinite(sigma):
         raise ValueError(f"need T >= 1 and sigma >= 0, got T={T}, sigma={sigma}")
     return 1.0 / (1.0 + (T - 1) * np.exp(-2.0 * sigma))
 
 
 def max_attention_weight(W_Q: np.ndarray, W_K: np.ndarray, keys: np.ndarray, query: np.ndarray) -> float:
     """max_t softmax_t(u_t^T W_K^T W_Q v) for keys u_t (rows of ``keys``) and query v; W_Q, W_K are k x d."""
+    W_Q, W_K, keys, query = (np.asarray(a, dtype=float) for a in (W_Q, W_K, keys, query))
+    if W_Q.ndim != 2 or W_Q.shape != W_K.shape or keys.ndim != 2 or query.shape != (W_Q.shape[1],):
+        raise ValueError(
+            "need W_Q, W_K of the same shape k x d, keys [T, d] and query [d]; got "
+            f"{W_Q.shape}, {W_K.shape}, {keys.shape}, {query.shape}"
+        )
+    if keys.shape[1] != W_Q.shape[1] or len(keys) == 0:
+        raise ValueError(f"keys must be a non-empty [T, d] array with d = {W_Q.shape[1]}, got {keys.shape}")
+    if not all(np.all(np.isfinite(a)) for a in (W_Q, W_K, keys, query)):
+        raise ValueError("inputs contain NaN or infinite entries")
     scores = keys @ (W_K.T @ (W_Q @ query))
     e = np.exp(scores - scores.max())
     return float(e.max() / e.sum())
@@ -455,6 +507,10 @@ class LinearPEHead:
     E: tuple
     C: int
 
+    def __post_init__(self) -> None:
+        if not isinstance(self.C, int | np.integer) or self.C < 1:
+            raise ValueError(f"the position scale C must be a positive int, got {self.C!r}")
+
     def _M(self) -> list[list[Fraction]]:
         Q, K = (np.array(m, dtype=object) for m in (self.W_Q, self.W_K))
         return (Q.T @ K).tolist()
@@ -484,12 +540,21 @@ class LinearPEHead:
 
     def attended(self, x, i: int) -> int:
         """Hard attention of query i: the first key (1-based) with the largest score."""
+        _check_prop5_query(x, i)
         s = self.scores(x, i)
         return 1 + max(range(len(s)), key=lambda j: (s[j], -j))
 
 
+def _check_prop5_query(x, i: int) -> None:
+    if not isinstance(i, int | np.integer) or not 1 <= i <= len(x):
+        raise ValueError(f"query position i must be in 1..{len(x)}, got {i!r}")
+    if any(t not in (NOOP, WRITE1, WRITE2) for t in x[:i]):
+        raise ValueError("Prop 5 tokens are 0 (no-op), 1 and 2 (writes)")
+
+
 def most_recent_write(x, i: int) -> int:
     """1-based position of the last write at or before position i (0 if none)."""
+    _check_prop5_query(x, i)
     return max((j for j in range(1, i + 1) if x[j - 1] != NOOP), default=0)
 
 

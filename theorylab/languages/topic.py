@@ -188,6 +188,8 @@ def empirical_masked_frequencies(
 
     A topic counts as present when the original document uses it (for $N \gg \tau v$ this is the drawn set).
     """
+    if n_docs < 2:
+        raise ValueError(f"need n_docs >= 2 documents for a standard error, got {n_docs}")
     docs = params.sample_documents(rng, n_docs, N)
     masked, _ = params.mask_documents(rng, docs)
     freq = frequency_vectors(masked, params.V)  # [n, V]
@@ -210,6 +212,12 @@ def frequency_vectors(tokens: np.ndarray, V: int) -> np.ndarray:
     """Row-wise token frequencies: ``[n, N]`` ids in ``0..V-1`` -> ``[n, V]`` (what uniform attention
     computes)."""
     tokens = np.asarray(tokens)
+    if tokens.ndim != 2 or tokens.shape[1] == 0:
+        raise ValueError(f"tokens must be an [n, N] array with N >= 1, got shape {tokens.shape}")
+    if not np.issubdtype(tokens.dtype, np.integer):
+        raise TypeError(f"token ids must be integers, got dtype {tokens.dtype}")
+    if tokens.size and (tokens.min() < 0 or tokens.max() >= V):
+        raise ValueError(f"token ids must lie in 0..{V - 1}, got range {tokens.min()}..{tokens.max()}")
     n, N = tokens.shape
     counts = np.zeros((n, V))
     np.add.at(counts, (np.repeat(np.arange(n), N), tokens.ravel()), 1.0)

@@ -59,6 +59,8 @@ def causal_softmax(scores: np.ndarray, inplace: bool = False) -> np.ndarray:
     """Row-wise softmax of ``scores[..., t, t']`` over ``t' <= t`` (entries above the diagonal get weight 0),
     computed with max-subtraction."""
     s = scores if inplace else np.array(scores, dtype=np.float64)
+    if s.ndim < 2 or s.shape[-1] != s.shape[-2]:
+        raise ValueError(f"scores must have shape [..., N, N], got {s.shape}")
     s += _causal_bias(s.shape[-1])
     s -= s.max(axis=-1, keepdims=True)
     np.exp(s, out=s)

@@ -39,6 +39,15 @@ class CPDecomposition:
 
 def cp_to_tensor(A, B, C) -> np.ndarray:
     """$W_{abc}=\\sum_i A_{ai}B_{bi}C_{ci}$."""
+    A, B, C = (np.asarray(X) for X in (A, B, C))
+    if any(X.ndim != 2 for X in (A, B, C)) or not A.shape[1] == B.shape[1] == C.shape[1]:
+        raise ValueError(
+            f"factors must be 2-d with the same number of columns, got shapes {A.shape}, {B.shape}, {C.shape}"
+        )
+    if any(X.dtype.kind not in "biuf" for X in (A, B, C)):
+        raise TypeError(f"factors must be real matrices, got dtypes {A.dtype}, {B.dtype}, {C.dtype}")
+    if not all(np.all(np.isfinite(X)) for X in (A, B, C)):
+        raise ValueError("factors contain NaN or infinite entries")
     return np.einsum("ai,bi,ci->abc", A, B, C)
 
 

@@ -30,8 +30,8 @@ class UniquenessReport:
 
     @property
     def unique(self) -> bool:
-        """Both Jennrich variants returned the planted factors, so did ALS when it converged, and no second
-        decomposition was produced."""
+        """Jennrich (mode-1 pencil) returned the planted factors, so did every other algorithm that reached an
+        exact fit (the mode-2 pencil; ALS when it converged), and no second decomposition was produced."""
         ok = all(e <= (self.als_tol if name == "als" else self.tol) for name, e in self.errors.items())
         return ok and "jennrich" in self.errors and self.alternative is None
 

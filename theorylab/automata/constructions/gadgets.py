@@ -42,6 +42,8 @@ def interp_mlp_1d(xs, ys, delta: float | None = None) -> MLP:
     """
     xs = np.asarray(xs, dtype=np.float64).reshape(-1)
     ys = np.asarray(ys, dtype=np.float64)
+    if ys.ndim == 0 or ys.shape[0] != len(xs):
+        raise ValueError(f"ys must have one row per point: {len(xs)} points, ys of shape {ys.shape}")
     ys = ys.reshape(len(xs), -1)
     order = np.argsort(xs)
     xs, ys = xs[order], ys[order]
@@ -105,6 +107,8 @@ def threshold_mlp(delta: float, printed: bool = False) -> MLP:
 def hardmax_error(z) -> tuple[float, float]:
     """Lemma 13 for one score vector ``z``: (``||softmax(z) - e_{argmax}||_1``, the bound ``2 T exp(-gap)``)."""
     z = np.asarray(z, dtype=np.float64).reshape(-1)
+    if not np.all(np.isfinite(z)):
+        raise ValueError("scores z contain NaN or inf")
     if z.size < 2:
         return 0.0, 0.0
     t = int(np.argmax(z))
@@ -141,6 +145,8 @@ def composition_mlp(n_states: int, gain: float | None = None) -> MLP:
     The thesis uses $c=|Q|$; the default $c=|Q|+1$ also absorbs upward noise on $f$.
     """
     n = int(n_states)
+    if n < 1:
+        raise ValueError(f"n_states must be >= 1, got {n_states}")
     c = float(n + 1) if gain is None else float(gain)
     vals = np.arange(1, n + 1, dtype=np.float64)
     n_ind = 4 * n * n
