@@ -540,17 +540,6 @@ def test_two_stage_control_large_init(rng):
 TRAINED_PARAMS = TopicModel(10, 10, 3)  # the thesis's synthetic setting (T = v = 10), BERT masking rates
 
 
-@pytest.fixture
-def one_thread():
-    """One torch thread: these models are tiny and extra threads only contend on shared CI cores."""
-    import torch
-
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
-
-
 def _sizes(scale: str, small: dict, full: dict) -> dict:
     return small if scale == "small" else full
 
@@ -558,7 +547,6 @@ def _sizes(scale: str, small: dict, full: dict) -> dict:
 @pytest.fixture(scope="module")
 def stage1_run(request):
     """Stage 1: frozen uniform attention, W^V trained (Adam) on a fixed pool of masked documents."""
-    import torch
 
     from theorylab.attention.topic_model import TopicAttentionConfig, least_squares_value_matrix
     from theorylab.languages.topic import TopicMLMTask
@@ -574,13 +562,8 @@ def stage1_run(request):
     )
     p = TRAINED_PARAMS
     task = TopicMLMTask(p, pool=z["pool"], pool_length=z["N"], pool_seed=7)
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        budget = Budget(steps=z["steps"], batch_size=z["batch"], seq_len=z["N"], lr=1e-2, eval_batches=0)
-        result = train(task, TopicAttentionConfig(V=p.V), budget, seeds=z["seeds"], device=device)
-    finally:
-        torch.set_num_threads(before)
+    budget = Budget(steps=z["steps"], batch_size=z["batch"], seq_len=z["N"], lr=1e-2, eval_batches=0)
+    result = train(task, TopicAttentionConfig(V=p.V), budget, seeds=z["seeds"], device=device, threads=1)
     W_ls = least_squares_value_matrix(*task.pool_arrays(), p.V)
     return [m.W_V.detach().numpy().astype(float) for m in result.models], W_ls, result
 
@@ -636,7 +619,6 @@ def test_thm212_trained_control_scrambled_vocabulary(stage1_run, rng):
 @pytest.fixture(scope="module")
 def stage2_run(request):
     """Stage 2: W^V frozen to the closed-form W^V*, W^K and W^Q trained (Adam) from a small random init."""
-    import torch
 
     from theorylab.attention.topic_model import TopicAttentionConfig
     from theorylab.languages.topic import TopicMLMTask
@@ -653,13 +635,8 @@ def stage2_run(request):
     cfg = TopicAttentionConfig(
         V=p.V, train_attention=True, init_attention=1e-3, fixed_value=tuple(map(tuple, W_star.tolist()))
     )
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        budget = Budget(steps=z["steps"], batch_size=z["batch"], seq_len=z["N"], lr=1e-2, eval_batches=0)
-        result = train(TopicMLMTask(p), cfg, budget, seeds=z["seeds"], device=device)
-    finally:
-        torch.set_num_threads(before)
+    budget = Budget(steps=z["steps"], batch_size=z["batch"], seq_len=z["N"], lr=1e-2, eval_batches=0)
+    result = train(TopicMLMTask(p), cfg, budget, seeds=z["seeds"], device=device, threads=1)
     rng = np.random.default_rng(11)
     masked, _ = p.mask_documents(rng, p.sample_documents(rng, 100, z["N"]))
     return cfg, result, masked
@@ -694,7 +671,6 @@ def test_thm213_trained_control_initial_attention(stage2_run):
 @pytest.fixture(scope="module")
 def joint_run(request):
     """K, Q, V trained jointly with plain SGD from a small init, norms logged along the way."""
-    import torch
 
     from theorylab.attention.topic_model import TopicAttentionConfig, weight_norms
     from theorylab.languages.topic import TopicMLMTask
@@ -709,22 +685,17 @@ def joint_run(request):
     norms = lambda step, models: {
         f"norm_{k}": [weight_norms(m)[k] for m in models] for k in ("W_K", "W_Q", "W_V")
     }
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        # sum-of-squares loss: lr 20 is stable (top Hessian eigenvalue ~0.05) and makes stage 1 take ~50 steps
-        budget = Budget(
-            steps=z["steps"],
-            batch_size=z["batch"],
-            seq_len=z["N"],
-            lr=20.0,
-            optimizer="sgd",
-            eval_every=z["steps"] // 40,
-            eval_batches=0,
-        )
-        result = train(TopicMLMTask(p), cfg, budget, seeds=z["seeds"], device=device, eval_fn=norms)
-    finally:
-        torch.set_num_threads(before)
+    # sum-of-squares loss: lr 20 is stable (top Hessian eigenvalue ~0.05) and makes stage 1 take ~50 steps
+    budget = Budget(
+        steps=z["steps"],
+        batch_size=z["batch"],
+        seq_len=z["N"],
+        lr=20.0,
+        optimizer="sgd",
+        eval_every=z["steps"] // 40,
+        eval_batches=0,
+    )
+    result = train(TopicMLMTask(p), cfg, budget, seeds=z["seeds"], device=device, eval_fn=norms, threads=1)
     init = [weight_norms(cfg.build(s)) for s in z["seeds"]]
     curves = {}
     for key in ("W_K", "W_Q", "W_V"):
