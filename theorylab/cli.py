@@ -18,8 +18,7 @@ from theorylab.claims.registry import STATUSES
 
 
 def _claims_table(args: argparse.Namespace) -> int:
-    from theorylab.pytest_plugin import format_table
-    from theorylab.report import REGISTRY_HEADER, Section, registry_rows, to_markdown
+    from theorylab.report import REGISTRY_HEADER, Section, registry_rows, to_markdown, to_text
 
     records = [
         c
@@ -36,7 +35,7 @@ def _claims_table(args: argparse.Namespace) -> int:
     if args.format == "markdown":
         print(to_markdown("theorylab claims", [Section("Claims", REGISTRY_HEADER, rows)]), end="")
     else:
-        for line in format_table(
+        for line in to_text(
             REGISTRY_HEADER,
             [[r[0], textwrap.shorten(r[1], 60), textwrap.shorten(r[2], 40), *r[3:]] for r in rows],
         ):

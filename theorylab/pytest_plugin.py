@@ -309,42 +309,6 @@ class _Results:
         return sorted(c.id for c in _default()[0].values() if c.status != "open" and c.id not in checked)
 
 
-def _tier_cell(rec: dict) -> str:
-    return ",".join(t for t in TIERS if t in rec["tiers"])
-
-
-def _table_rows(claims: dict[str, dict]) -> list[list[str]]:
-    from theorylab.claims.registry import natural_key
-
-    rows = []
-    for cid in sorted(claims, key=natural_key):
-        rec = claims[cid]
-        total = {
-            k: sum(c[k] for c in rec["tiers"].values()) for k in ("passed", "failed", "skipped", "controls")
-        }
-        verdict = "FAIL" if total["failed"] else ("ok" if total["passed"] else "skip")
-        rows.append(
-            [
-                cid,
-                rec["status"],
-                _tier_cell(rec),
-                str(total["passed"]),
-                str(total["failed"]),
-                str(total["skipped"]),
-                str(total["controls"]),
-                f"{rec['seconds']:.1f}s",
-                verdict,
-            ]
-        )
-    return rows
-
-
-def format_table(header: list[str], rows: list[list[str]]) -> list[str]:
-    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
-    line = lambda r: "  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip()
-    return [line(header), line(["-" * w for w in widths]), *(line(r) for r in rows)]
-
-
 def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Config) -> None:
     results: _Results | None = getattr(config, "_theorylab", None)
     if results is None or not results.items or hasattr(config, "workerinput"):
@@ -352,8 +316,9 @@ def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Co
     claims = results.per_claim()
     tr = terminalreporter
     tr.write_sep("=", f"theorylab claim table ({len(claims)} claims)")
-    header = ["claim", "status", "tiers", "passed", "failed", "skipped", "controls", "time", "result"]
-    for line in format_table(header, _table_rows(claims)):
+    from theorylab.report import RUN_HEADER, run_rows, to_text
+
+    for line in to_text(RUN_HEADER, run_rows(claims)):
         tr.write_line(line)
     no_control = [c for c, r in claims.items() if not any(t["controls"] for t in r["tiers"].values())]
     if no_control:

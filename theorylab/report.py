@@ -81,6 +81,31 @@ def registry_rows(records: list[Claim], link: bool = False) -> list[list[str]]:
 
 
 REGISTRY_HEADER = ["claim", "title", "source", "tiers", "status"]
+RUN_HEADER = ["claim", "status", "tiers", "passed", "failed", "skipped", "controls", "time", "result"]
+_COUNTS = ("passed", "failed", "skipped", "controls")
+
+
+def run_rows(results: dict[str, dict]) -> list[list[str]]:
+    """One row per checked claim (columns ``RUN_HEADER``): counts summed over tiers, time and a verdict
+    (``FAIL`` if any check failed, ``ok`` if some passed, else ``skip``)."""
+    rows = []
+    for cid in sorted(results, key=natural_key):
+        r = results[cid]
+        total = {k: sum(t[k] for t in r["tiers"].values()) for k in _COUNTS}
+        verdict = "FAIL" if total["failed"] else ("ok" if total["passed"] else "skip")
+        tiers = ",".join(t for t in TIERS if t in r["tiers"])
+        rows.append(
+            [cid, r.get("status", ""), tiers, *(str(total[k]) for k in _COUNTS)]
+            + [f"{r.get('seconds', 0):.1f}s", verdict]
+        )
+    return rows
+
+
+def to_text(header: list[str], rows: list[list[str]]) -> list[str]:
+    """A plain-text table with aligned columns, one string per line."""
+    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
+    line = lambda r: "  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip()
+    return [line(header), line(["-" * w for w in widths]), *(line(r) for r in rows)]
 
 
 def errata_sections(records: list[Claim]) -> list[Section]:
@@ -114,20 +139,7 @@ def run_sections(payload: dict, registry: dict[str, Claim], out_dir: Path | None
             f"{len(results)} claims checked, {len(failed)} with failures."
         ],
     )
-    table = Section(
-        "Claims", ["claim", "status", "tiers", "passed", "failed", "skipped", "controls", "time", "result"]
-    )
-    for cid in sorted(results, key=natural_key):
-        r = results[cid]
-        total = {
-            k: sum(t[k] for t in r["tiers"].values()) for k in ("passed", "failed", "skipped", "controls")
-        }
-        verdict = "FAIL" if total["failed"] else ("ok" if total["passed"] else "skip")
-        table.rows.append(
-            [cid, r.get("status", ""), ",".join(t for t in TIERS if t in r["tiers"])]
-            + [str(total[k]) for k in ("passed", "failed", "skipped", "controls")]
-            + [f"{r.get('seconds', 0):.1f}s", verdict]
-        )
+    table = Section("Claims", RUN_HEADER, run_rows(results))
     sections = [summary, table]
     if payload.get("unchecked"):
         sections.append(Section("Claims without checks", text=[", ".join(payload["unchecked"])]))
