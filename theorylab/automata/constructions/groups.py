@@ -161,15 +161,7 @@ def polycyclic_series(G: PermGroup) -> list[PolycyclicLevel]:
     levels = []
     below = frozenset({G.identity})
     for x, p, Hi in chain:
-        exponent = np.full(G.order, -1, dtype=np.int64)
-        xinv = int(G.inverse[x])
-        for b in Hi:
-            c, l = b, 0
-            while c not in below:
-                c = int(G.mul[xinv, c])
-                l += 1
-            exponent[b] = l
-        levels.append(PolycyclicLevel(x, p, tuple(sorted(Hi)), exponent))
+        levels.append(_level(G, x, Hi, below, p))
         below = Hi
     return levels[::-1]
 
@@ -222,7 +214,9 @@ def exponent_vectors(G: PermGroup, basis: list[CyclicFactor]) -> np.ndarray:
     return E
 
 
-def _level(G: PermGroup, x: int, H: frozenset, K: frozenset) -> PolycyclicLevel:
+def _level(G: PermGroup, x: int, H: frozenset, K: frozenset, order: int | None = None) -> PolycyclicLevel:
+    """The level $K < H = \\langle K, x\\rangle$: for each $b \\in H$ the least $\\ell$ with $x^{-\\ell} b \\in K$;
+    ``order`` (default $|H|/|K|$) is the relative order of $x$."""
     exponent = np.full(G.order, -1, dtype=np.int64)
     xinv = int(G.inverse[x])
     for b in H:
@@ -231,7 +225,7 @@ def _level(G: PermGroup, x: int, H: frozenset, K: frozenset) -> PolycyclicLevel:
             c = int(G.mul[xinv, c])
             ell += 1
         exponent[b] = ell
-    return PolycyclicLevel(x, len(H) // len(K), tuple(sorted(H)), exponent)
+    return PolycyclicLevel(x, len(H) // len(K) if order is None else order, tuple(sorted(H)), exponent)
 
 
 def cyclic_series(G: PermGroup) -> tuple[list[PolycyclicLevel], list[CyclicFactor]]:
