@@ -32,6 +32,9 @@ def test_good_record_loads(tmp_path: Path) -> None:
     registry, families = load_registry([write(tmp_path, GOOD)])
     claim = registry["demo.thm1"]
     assert claim.status == "holds" and claim.tiers == ("exact",) and claim.file == "demo.toml"
+    assert claim.provenance == "printed"  # the default
+    reconstructed, _ = load_registry([write(tmp_path, GOOD + 'provenance = "reconstructed"\n', "r.toml")])
+    assert reconstructed["demo.thm1"].provenance == "reconstructed"
     assert families["demo"].files == ("demo.toml",)
     with pytest.raises(AttributeError):
         claim.status = "refuted"  # frozen
@@ -65,6 +68,10 @@ def test_good_record_loads(tmp_path: Path) -> None:
             r"only allowed with status holds-corrected or refuted",
         ),
         (('title = "t"', "title = "), r"invalid TOML"),
+        (
+            ('status = "holds"', 'status = "holds"\nprovenance = "guessed"'),
+            r"claim 'demo.thm1': unknown provenance 'guessed'",
+        ),
     ],
 )
 def test_malformed_record_is_rejected(tmp_path: Path, edit: tuple[str, str], message: str) -> None:

@@ -26,6 +26,10 @@ def test_claims_table_and_filters(demo_registry, capsys: pytest.CaptureFixture) 
     out = capsys.readouterr().out
     assert "| demo.thm2 |" in out and "demo.thm1" not in out
     assert main(["claims", "--family", "nope"]) == 2
+    capsys.readouterr()
+    assert main(["claims", "--provenance", "reconstructed"]) == 0
+    out = capsys.readouterr().out
+    assert "demo.open1" in out and "demo.thm1" not in out and "reconstructed" in out
 
 
 def test_claims_show(demo_registry, capsys: pytest.CaptureFixture, tmp_path: Path) -> None:

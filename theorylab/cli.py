@@ -1,6 +1,6 @@
 """The ``theorylab`` command line.
 
-theorylab claims [--family F] [--status S] [--format text|markdown]
+theorylab claims [--family F] [--status S] [--provenance P] [--format text|markdown]
 theorylab claims show ID
 theorylab report CLAIMS_JSON [--out report.md|report.html]
 theorylab counterexample [ID] [--out FILE.npz]
@@ -14,7 +14,7 @@ import textwrap
 from pathlib import Path
 
 from theorylab import claims as registry
-from theorylab.claims.registry import STATUSES
+from theorylab.claims.registry import PROVENANCES, STATUSES
 
 
 def _claims_table(args: argparse.Namespace) -> int:
@@ -23,7 +23,9 @@ def _claims_table(args: argparse.Namespace) -> int:
     records = [
         c
         for c in registry.all()
-        if (not args.family or c.family == args.family) and (not args.status or c.status == args.status)
+        if (not args.family or c.family == args.family)
+        and (not args.status or c.status == args.status)
+        and (not args.provenance or c.provenance == args.provenance)
     ]
     if args.family and args.family not in registry.families():
         print(
@@ -123,6 +125,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("action", nargs="*", metavar="show ID", help="show one claim")
     p.add_argument("--family", help="only this family")
     p.add_argument("--status", choices=STATUSES, help="only this status")
+    p.add_argument("--provenance", choices=PROVENANCES, help="only this provenance")
     p.add_argument("--format", choices=("text", "markdown"), default="text")
     p.add_argument("--checks-dir", default="checks", help="where to look for checks (default: ./checks)")
 

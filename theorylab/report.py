@@ -70,17 +70,24 @@ def to_html(title: str, sections: list[Section]) -> str:
 
 
 def registry_rows(records: list[Claim], link: bool = False) -> list[list[str]]:
-    """One row per claim: id, title, source, tiers, status."""
+    """One row per claim: id, title, source, tiers, status, provenance."""
     rows = []
     for c in records:
         title = f"[{c.title}]({c.family}.md)" if link else c.title
         rows.append(
-            [c.id, title, f"{c.source.numbering} (§{c.source.section})", ", ".join(c.tiers), c.status]
+            [
+                c.id,
+                title,
+                f"{c.source.numbering} (§{c.source.section})",
+                ", ".join(c.tiers),
+                c.status,
+                c.provenance,
+            ]
         )
     return rows
 
 
-REGISTRY_HEADER = ["claim", "title", "source", "tiers", "status"]
+REGISTRY_HEADER = ["claim", "title", "source", "tiers", "status", "provenance"]
 RUN_HEADER = ["claim", "status", "tiers", "passed", "failed", "skipped", "controls", "time", "result"]
 _COUNTS = ("passed", "failed", "skipped", "controls")
 

@@ -5,6 +5,7 @@ load. ``get(id)`` and ``all()`` return frozen :class:`Claim` records.
 """
 
 from theorylab.claims.registry import (
+    PROVENANCES,
     STATUSES,
     TIERS,
     Claim,
@@ -19,6 +20,7 @@ from theorylab.claims.registry import (
 )
 
 __all__ = [
+    "PROVENANCES",
     "STATUSES",
     "TIERS",
     "Claim",

@@ -15,6 +15,10 @@ DATA_DIR = Path(__file__).parent / "data"
 
 STATUSES = ("holds", "holds-corrected", "refuted", "open")
 TIERS = ("exact", "property", "trained")
+#: Where a claim's statement comes from: ``printed`` in the document (the default), ``derived`` (a true fact the
+#: document does not state, e.g. a sharpened bound), ``reconstructed`` (the text copy lost the statement; a check
+#: then proves our reconstruction, not the document).
+PROVENANCES = ("printed", "derived", "reconstructed")
 
 #: The source documents, by file name (see the documents' index).
 DOCUMENTS = {
@@ -38,6 +42,7 @@ _CLAIM_KEYS = {
     "counterexample",
     "notes",
     "erratum",
+    "provenance",
 }
 _REQUIRED = ("id", "title", "source", "statement", "tiers", "status")
 _SOURCE_KEYS = {"document", "numbering", "section"}
@@ -80,6 +85,7 @@ class Claim:
     notes: str = ""
     erratum: Erratum | None = None
     file: str = ""
+    provenance: str = "printed"
 
 
 @dataclass(frozen=True)
@@ -166,6 +172,10 @@ def _parse_claim(raw: dict, family: str, file: str) -> Claim:
             file, cid, f"an 'erratum' is only allowed with status holds-corrected or refuted, not {status!r}"
         )
 
+    provenance = raw.get("provenance", "printed")
+    if provenance not in PROVENANCES:
+        raise _fail(file, cid, f"unknown provenance {provenance!r} (allowed: {', '.join(PROVENANCES)})")
+
     counterexample = raw.get("counterexample")
     if counterexample is not None:
         counterexample = _string(counterexample, file, cid, "counterexample")
@@ -182,6 +192,7 @@ def _parse_claim(raw: dict, family: str, file: str) -> Claim:
         notes=_string(raw.get("notes", ""), file, cid, "notes", empty_ok=True),
         erratum=erratum,
         file=file,
+        provenance=provenance,
     )
 
 
