@@ -89,7 +89,9 @@ def _values(f: Callable[[np.ndarray], np.ndarray] | np.ndarray, d: int) -> np.nd
     else:
         vals = np.asarray(f)
     if vals.shape != (2**d,):
-        raise ValueError(f"f must give one value per point of the cube: expected shape {(2**d,)}, got {vals.shape}")
+        raise ValueError(
+            f"f must give one value per point of the cube: expected shape {(2**d,)}, got {vals.shape}"
+        )
     return vals
 
 
@@ -111,7 +113,9 @@ def fourier_coefficients(
     return np.array([Fraction(int(c), 2**d) for c in w], dtype=object)
 
 
-def fourier_coefficient(f: Callable[[np.ndarray], np.ndarray] | np.ndarray, d: int, S: Iterable[int]) -> float:
+def fourier_coefficient(
+    f: Callable[[np.ndarray], np.ndarray] | np.ndarray, d: int, S: Iterable[int]
+) -> float:
     """A single coefficient ``hat f(S) = E_x[f(x) chi_S(x)]`` by direct summation (the O(2^d) reference)."""
     d = _check_d(d, MAX_CUBE_D)
     vals = _values(f, d)
@@ -148,8 +152,10 @@ def majority_coefficient(d: int, r: int) -> Fraction:
     if r % 2 == 0:
         return Fraction(0)
     sign = -1 if ((r - 1) // 2) % 2 else 1
-    return sign * Fraction(comb((d - 1) // 2, (r - 1) // 2), comb(d - 1, r - 1)) * Fraction(
-        2 * comb(d - 1, (d - 1) // 2), 2**d
+    return (
+        sign
+        * Fraction(comb((d - 1) // 2, (r - 1) // 2), comb(d - 1, r - 1))
+        * Fraction(2 * comb(d - 1, (d - 1) // 2), 2**d)
     )
 
 

@@ -46,14 +46,21 @@ class TwoLayerReLU:
     a: np.ndarray
 
     def __call__(self, x: np.ndarray) -> np.ndarray:
-        return np.maximum(np.asarray(x, dtype=np.float64) @ self.W.T + self.b, 0.0) @ self.a
+        x = np.asarray(x, dtype=np.float64)
+        out = np.zeros(x.shape[0])
+        chunk = max(1, 2**22 // max(len(x), 1))  # [n, chunk] activations of at most 32 MiB, few BLAS calls
+        for s in range(0, len(self.a), chunk):
+            out += (
+                np.maximum(x @ self.W[s : s + chunk].T + self.b[s : s + chunk], 0.0) @ self.a[s : s + chunk]
+            )
+        return out
 
-    def pair_outputs(self, x: np.ndarray) -> np.ndarray:
+    def pair_outputs(self, x: np.ndarray, pairs: slice | None = None) -> np.ndarray:
         """Per mirrored pair (i, i + m/2): ``h_i(x) = relu(z + b_i) - relu(-z + b_i)`` with ``z = <w_i, x>``,
         which is what the pair computes up to the factor ``a_i`` when ``w_{i+m/2} = -w_i`` (``[n, m/2]``)."""
-        half = len(self.a) // 2
-        z = np.asarray(x, dtype=np.float64) @ self.W[:half].T
-        return np.maximum(z + self.b[:half], 0.0) - np.maximum(-z + self.b[:half], 0.0)
+        pairs = slice(0, len(self.a) // 2) if pairs is None else pairs
+        z = np.asarray(x, dtype=np.float64) @ self.W[pairs].T
+        return np.maximum(z + self.b[pairs], 0.0) - np.maximum(-z + self.b[pairs], 0.0)
 
 
 def symmetric_init(d: int, m: int, k: int, rng: np.random.Generator) -> TwoLayerReLU:
@@ -135,8 +142,14 @@ def sign_corrected_pair_correlations(net0: TwoLayerReLU, net1: TwoLayerReLU, S: 
     k = len(S)
     half = len(net0.a) // 2
     x = hypercube(d).astype(np.float64)
-    h = net1.pair_outputs(x)  # [2^d, m/2]
-    corr = (x[:, list(S)].T @ h).T / 2**d  # [m/2, k]
+    xs = x[:, list(S)]
+    step = max(1, 2**22 // len(x))
+    corr = (
+        np.vstack(
+            [(xs.T @ net1.pair_outputs(x, slice(s, min(s + step, half)))).T for s in range(0, half, step)]
+        )
+        / 2**d
+    )  # [m/2, k]
     zeta = float(majority_coefficient(d, k - 1))
     s = np.sign(zeta) * np.prod(net0.W[:half][:, list(S)], axis=1)[:, None] * net0.W[:half][:, list(S)]
     return s * np.sign(net0.a[:half])[:, None] * corr
@@ -160,7 +173,9 @@ class ProgressiveSchedule:
         if any(s < 0 for s in c) or list(c) != sorted(c):
             raise ValueError(f"checkpoints must be non-negative teacher steps in increasing order, got {c}")
         if len(dur) not in (len(c) - 1, len(c)) or any(s < 0 for s in dur):
-            raise ValueError(f"need one non-negative duration per checkpoint (the last may be omitted), got {dur}")
+            raise ValueError(
+                f"need one non-negative duration per checkpoint (the last may be omitted), got {dur}"
+            )
         object.__setattr__(self, "checkpoints", c)
         object.__setattr__(self, "durations", dur)
 
@@ -247,7 +262,10 @@ class MLPStack:
         parts = []
         for s in seeds:
             g = torch.Generator().manual_seed(int(s))
-            u = lambda *shape, fan: (torch.rand(*shape, generator=g) * 2 - 1) / fan**0.5  # noqa: E731
+
+            def u(*shape, fan, g=g):
+                return (torch.rand(*shape, generator=g) * 2 - 1) / fan**0.5
+
             parts.append((u(width, d, fan=d), u(width, fan=d), u(2, width, fan=width), u(2, fan=width)))
         return cls(*(torch.stack([p[i] for p in parts]) for i in range(4)))
 
@@ -389,7 +407,7 @@ def train_mlps(
             if checkpoint_every and done % checkpoint_every == 0:
                 ckpts[done] = net.snapshot()
             if done % eval_every == 0:
-                acc = evaluate(done)
+                evaluate(done)
                 if stop_at is not None and (np.asarray(accs) >= stop_at).any(axis=0).all():
                     break
     finally:
@@ -399,7 +417,9 @@ def train_mlps(
     return DistillRun(np.array(eval_steps), np.array(accs).T, ckpts, net, time.perf_counter() - start)
 
 
-def locate_transition(steps: np.ndarray, acc: np.ndarray, low: float = 0.6, high: float = 0.95) -> dict[str, int]:
+def locate_transition(
+    steps: np.ndarray, acc: np.ndarray, low: float = 0.6, high: float = 0.95
+) -> dict[str, int]:
     """Locate a teacher's phase transition on its held-out accuracy curve: ``start`` = last evaluated step before
     the accuracy first reaches ``low``, ``end`` = first step at ``high``, ``mid`` = the evaluated step nearest
     their midpoint, ``early`` = the evaluated step nearest ``start / 2`` (on the plateau)."""

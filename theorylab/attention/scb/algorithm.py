@@ -39,6 +39,7 @@ class Algorithm1Result:
     A: np.ndarray
     history: list[dict] = field(default_factory=list)  # per step: stage, alpha, beta, |Delta_V|, |Delta_A|
     stage_ends: dict[str, int] = field(default_factory=dict)
+    after_stage2: tuple[np.ndarray, np.ndarray] | None = None  # (V, A) before the Stage-3 rounding
 
 
 def _minibatch_grads(task: SCBTask, V, A, rng, B):
@@ -75,7 +76,13 @@ def run_algorithm1(
     def log(stage: str) -> None:
         a, b, dV, dA = line_coordinates(task, V, A)
         res.history.append(
-            {"stage": stage, "alpha": a, "beta": b, "dV": float(np.abs(dV).max()), "dA": float(np.abs(dA).max())}
+            {
+                "stage": stage,
+                "alpha": a,
+                "beta": b,
+                "dV": float(np.abs(dV).max()),
+                "dA": float(np.abs(dA).max()),
+            }
         )
 
     for _ in range(max_stage1):
@@ -93,6 +100,7 @@ def run_algorithm1(
         A = prox_project(A - etaA * GA, etaA * lam)
         log("2")
     res.stage_ends["2"] = len(res.history)
+    res.after_stage2 = (V.copy(), A.copy())
     A = round_attention(A, cut * res.history[-1]["beta"] if cutoff is None else cut)
     for _ in range(stage3_steps):
         GV, _ = _minibatch_grads(task, V, A, rng, B2)

@@ -55,7 +55,9 @@ def expected_grads_enumerated(task: SCBTask, V: np.ndarray, A: np.ndarray, preco
     return precondition(EgV, EgA, task.mu) if preconditioned else (EgV, EgA)
 
 
-def expected_preconditioned_grads(task: SCBTask, V: np.ndarray, A: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def expected_preconditioned_grads(
+    task: SCBTask, V: np.ndarray, A: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
     """Lemmas B.7-B.8 (reconstructed) for any V, A with unit column sums:
     ``E G_V = ||A||_mu^2 V_c - <A, Q>_mu P_c + (V mu - mu) 1^T`` with ``V_c = V - V mu 1^T``, and
     ``E G_{a_k} = ||V_c||_mu^2 (a_k - 1/T) - <V_c, P_c>_mu (q_k - 1/T)``."""
@@ -95,7 +97,11 @@ def line_point(task: SCBTask, alpha: float, beta: float) -> tuple[np.ndarray, np
 
 def line_loss(task: SCBTask, alpha: float, beta: float, L_star: float) -> float:
     """Population loss on the line: ``L* + K_P (alpha-1)^2 / (2T) + K_P K_Q (alpha beta - 1)^2 / 2``."""
-    return L_star + task.K_P * (alpha - 1) ** 2 / (2 * task.T) + task.K_P * task.K_Q * (alpha * beta - 1) ** 2 / 2
+    return (
+        L_star
+        + task.K_P * (alpha - 1) ** 2 / (2 * task.T)
+        + task.K_P * task.K_Q * (alpha * beta - 1) ** 2 / 2
+    )
 
 
 def line_coordinates(task: SCBTask, V: np.ndarray, A: np.ndarray):
@@ -121,13 +127,17 @@ def population_step(task: SCBTask, V, A, eta_V: float, eta_A: float) -> tuple[np
     return V - eta_V * GV, A - eta_A * GA
 
 
-def two_d_trajectory(task: SCBTask, steps: int, eta_V: float, eta_A: float, alpha=0.0, beta=0.0) -> np.ndarray:
+def two_d_trajectory(
+    task: SCBTask, steps: int, eta_V: float, eta_A: float, alpha=0.0, beta=0.0
+) -> np.ndarray:
     """``[(alpha_t, beta_t)]`` for t = 0..steps from (alpha, beta) (default: the initialisation (0, 0))."""
     out = np.empty((steps + 1, 2))
     out[0] = alpha, beta
-    for t in range(steps):
-        alpha, beta = two_d_step(task, alpha, beta, eta_V, eta_A)
-        out[t + 1] = alpha, beta
+    kq, kp, T = task.K_Q, task.K_P, task.T
+    a, b = float(alpha), float(beta)
+    for t in range(steps):  # the same update as two_d_step, with the constants hoisted
+        a, b = a + eta_V * ((1 - a) / T + kq * b * (1 - a * b)), b + eta_A * kp * a * (1 - a * b)
+        out[t + 1] = a, b
     return out
 
 

@@ -11,6 +11,7 @@ Tokens are 0-based here. Inner product ``<M, M'>_mu = sum_k mu_k <m_k, m'_k> = t
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from itertools import product
 
 import numpy as np
@@ -44,7 +45,9 @@ class SCBTask:
             raise ValueError(f"Q must have shape [T, {N}] with T >= 1, got {Q.shape}")
         for name, M in (("P", P), ("Q", Q)):
             if (M < -PROB_TOL).any() or np.abs(M.sum(axis=0) - 1).max() > PROB_TOL:
-                raise ValueError(f"the columns of {name} must be probability vectors (nonnegative, summing to 1)")
+                raise ValueError(
+                    f"the columns of {name} must be probability vectors (nonnegative, summing to 1)"
+                )
         if (mu < -PROB_TOL).any() or abs(mu.sum() - 1) > PROB_TOL:
             raise ValueError("mu must be a probability vector")
         if (mu <= 0).any():
@@ -77,11 +80,11 @@ class SCBTask:
         """``Q - (1/T) 1 1^T``."""
         return self.Q - 1.0 / self.T
 
-    @property
+    @cached_property
     def K_P(self) -> float:
         return mu_inner(self.Pc, self.Pc, self.mu)
 
-    @property
+    @cached_property
     def K_Q(self) -> float:
         return mu_inner(self.Qc, self.Qc, self.mu)
 
@@ -115,7 +118,12 @@ class SCBTask:
 
 
 def random_scb_task(
-    rng: np.random.Generator, N: int, T: int, Qs: int, concentration: float = 1.0, doubly_stochastic: bool = False
+    rng: np.random.Generator,
+    N: int,
+    T: int,
+    Qs: int,
+    concentration: float = 1.0,
+    doubly_stochastic: bool = False,
 ) -> SCBTask:
     """A random instance: Dirichlet(concentration) columns of P (or a mixture of N permutation matrices when
     ``doubly_stochastic``, so mu is uniform), mu its stationary law, q_k Dirichlet(5) on a random Qs-subset."""

@@ -142,7 +142,15 @@ def prop9_transformer(d: int, S: Iterable[int], c: float | None = None) -> Selec
     pos[-1, 4] = 1.0  # the query flag
     e = np.eye(5)
     return SelectionTransformer(
-        d, S, c, embed, pos, np.sqrt(c) * e[:, [4]], np.sqrt(c) * e[:, [2]], e[:, [0]], TrapezoidParityMLP.build(k)
+        d,
+        S,
+        c,
+        embed,
+        pos,
+        np.sqrt(c) * e[:, [4]],
+        np.sqrt(c) * e[:, [2]],
+        e[:, [0]],
+        TrapezoidParityMLP.build(k),
     )
 
 

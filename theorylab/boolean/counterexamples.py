@@ -1,0 +1,46 @@
+"""Counterexample generators for the distill family (functions on the hypercube)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from theorylab.boolean.fourier import majority_coefficient
+from theorylab.counterexamples import register
+
+# The stored Lemma 64 instance: d = 11, k = 4, S = {0,1,2,3}, m = 2000 neurons (1000 mirrored pairs), seed 0.
+LEM64_INSTANCE = {"d": 11, "k": 4, "m": 2000, "seed": 0}
+
+
+@register("distill.lem64", "idealised one-step teacher whose in-support degree-1 correlations cancel to ~0")
+def lem64_cancellation() -> dict[str, np.ndarray]:
+    from theorylab.nn.distill import (
+        degree_one_correlations,
+        idealized_one_step_weights,
+        sign_corrected_pair_correlations,
+        symmetric_init,
+    )
+
+    d, k, m, seed = (LEM64_INSTANCE[key] for key in ("d", "k", "m", "seed"))
+    S = list(range(k))
+    net0 = symmetric_init(d, m, k, np.random.default_rng(seed))
+    net1 = idealized_one_step_weights(net0, S)
+    return {
+        "W0": net0.W,
+        "b": net0.b,
+        "a": net0.a,
+        "W1": net1.W,
+        "correlations": degree_one_correlations(net1),
+        "claimed_lower_bound": np.array(1 / (8 * k)),
+        "pair_correlations": sign_corrected_pair_correlations(net0, net1, S),
+    }
+
+
+@register("distill.maj", "exact Majority coefficients vs the printed asymptotic i^(-1/3)/C(d,i)")
+def majority_table() -> dict[str, np.ndarray]:
+    from math import comb
+
+    d = 101
+    sizes = np.array([1, 3, 5, 7, 9])
+    zeta = np.array([float(majority_coefficient(d, int(i))) for i in sizes])
+    printed = np.array([i ** (-1 / 3) / comb(d, int(i)) for i in sizes])
+    return {"d": np.array(d), "sizes": sizes, "zeta": zeta, "printed": printed}
