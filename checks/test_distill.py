@@ -176,13 +176,13 @@ def test_lemma64_aggregate_correlation_is_refuted(lem64_instance, measure) -> No
     bound = float(data["claimed_lower_bound"])
     assert (corr < bound).all() and np.abs(corr).max() < bound / 5  # claimed >= 1/(8k) = 0.031
     # the cancellation has the predicted size O(1/(k sqrt(m))), not Theta(1/k)
-    assert np.abs(corr).max() * 4 * np.sqrt(4000) < 2
+    assert np.abs(corr).max() * 4 * np.sqrt(len(data["a"])) < 2
 
 
 @pytest.mark.claim("distill.lem64", tier="exact", control=True)
 def test_lemma64_control_per_pair_bound_holds_on_the_same_instance(lem64_instance) -> None:
     data = lem64_instance
-    pc, b = data["pair_correlations"], data["b"][:2000]
+    pc, b = data["pair_correlations"], data["b"][: len(data["b"]) // 2]
     assert pc[b >= 0].min() >= 1 / (4 * 4)  # the same instance satisfies the proof's per-neuron bound
 
 

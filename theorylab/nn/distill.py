@@ -67,7 +67,7 @@ def symmetric_init(d: int, m: int, k: int, rng: np.random.Generator) -> TwoLayer
     """Algorithm 2's initialisation: for i < m/2, ``w_i ~ Unif{+-1}^d``, ``b_i`` uniform on the grid
     ``{-1 + 1/k, ..., 1 - 1/k}``, ``a_i ~ Unif{+-1/m}``; mirrored ``w_{i+m/2} = w_i``, ``b_{i+m/2} = b_i``,
     ``a_{i+m/2} = -a_i``, so ``f = 0`` at initialisation."""
-    d, m, k = _check_width("d", d), _check_width("m", m), _check_width("k", k)
+    d, m, k = _check_width("d", d), _check_width("width m", m), _check_width("k", k)
     if m % 2:
         raise ValueError(f"the symmetric initialisation needs an even width m, got {m}")
     if k > d:
