@@ -34,6 +34,9 @@ _EXPORTS: dict[str, str] = {
     "reference_forward": "reference",
     "TheoryTransformer": "theory",
     "causal_softmax": "theory",
+    "ProgressiveSchedule": "distill",
+    "DistillTask": "distill",
+    "train_mlps": "distill",
 }
 
 

@@ -27,6 +27,24 @@ import numpy as np
 from theorylab.boolean.fourier import hypercube, majority_coefficient
 from theorylab.boolean.tasks import SparseParity
 
+__all__ = [
+    "DistillRun",
+    "DistillTask",
+    "MLPStack",
+    "ProgressiveSchedule",
+    "TwoLayerReLU",
+    "claim7_gradient",
+    "degree_one_correlations",
+    "distill_targets",
+    "held_out",
+    "idealized_one_step_weights",
+    "locate_transition",
+    "population_first_layer_gradient",
+    "sign_corrected_pair_correlations",
+    "symmetric_init",
+    "train_mlps",
+]
+
 
 # --------------------------------------------------------------------------------------- the theory's teacher
 def _check_width(name: str, m: int) -> int:
