@@ -5,6 +5,7 @@ teacher of Lemmas 63-64, the Prop 9/10 attention constructions and progressive d
 from __future__ import annotations
 
 from fractions import Fraction
+from fractions import Fraction as F
 from math import comb
 
 import numpy as np
@@ -96,6 +97,12 @@ def test_majority_printed_asymptotic_is_rejected(measure) -> None:
 def test_claim7_population_gradient_exact() -> None:
     net = ds.symmetric_init(11, 200, 4, np.random.default_rng(3))
     S = [0, 3, 5, 8]
+    # Algorithm 2's initialisation: b on the grid {-1 + 1/k, ..., 1 - 1/k} (so |b| < 1), mirrored pairs, f = 0
+    grid = {F(j, 4) - 1 for j in range(1, 8)}
+    assert {F(float(b)).limit_denominator(8) for b in net.b} <= grid and len(set(net.b)) > 3
+    assert np.abs(net(hypercube(11))).max() <= 1e-15 and set(np.abs(net.a)) == {
+        1 / 200
+    }  # f = 0 up to round-off
     g = ds.population_first_layer_gradient(net, S)
     assert np.abs(g - ds.claim7_gradient(net, S)).max() <= GRAD_TOL * np.abs(g).max()
 
@@ -324,6 +331,8 @@ def test_schedules_cover_the_budget(ckpts: list[int], budget: int) -> None:
     assert used == sorted(used)  # monotone in the teacher's time
     assert set(used) == set(ckpts)  # every checkpoint is used
     assert sum(sched.durations) == budget and max(sched.durations) - min(sched.durations) <= 1
+    counts = [used.count(c) for c in sorted(ckpts)]
+    assert counts == list(sched.durations)  # checkpoint i supervises exactly durations[i] steps
     assert sched.teacher_at(budget + 10) == max(ckpts)
 
 
