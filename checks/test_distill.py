@@ -76,7 +76,7 @@ def test_majority_coefficients_closed_form_and_ratio(measure) -> None:
         for k in range(2, d - 1, 2):
             assert majority_ratio(d, k) == Fraction(k - 1, d - k)
     assert majority_coefficient(9, 3) == Fraction(-5, 128)
-    # the corrected growth: |zeta_i| C(d,i)^(1/2) at d = 101 (catalog 0.80, 0.33, 0.22)
+    # the corrected growth: |zeta_i| C(d,i)^(1/2) at d = 101 (0.80, 0.33, 0.22)
     scaled = [float(abs(majority_coefficient(101, i))) * comb(101, i) ** 0.5 for i in (1, 3, 5)]
     measure("abs_zeta_i_sqrt_binom_d101", scaled)
     assert np.allclose(scaled, [0.80, 0.33, 0.22], atol=0.01)
