@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from theorylab.attention.scb import (
     SCBTask,
     bayes_loss,
+    context_moments,
     expected_grads_enumerated,
     expected_preconditioned_grads,
     line_coordinates,
@@ -176,6 +177,54 @@ def test_expected_gradients_control_off_domain(task) -> None:
     Vc = V - (V @ mu)[:, None]
     formula = mu_inner(A, A, mu) * Vc - mu_inner(A, task.Q, mu) * task.Pc + (V @ mu - mu)[:, None]
     assert np.abs(eV - formula).max() > 1e-3  # the identity really needs the domain
+
+
+# ------------------------------------------------------------------------------------------------ lemB4_B6
+def _enumerated_moments(task: SCBTask, a, a2, M, kq: int) -> dict[str, np.ndarray]:
+    xs, k, w = task.contexts()
+    X = np.eye(task.N)[xs]  # [B, T, N]: row t is e_{x_t}
+    Xa, Xa2 = np.einsum("btn,t->bn", X, a), np.einsum("btn,t->bn", X, a2)
+    sel = k == kq
+    y = task.label_law(xs[sel], k[sel])
+    wk = w[sel] / w[sel].sum()
+    return {
+        "XaaX": np.einsum("b,bi,bj->ij", w, Xa, Xa2),
+        "XMX": np.einsum("b,bsi,ij,btj->st", w, X, M, X),
+        "label_cross": np.einsum("b,bi,bj->ij", wk, y, Xa[sel]),
+    }
+
+
+@given(task=scb_tasks, seed=st.integers(0, 2**32 - 1))
+@settings(deadline=None)
+@pytest.mark.claim("scb.lemB4_B6", tier="property")
+def test_context_moments_property(task: SCBTask, seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    a, a2, M = rng.normal(size=task.T), rng.normal(size=task.T), rng.normal(size=(task.N, task.N))
+    kq = int(rng.integers(task.N))
+    got, want = _enumerated_moments(task, a, a2, M, kq), context_moments(task, a, a2, M, kq)
+    for key in want:
+        assert np.abs(got[key] - want[key]).max() <= EXACT_TOL * (1 + np.abs(want[key]).max()), key
+
+
+@pytest.mark.claim("scb.lemB4_B6", tier="exact")
+def test_context_moments_exact(task) -> None:
+    rng = np.random.default_rng(11)
+    a, a2, M = rng.normal(size=4), rng.normal(size=4), rng.normal(size=(3, 3))
+    for kq in range(3):
+        got, want = _enumerated_moments(task, a, a2, M, kq), context_moments(task, a, a2, M, kq)
+        for key in want:
+            assert np.abs(got[key] - want[key]).max() <= EXACT_TOL, key
+
+
+@pytest.mark.claim("scb.lemB4_B6", tier="exact", control=True)
+def test_context_moments_control_dropped_centering(task) -> None:
+    a, a2, M = np.array([1.0, 0.5, -0.2, 0.3]), np.array([0.4, 1.0, 0.1, -0.5]), np.eye(3)  # a.a2 = 0.73
+    got = _enumerated_moments(task, a, a2, M, 0)
+    D = np.diag(task.mu)
+    wrong = float(a @ a2) * D + float(a.sum() * a2.sum()) * np.outer(
+        task.mu, task.mu
+    )  # mu mu^T not subtracted
+    assert np.abs(got["XaaX"] - wrong).max() > 1e-3
 
 
 # ------------------------------------------------------------------------------------------------ popline

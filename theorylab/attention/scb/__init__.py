@@ -5,6 +5,7 @@ extraction, so exact agreement proves the reconstruction consistent, not that it
 from theorylab.attention.scb.algorithm import Algorithm1Result, prox_project, round_attention, run_algorithm1
 from theorylab.attention.scb.dynamics import (
     bayes_loss,
+    context_moments,
     expected_grads_enumerated,
     expected_preconditioned_grads,
     line_coordinates,
@@ -28,6 +29,7 @@ __all__ = [
     "SCBTask",
     "bayes_loss",
     "check_assumptions",
+    "context_moments",
     "expected_grads_enumerated",
     "expected_preconditioned_grads",
     "line_coordinates",

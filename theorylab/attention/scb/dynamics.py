@@ -160,3 +160,19 @@ def softmax_jacobian(a: np.ndarray) -> np.ndarray:
     """``J(a) = diag(a) - a a^T``, the Jacobian of softmax at output a (§5.2)."""
     a = np.asarray(a, dtype=np.float64)
     return np.diag(a) - np.outer(a, a)
+
+
+def context_moments(
+    task: SCBTask, a: np.ndarray, a2: np.ndarray, M: np.ndarray, k: int
+) -> dict[str, np.ndarray]:
+    """Lemmas B.4-B.6 (reconstructed), x_t i.i.d. mu: ``E[X a a2^T X^T] = (a.a2)(D - mu mu^T) + (1.a)(1.a2) mu mu^T``,
+    ``E[X^T M X] = (tr(DM) - mu^T M mu) I + (mu^T M mu) 11^T`` and
+    ``E[e_{x_o} (X a)^T | k] = P[(q_k.a)(D - mu mu^T) + (1.a) mu mu^T]``."""
+    mu, T = task.mu, task.T
+    D, mm = np.diag(mu), np.outer(mu, mu)
+    quad = float(mu @ M @ mu)
+    return {
+        "XaaX": float(a @ a2) * (D - mm) + float(a.sum() * a2.sum()) * mm,
+        "XMX": (float(np.trace(D @ M)) - quad) * np.eye(T) + quad * np.ones((T, T)),
+        "label_cross": task.P @ (float(task.Q[:, k] @ a) * (D - mm) + float(a.sum()) * mm),
+    }
