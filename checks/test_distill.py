@@ -22,6 +22,7 @@ from theorylab.attention.sparse_parity import (
 )
 from theorylab.attention.sparse_parity.counterexamples import prop9_printed_failure, prop10_additive_collision
 from theorylab.boolean import (
+    HierarchicalParity,
     SparseParity,
     fourier_coefficients,
     hypercube,
@@ -31,7 +32,7 @@ from theorylab.boolean import (
     parity,
     subset_mask,
 )
-from theorylab.boolean.counterexamples import lem64_cancellation, majority_table
+from theorylab.boolean.counterexamples import hierarchical_printed_classes, lem64_cancellation, majority_table
 from theorylab.nn import distill as ds
 
 # Constructions are sums of O(k) ReLU terms of size O(1/Delta') = O(k) evaluated in float64: round-off ~1e-13;
@@ -316,6 +317,27 @@ def test_prop10_additive_embedding_collides() -> None:
     assert not np.array_equal(
         model.attention_output(data["x1"][None]), model.attention_output(data["x2"][None])
     )
+
+
+# ------------------------------------------------------------------------------------------------ hier
+@pytest.mark.claim("distill.hier", tier="exact")
+def test_hierarchical_parity_corrected_classes() -> None:
+    for D, k in ((2, 3), (3, 2)):
+        h = HierarchicalParity(D, k, (2**D - 1) * k)
+        x = hypercube(h.d)
+        member = np.stack([h.membership(x, i) for i in range(1, h.K + 1)], axis=1)
+        assert (member.sum(axis=1) == 1).all()  # a partition of the cube ...
+        assert np.array_equal(np.argmax(member, axis=1) + 1, h.label(x))  # ... equal to the tree walk
+        assert (np.bincount(h.label(x), minlength=h.K + 1)[1:] == 2**h.d // h.K).all()  # balanced classes
+
+
+@pytest.mark.claim("distill.hier", tier="exact", control=True)
+def test_hierarchical_parity_printed_formula_fails() -> None:
+    data = hierarchical_printed_classes()
+    assert float(data["fraction_bad"]) > 0.5 and len(data["x"]) > 0
+    h = HierarchicalParity(3, 2, 14)
+    printed = np.stack([h.membership(data["x"], i, printed=True) for i in range(1, 9)], axis=1)
+    assert (printed.sum(axis=1) != 1).all()
 
 
 # ------------------------------------------------------------------------------------------------ defs

@@ -31,6 +31,12 @@ def test_sparse_parity_bad_input() -> None:
         SparseParity(5, 2, (1, 1))
     with pytest.raises(ValueError, match="too large for exact enumeration"):
         SparseParity(30, 3).all_inputs()
+    from theorylab.boolean import HierarchicalParity
+
+    with pytest.raises(ValueError, match="need d >= 21"):
+        HierarchicalParity(3, 3, 20)
+    with pytest.raises(ValueError, match="D must be a positive int"):
+        HierarchicalParity(-1, 3, 20)
     with pytest.raises(ValueError, match="length d = 5"):
         SparseParity(5, 2).sample_batch(np.random.default_rng(0), 4, 6)
 

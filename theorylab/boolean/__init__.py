@@ -14,9 +14,10 @@ from theorylab.boolean.fourier import (
     subset_mask,
     walsh_transform,
 )
-from theorylab.boolean.tasks import SparseParity, monomial_correlations
+from theorylab.boolean.tasks import HierarchicalParity, SparseParity, monomial_correlations
 
 __all__ = [
+    "HierarchicalParity",
     "SparseParity",
     "characters",
     "correlations",

@@ -44,3 +44,21 @@ def majority_table() -> dict[str, np.ndarray]:
     zeta = np.array([float(majority_coefficient(d, int(i))) for i in sizes])
     printed = np.array([i ** (-1 / 3) / comb(d, int(i)) for i in sizes])
     return {"d": np.array(d), "sizes": sizes, "zeta": zeta, "printed": printed}
+
+
+@register(
+    "distill.hier", "the printed class formula c(i,j) puts inputs in zero or several classes (D=3, k=2, d=14)"
+)
+def hierarchical_printed_classes() -> dict[str, np.ndarray]:
+    from theorylab.boolean.fourier import hypercube
+    from theorylab.boolean.tasks import HierarchicalParity
+
+    h = HierarchicalParity(3, 2, 14)
+    x = hypercube(14)
+    printed = np.stack([h.membership(x, i, printed=True) for i in range(1, h.K + 1)], axis=1)
+    bad = printed.sum(axis=1) != 1
+    return {
+        "x": x[bad][:16],
+        "classes_per_input": printed.sum(axis=1)[bad][:16],
+        "fraction_bad": np.array(bad.mean()),
+    }

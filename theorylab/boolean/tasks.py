@@ -92,3 +92,55 @@ def monomial_correlations(values: np.ndarray, d: int, S: Iterable[int], max_degr
         for U in combinations(range(d), r):
             (inside if set(U) <= S else outside).append(coef[subset_mask(U, d)])
     return {"in_support": float(np.mean(inside)) if inside else 0.0, "off_support": float(np.mean(outside))}
+
+
+@dataclass(frozen=True)
+class HierarchicalParity:
+    """Liu §4.2.7.3: a depth-D binary decision tree whose K-1 internal nodes (BFS order, node 1 the root, children
+    2n and 2n+1) carry disjoint k-sparse parities ``T_n = prod of x over coordinates (n-1)k .. nk-1``; at a node go
+    left if ``T_n(x) = -1`` and right if ``+1``; the leaf reached is the class ``i`` in 1..K = 2^D."""
+
+    D: int
+    k: int
+    d: int
+
+    def __post_init__(self) -> None:
+        for name in ("D", "k", "d"):
+            _check_width(name, getattr(self, name))
+        if (2**self.D - 1) * self.k > self.d:
+            raise ValueError(
+                f"{2**self.D - 1} disjoint {self.k}-sparse parities need d >= {(2**self.D - 1) * self.k}"
+            )
+
+    @property
+    def K(self) -> int:
+        return 2**self.D
+
+    def node_parity(self, x: np.ndarray, n: int) -> np.ndarray:
+        return parity(x, range((n - 1) * self.k, n * self.k))
+
+    def label(self, x: np.ndarray) -> np.ndarray:
+        """The class (1..K) of each point by walking the tree."""
+        x = np.asarray(x)
+        node = np.ones(x.shape[0], dtype=np.int64)
+        for _ in range(self.D):
+            t = np.stack([self.node_parity(x, n) for n in range(1, self.K)], axis=-1)
+            node = 2 * node + (t[np.arange(len(node)), node - 1] > 0)
+        return node - self.K + 1
+
+    def path(self, i: int) -> list[int]:
+        """v_1..v_D: the internal nodes from the root to the leaf of class i."""
+        leaf = self.K + i - 1
+        return [leaf >> (self.D - j) for j in range(self.D)]
+
+    def membership(self, x: np.ndarray, i: int, printed: bool = False) -> np.ndarray:
+        """``prod_j 1[c(i,j) T_{v_j}(x) > 0]``: corrected ``c(i,j) = +1`` iff bit j (from the top) of i-1 is 1;
+        ``printed=True`` uses the printed rule ``c(i,j) = 1 if i >= 2^(D-j) else -1``."""
+        out = np.ones(np.asarray(x).shape[0], dtype=bool)
+        for j, v in enumerate(self.path(i), start=1):
+            if printed:
+                c = 1 if i >= 2 ** (self.D - j) else -1
+            else:
+                c = 1 if (i - 1) >> (self.D - j) & 1 else -1
+            out &= c * self.node_parity(x, v) > 0
+        return out
