@@ -130,25 +130,24 @@ def C_k(model, k: int) -> np.ndarray:
     return C / n_terms
 
 
-def fit_population(model, masks, data, *, tol: float = 1e-12, max_iter: int = 200) -> np.ndarray:
-    """$\\theta^*=\\arg\\min_\\theta L(\\theta)$ under ``data`` by damped Newton (the loss is convex, Prop 4.3.6)."""
+def fit_population(model, masks, data, *, tol: float = 1e-10, max_iter: int = 100) -> np.ndarray:
+    """$\\theta^*=\\arg\\min_\\theta L(\\theta)$ under ``data`` by damped Newton (the loss is convex, Prop 4.3.6).
+
+    Stops when the gradient is below ``tol`` (max norm) or the Newton decrement reaches round-off (1e-24)."""
     fam, theta = _resolve(model)
     theta = theta.copy()
     for _ in range(max_iter):
         parts = pl_parts((fam, theta), masks, data)
-        if np.abs(parts.grad).max() < tol:
-            return theta
         step = np.linalg.lstsq(parts.hessian, parts.grad, rcond=None)[0]
+        decrement = float(parts.grad @ step)
+        if np.abs(parts.grad).max() < tol or decrement < 1e-24:
+            return theta
         t = 1.0
-        while t > 1e-10:
-            new = theta - t * step
-            if pl_loss((fam, new), masks, data) <= parts.loss + 1e-4 * t * float(parts.grad @ -step):
-                break
+        while t > 1e-8 and pl_loss((fam, theta - t * step), masks, data) > parts.loss - 1e-4 * t * decrement:
             t /= 2
-        theta = new
-    parts = pl_parts((fam, theta), masks, data)
-    if np.abs(parts.grad).max() > 1e-8:
-        raise RuntimeError(f"Newton did not converge (gradient {np.abs(parts.grad).max():.2e})")
+        theta = theta - t * step
+    if np.abs(pl_parts((fam, theta), masks, data).grad).max() > 1e-8:
+        raise RuntimeError("Newton did not converge")
     return theta
 
 
@@ -202,9 +201,8 @@ def fit_kpl(
     # single-mask empirical loss = adaptive-law loss with data p(x) and law p(K | x) = joint / p(x)
     px = joint.sum(axis=1)
     w = np.where(px[:, None] > 0, joint / np.where(px > 0, px, 1)[:, None], 1.0 / len(ms))
+    # the empirical (state, mask) frequencies; the model's conditional ignores them (masks are independent of X)
     law = MaskLaw(tuple(ms), w)
-    # the empirical conditional must not see w (masks are independent of X in the model): use a fixed-law
-    # conditional by passing the per-mask joint weights through the data argument
     return _fit_joint(fam, theta0, law, px, method)
 
 
@@ -229,13 +227,14 @@ def _fit_joint(
         return loss, grad, H
 
     if method == "newton":
-        for _ in range(200):
+        for _ in range(100):
             loss, grad, H = parts(theta)
-            if np.abs(grad).max() < 1e-11:
-                break
             step = np.linalg.lstsq(H, grad, rcond=None)[0]
+            decrement = float(grad @ step)
+            if np.abs(grad).max() < 1e-11 or decrement < 1e-24:
+                break
             t = 1.0
-            while t > 1e-10 and parts(theta - t * step)[0] > loss - 1e-4 * t * float(grad @ step):
+            while t > 1e-8 and parts(theta - t * step)[0] > loss - 1e-4 * t * decrement:
                 t /= 2
             theta = theta - t * step
         return theta
