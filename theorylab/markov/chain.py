@@ -189,8 +189,15 @@ class FiniteChain:
         h[A] = 0.0
         rest = reach & ~A
         if rest.any():
-            Q = self.P[np.ix_(rest, rest)]
-            h[rest] = np.linalg.solve(np.eye(int(rest.sum())) - Q, np.ones(int(rest.sum())))
+            # I - Q with its diagonal written as the exit probability sum_{j != i} P(i, j): no cancellation in
+            # 1 - P(i, i) when P(i, i) ~ 1 (hitting times up to ~1e15 stay accurate; cf. the GTH algorithm)
+            idx = np.flatnonzero(rest)
+            A = -self.P[np.ix_(idx, idx)]
+            rows = self.P[idx].copy()
+            rows[np.arange(idx.size), idx] = 0.0
+            off = rows.sum(axis=1)
+            A[np.arange(idx.size), np.arange(idx.size)] = off
+            h[rest] = np.linalg.solve(A, np.ones(idx.size))
         return h
 
     def distribution_after(self, start, steps: int) -> np.ndarray:
