@@ -543,7 +543,7 @@ def decoder_verdict(results, floor_par: float, floor_ar: float, slack: float = 0
     return floor_par - 1e-9 <= par <= floor_par + slack and ar <= floor_ar + slack and ar < floor_par - margin
 
 
-DECODER_STEPS = {"small": 600, "full": 3000}
+DECODER_STEPS = {"small": 200, "full": 2000}
 
 
 @pytest.mark.claim("gibbs.tf_prop4.1.3", tier="trained")
@@ -568,6 +568,6 @@ def test_parallel_head_control_product_target():
     import torch
 
     torch.set_num_threads(1)
-    results, floor_par, floor_ar = _train_heads(0.0, 200, seed=0)
+    results, floor_par, floor_ar = _train_heads(0.0, 100, seed=0)
     assert abs(floor_par - floor_ar) < EXACT_TOL
     assert not decoder_verdict(results, floor_par, floor_ar)
