@@ -15,11 +15,22 @@ from __future__ import annotations
 from math import comb, exp, log, tanh
 
 import numpy as np
-from scipy.special import expit
-from scipy.stats import binom, hypergeom
+from scipy.special import expit, gammaln, xlog1py, xlogy
 
 from theorylab.ising.model import gamma
 from theorylab.markov import FiniteChain
+
+
+def _binom_pmf(n: int, p: float) -> np.ndarray:
+    """Bin(n, p) probabilities of 0..n, in log space (no overflow of the coefficients for large n)."""
+    k = np.arange(n + 1)
+    logc = gammaln(n + 1) - gammaln(k + 1) - gammaln(n - k + 1)
+    return np.exp(logc + xlogy(k, p) + xlog1py(n - k, -p))
+
+
+def _hypergeom(j: int, total: int, good: int, draws: int) -> float:
+    """P(j good among ``draws`` drawn without replacement from ``total`` with ``good`` good ones)."""
+    return comb(good, j) * comb(total - good, draws - j) / comb(total, draws)
 
 
 class CliqueCountChain:
@@ -54,7 +65,7 @@ class CliqueCountChain:
             S = 2 * m - c
             a = expit(2 * (self.h + self.gamma * self.J * (S - 1)))  # a + spin stays +
             b = expit(2 * (self.h + self.gamma * self.J * (S + 1)))  # a - spin turns +
-            P[m] = np.convolve(binom.pmf(np.arange(m + 1), m, a), binom.pmf(np.arange(c - m + 1), c - m, b))
+            P[m] = np.convolve(_binom_pmf(m, a), _binom_pmf(c - m, b))
         return FiniteChain(P / P.sum(axis=1, keepdims=True))
 
     def k_gibbs(self, N: int, k: int) -> FiniteChain:
@@ -67,9 +78,9 @@ class CliqueCountChain:
         P = np.zeros((c + 1, c + 1))
         for m in range(c + 1):
             for j in range(max(0, k - (N - c)), min(c, k) + 1):
-                pj = hypergeom.pmf(j, N, c, k)
+                pj = _hypergeom(j, N, c, k)
                 for i in range(max(0, j - (c - m)), min(m, j) + 1):
-                    pi = hypergeom.pmf(i, c, m, j)
+                    pi = _hypergeom(i, c, m, j)
                     f = m - i
                     r = np.arange(j + 1)
                     logw = np.log([comb(j, int(t)) for t in r]) + self.energy(2 * (f + r) - c)
