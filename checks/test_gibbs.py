@@ -12,7 +12,6 @@ import sympy as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from theorylab.counterexamples import generate
 from theorylab.ising import (
     CliqueCountChain,
     IsingModel,
@@ -29,6 +28,7 @@ from theorylab.ising import (
     random_scan_gibbs,
     total_correlation,
 )
+from theorylab.ising import counterexamples as ce
 from theorylab.ising.clique import cor_4_1_1_smallest_clique
 from theorylab.ising.product_form import entropy
 from theorylab.ising.samplers import block_matrix
@@ -211,7 +211,7 @@ def test_prop415_exact_count_chain_large_clique(measure):
 
 @pytest.mark.claim("gibbs.prop4.1.5", tier="exact")
 def test_prop415_erratum_hidden_condition(measure):
-    inst = generate("gibbs.prop4.1.5")
+    inst = ce.prop415()
     args = (int(inst["size"]), float(inst["h"]), float(inst["J0"]), float(inst["delta"]), "unordered")
     cc = CliqueCountChain(args[0], args[1], args[0] * args[1] + args[2], "unordered")
     stay = stay_probability_power(cc, 1)
@@ -328,7 +328,7 @@ def never_reaches(convention: str, J: float, budget: int = 1000, level: float = 
 
 @pytest.mark.claim("gibbs.exp4.2.1.2", tier="exact")
 def test_fig43_erratum_never_reaches(measure):
-    inst = generate("gibbs.exp4.2.1.2")
+    inst = ce.fig43()
     assert not never_reaches("unordered", float(inst["J"]))  # printed claim fails at J = 2 (4.2 steps)
     assert never_reaches("unordered", 5.0) and never_reaches("ordered", 2.0)  # corrected: large J
     probs = {
@@ -450,7 +450,7 @@ def test_product_form_block_rows_and_random_scan(measure):
     m4 = IsingModel(np.zeros(4), 1.0 * (np.ones((4, 4)) - np.eye(4)))
     assert all(not is_product_row(block_matrix(m4, K)[0]) for K in combinations(range(4), 2))
     # erratum: random-scan 1-Gibbs is not product-form (it never flips two spins, but flips each one)
-    inst = generate("gibbs.tf_prop4.1.3")
+    inst = ce.one_gibbs_row()
     assert not is_product_row(inst["row"])
     assert all(not is_product_row(r) for r in random_scan_gibbs(m4).P)
     # with the updated index as an input (a fixed-K 1-Gibbs row) it is product

@@ -11,7 +11,6 @@ import sympy as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from theorylab.counterexamples import generate
 from theorylab.estimation.pseudolikelihood import (
     C_k,
     H_k,
@@ -23,6 +22,7 @@ from theorylab.estimation.pseudolikelihood import (
     pl_parts,
 )
 from theorylab.ising import IsingModel, adaptive_block_dynamics, block_dynamics, k_gibbs
+from theorylab.ising import counterexamples as ce
 from theorylab.ising.counterexamples import ALL_MASKS, MISSPECIFIED
 from theorylab.ising.samplers import block_matrix
 from theorylab.markov import FiniteChain
@@ -226,7 +226,7 @@ def test_thm411_reference_traces_figs_41_42(measure):
 
 @pytest.mark.claim("mple.thm4.1.1", tier="exact")
 def test_thm411_erratum_not_strict(measure):
-    inst = generate("mple.thm4.1.1")
+    inst = ce.thm411_strict()
     model = IsingModel(inst["h"], inst["J"])
     Gs = [asymptotic_covariance(model, k) for k in range(1, int(inst["N"]) + 1)]
     gap34 = np.linalg.eigvalsh(Gs[2] - Gs[3])[0]
@@ -238,7 +238,7 @@ def test_thm411_erratum_not_strict(measure):
 
 @pytest.mark.claim("mple.thm4.1.1", tier="exact", control=True)
 def test_thm411_control_misspecified_model_violates_monotonicity():
-    inst = generate("mple.derived.misspecified")
+    inst = ce.misspecified()
     data = IsingModel(inst["h"], inst["J"]).probs()
     fam = IsingModel(np.zeros(4), np.zeros((4, 4))).exp_family([tuple(e) for e in inst["model_edges"]])
     Gs = [asymptotic_covariance((fam, np.zeros(fam.d)), k, misspecified_data=data) for k in (1, 2, 3, 4)]
@@ -262,7 +262,7 @@ def test_thm411_loewner_monotone_on_random_models(model):
 # --------------------------------------------------------------------------- derived: misspecification, all masks
 @pytest.mark.claim("mple.derived.misspecified", tier="exact")
 def test_misspecified_sandwich_trace_increases(measure):
-    inst = generate("mple.derived.misspecified")
+    inst = ce.misspecified()
     data = IsingModel(inst["h"], inst["J"]).probs()
     fam = IsingModel(np.zeros(4), np.zeros((4, 4))).exp_family([tuple(e) for e in inst["model_edges"]])
     thetas = [fit_population((fam, np.zeros(fam.d)), k, data) for k in (1, 2, 3, 4)]
@@ -448,7 +448,7 @@ def adaptive_dirichlet_formula(model, masks, W, f, g) -> float:
 
 @pytest.mark.claim("mple.prop4.1.1", tier="exact")
 def test_prop411_printed_chain_is_reducible_x_chain_is_not():
-    inst = generate("mple.prop4.1.1")
+    inst = ce.prop411_reducible()
     printed = FiniteChain(inst["P"])
     assert not printed.is_irreducible()
     with pytest.raises(ValueError, match="irreducible"):
@@ -538,7 +538,7 @@ def test_cor431_corrected_epsilon():
     N, q, m, delta = sp.symbols("N q m delta", positive=True)
     corrected = sp.sqrt(2 ** (N - 1) * q**N / (m * delta))
     assert cor431_epsilon_is_consistent(corrected, N, q, m, delta)
-    inst = generate("mple.cor4.3.1")
+    inst = ce.cor431()
     assert float(inst["eps_printed"] / inst["eps_corrected"]) == pytest.approx(
         2.0 ** int(inst["N"]), rel=1e-12
     )

@@ -147,3 +147,22 @@ def test_product_form_helpers():
         total_correlation([0.5, 0.25, 0.25])
     with pytest.raises(ValueError, match="probability"):
         total_correlation([0.5, 0.5, 0.5, -0.5])
+
+
+def test_counterexample_generators_are_registered():
+    from theorylab.counterexamples import available, generate
+    from theorylab.ising import counterexamples as ce
+
+    ids = {k for k in available() if k.startswith(("mple.", "gibbs."))}
+    assert ids == {
+        "mple.thm4.1.1",
+        "mple.derived.misspecified",
+        "mple.derived.all_masks",
+        "mple.prop4.1.1",
+        "mple.cor4.3.1",
+        "gibbs.prop4.1.5",
+        "gibbs.exp4.2.1.2",
+        "gibbs.tf_prop4.1.3",
+    }
+    assert np.array_equal(generate("mple.derived.all_masks")["J"], ce.ALL_MASKS["J"])
+    assert float(generate("gibbs.prop4.1.5")["delta"]) == ce.PROP_415["delta"]
