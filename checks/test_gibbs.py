@@ -3,7 +3,7 @@ product-form limit of parallel decoding (Li thesis Ch. 4, ``003_69b23422e33c905a
 
 from __future__ import annotations
 
-from itertools import combinations
+from itertools import combinations, product
 from math import log
 
 import numpy as np
@@ -571,3 +571,67 @@ def test_parallel_head_control_product_target():
     results, floor_par, floor_ar = _train_heads(0.0, 100, seed=0)
     assert abs(floor_par - floor_ar) < EXACT_TOL
     assert not decoder_verdict(results, floor_par, floor_ar)
+
+
+# ------------------------------------------------------------------------------------------------ Prop 4.1.2
+STATES3 = np.array(list(product(range(3), repeat=4)))
+MAP_STEPS = {"small": 600, "full": 2000}
+
+
+def _random_map_task(f: np.ndarray):
+    from theorylab.nn.tasks import Batch, FunctionTask
+
+    def sampler(rng, batch, T):
+        idx = rng.integers(len(STATES3), size=batch)
+        return Batch(STATES3[idx].astype(np.int64), f[idx].astype(np.int64), np.ones((batch, 4), dtype=bool))
+
+    return FunctionTask("random_map_3^4", 3, 3, "ce", sampler)
+
+
+def _fit_map(f: np.ndarray, steps: int, device: str) -> np.ndarray:
+    """A 2-layer, d=64 bidirectional Transformer trained on the whole table; returns its argmax map on all 81 states."""
+    import torch
+
+    from theorylab.nn import Budget, TransformerConfig, train
+
+    cfg = TransformerConfig(
+        vocab_size=3, n_outputs=3, d_model=64, n_layers=2, n_heads=4, max_len=4, causal=False
+    )
+    budget = Budget(steps=steps, batch_size=81, seq_len=4, lr=3e-3, schedule="warmup_cosine", warmup=20)
+    model = train(_random_map_task(f), cfg, budget, seeds=(0,), device=device, progress=False).models[0]
+    with torch.no_grad():
+        return model(torch.tensor(STATES3)).argmax(-1).numpy()
+
+
+def iterates_match(g: np.ndarray, f: np.ndarray, T: int = 5) -> bool:
+    """g^(t) = f^(t) on every start for t <= T (maps given as tables over STATES3)."""
+    index = {tuple(s): i for i, s in enumerate(STATES3)}
+    xg = xf = np.arange(len(STATES3))
+    for _ in range(T):
+        xg = np.array([index[tuple(g[i])] for i in xg])
+        xf = np.array([index[tuple(f[i])] for i in xf])
+        if not np.array_equal(xg, xf):
+            return False
+    return True
+
+
+@pytest.mark.claim("gibbs.tf_prop4.1.2", tier="trained")
+def test_transformer_fits_a_random_deterministic_chain(scale, device, measure):
+    f = STATES3[np.random.default_rng(412).integers(81, size=81)]
+    g = _fit_map(f, MAP_STEPS[scale], device)
+    acc = float((g == f).mean())
+    # baselines: copy the input, and the per-position majority output
+    copy = float((STATES3 == f).mean())
+    majority = float(np.mean([np.bincount(f[:, i], minlength=3).max() / 81 for i in range(4)]))
+    measure(
+        "argmax accuracy on all 81 states (324 outputs); copy / majority baselines", [acc, copy, majority]
+    )
+    assert acc == 1.0 and acc > max(copy, majority)
+    assert iterates_match(g, f)
+
+
+@pytest.mark.claim("gibbs.tf_prop4.1.2", tier="trained", control=True)
+def test_transformer_map_control_ten_percent_budget(scale, device):
+    f = STATES3[np.random.default_rng(412).integers(81, size=81)]
+    g = _fit_map(f, MAP_STEPS[scale] // 10, device)
+    assert not iterates_match(g, f)
