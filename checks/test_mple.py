@@ -617,7 +617,10 @@ def test_fig41_kpl_by_gradient_descent(scale, measure, figure):
                     for row in state_counts
                 ]
             )
-            theta, grad = _kpl_gd(counts / n, fam, masks, steps=800, lr=1.5)
+            # step 1/lambda_max(I) (H_k <= I), enough steps for the condition number of H_k (exact, at theta*)
+            lam_max = np.linalg.eigvalsh(information_matrix(model))[-1]
+            cond = lam_max / np.linalg.eigvalsh(H_k(model, k))[0]
+            theta, grad = _kpl_gd(counts / n, fam, masks, steps=max(200, int(40 * cond)), lr=1 / lam_max)
             # converged: parameter error <= grad / lambda_min(H) ~ 4e-6, negligible against sqrt(Tr Gamma / n) ~ 0.03
             assert grad < 1e-6, grad
             nmse.append(float(n * ((theta - theta_star) ** 2).sum(axis=1).mean()))
