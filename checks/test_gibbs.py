@@ -411,6 +411,10 @@ def test_indep_stationary_control_p_is_not_stationary():
     p = model.probs()
     assert np.abs(p @ independent_parallel(model).P - p).max() > 1e-3
     assert np.abs(p @ k_gibbs(model, 2).P - p).max() < EXACT_TOL  # k-Gibbs does keep p
+    # the reversibility verdict is not vacuous: a systematic scan keeps p but is not reversible
+    sweep = np.linalg.multi_dot([block_matrix(model, (i,)) for i in range(model.N)])
+    assert np.abs(p @ sweep - p).max() < EXACT_TOL
+    assert not FiniteChain(sweep).is_reversible()
 
 
 @pytest.mark.claim("gibbs.derived.indep_stationary", tier="property")
