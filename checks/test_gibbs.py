@@ -83,6 +83,7 @@ def test_prop433_modes(measure):
     for N, size, J0 in [(6, 4, 1.0), (7, 5, 2.0)]:
         for convention in ("unordered", "ordered"):
             model, h = instance(N, size, J0, convention)
+            assert assumption_4_1_5(h, np.abs(h).sum() + J0, range(size)) == pytest.approx(J0, abs=1e-12)
             assert prop433_holds(model, range(size), h, np.abs(h).sum() + J0)
             a, b, _ = prop433_margins(model, range(size), h[:size].sum())
             measure(f"log p(R-1) - log p(other) margin vs 2 J0, {(N, size, J0)} {convention}", [b, 2 * J0])
@@ -152,6 +153,11 @@ def test_prop414_one_step_bound_corrected_constant(measure):
                 miss = Q @ miss
                 assert miss.max() <= (1 - bound) ** T + EXACT_TOL
         assert prop_4_1_4_bound(N, size, size - 1, J0, 1.0) == 0.0  # k < |C|: vacuous
+    # a tight instance: N = |C| = k = 2, clique fields 0.01, J0 = 0.5 (the bound is within 1% of the exact mass)
+    model, h = instance(2, 2, 0.5, "unordered", h_clique=0.01)
+    exact, bound = one_step_mass(model, 2, 2), prop_4_1_4_bound(2, 2, 2, 0.5, 0.02)
+    measure("tight instance (2, 2, 2, 0.5): exact / bound", [exact, bound])
+    assert bound <= exact <= 1.01 * bound
 
 
 @pytest.mark.claim("gibbs.prop4.1.4", tier="exact", control=True)
