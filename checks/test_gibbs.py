@@ -1,0 +1,647 @@
+"""Claim checks of the gibbs family: k-Gibbs vs the independent parallel sampler on Ising models, and the
+product-form limit of parallel decoding (Li thesis Ch. 4, ``003_69b23422e33c905a.txt`` §4.1.3, §4.2.1, §4.3.3)."""
+
+from __future__ import annotations
+
+from itertools import combinations, product
+from math import log
+
+import numpy as np
+import pytest
+import sympy as sp
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from theorylab.ising import (
+    CliqueCountChain,
+    IsingModel,
+    assumption_4_1_5,
+    assumption_4_1_6,
+    assumption_4_1_7,
+    best_product_approximation,
+    clique_model,
+    independent_parallel,
+    independent_parallel_stationary,
+    k_gibbs,
+    prop_4_1_4_bound,
+    prop_4_1_5_bound,
+    random_scan_gibbs,
+    total_correlation,
+)
+from theorylab.ising import counterexamples as ce
+from theorylab.ising.clique import cor_4_1_1_smallest_clique
+from theorylab.ising.product_form import entropy
+from theorylab.ising.samplers import block_matrix
+from theorylab.markov import FiniteChain
+from theorylab.strategies.ising import ising_models, random_ising
+
+# Tolerances: transition matrices of <= 2^7 states, entries from exp/normalise (round-off ~1e-16 each); stationary
+# laws and hitting times from linear solves with condition number <= 1e3 on these instances: 1e-12 absolute for
+# probabilities, 1e-9 relative for expected hitting times (the count chain's solve at 9e11 has cond ~1e12, so the
+# Fig 4.3 table is compared at its printed precision instead).
+EXACT_TOL = 1e-12
+
+
+def mode_sets(model: IsingModel, C) -> tuple[np.ndarray, np.ndarray]:
+    X = model.states()[:, list(C)]
+    return (X == 1).all(axis=1), (X == -1).all(axis=1)
+
+
+def instance(N: int, size: int, J0: float, convention: str, h_clique: float = 0.25, h_out: float = 0.1):
+    """Clique model satisfying Assumption 4.1.5 with the given J0: J = ||h||_1 + J0."""
+    h = np.zeros(N)
+    h[:size] = h_clique
+    h[size:] = h_out * (-1) ** np.arange(N - size)
+    J = np.abs(h).sum() + J0
+    return clique_model(N, range(size), h, J, convention), h
+
+
+# ------------------------------------------------------------------------------------------------ Prop 4.3.3
+def prop433_margins(model: IsingModel, C, hG: float) -> tuple[float, float, float]:
+    """(min log p(R1) - max log p(R-1), min log p(R-1) - max log p(other), max |log p(x) - log p(f x) - 2 hG|)."""
+    lp = model.log_probs()
+    R1, Rm = mode_sets(model, C)
+    other = ~(R1 | Rm)
+    flipped = model.states().copy()
+    flipped[:, list(C)] = -1
+    from theorylab.ising import state_index
+
+    f = state_index(flipped)
+    bij = np.abs(lp[R1] - lp[f[R1]] - 2 * hG).max()
+    return lp[R1].min() - lp[Rm].max(), lp[Rm].min() - lp[other].max() if other.any() else np.inf, bij
+
+
+def prop433_holds(model, C, h, J) -> bool:
+    J0 = assumption_4_1_5(h, J, C)
+    hG = float(np.asarray(h)[list(C)].sum())
+    a, b, bij = prop433_margins(model, C, hG)
+    return J0 is not None and a > 0 and b >= 2 * J0 - 1e-12 and bij < 1e-12
+
+
+@pytest.mark.claim("gibbs.prop4.3.3", tier="exact")
+def test_prop433_modes(measure):
+    for N, size, J0 in [(6, 4, 1.0), (7, 5, 2.0)]:
+        for convention in ("unordered", "ordered"):
+            model, h = instance(N, size, J0, convention)
+            assert assumption_4_1_5(h, np.abs(h).sum() + J0, range(size)) == pytest.approx(J0, abs=1e-12)
+            assert prop433_holds(model, range(size), h, np.abs(h).sum() + J0)
+            a, b, _ = prop433_margins(model, range(size), h[:size].sum())
+            measure(f"log p(R-1) - log p(other) margin vs 2 J0, {(N, size, J0)} {convention}", [b, 2 * J0])
+
+
+@pytest.mark.claim("gibbs.prop4.3.3", tier="exact", control=True)
+def test_prop433_control_weak_coupling():
+    # J below ||h||_1 (Assumption 4.1.5 fails): some non-mode state beats the small mode
+    h = np.array([0.5, 0.5, 0.5, 0.5, 0.1, -0.1])
+    model = clique_model(6, range(4), h, 0.5, "unordered")
+    assert not prop433_holds(model, range(4), h, 0.5)
+    assert prop433_margins(model, range(4), 2.0)[1] < 0
+
+
+@pytest.mark.claim("gibbs.prop4.3.3", tier="property")
+@settings(deadline=None)
+@given(
+    size=st.integers(2, 6),
+    extra=st.integers(0, 3),
+    J0=st.floats(0.05, 2.0),
+    convention=st.sampled_from(["unordered", "ordered"]),
+    seed=st.integers(0, 2**32 - 1),
+)
+def test_prop433_random_instances(size, extra, J0, convention, seed):
+    rng = np.random.default_rng(seed)
+    N = size + extra
+    h = np.zeros(N)
+    h[:size] = rng.uniform(0.05, 1.0, size)
+    if extra:
+        out = rng.uniform(-1, 1, extra)
+        h[size:] = out / np.abs(out).sum() * h[:size].sum() * rng.uniform(0.05, 0.95)
+    J = np.abs(h).sum() + J0
+    assert prop433_holds(clique_model(N, range(size), h, J, convention), range(size), h, J)
+
+
+# ------------------------------------------------------------------------------------------------ Prop 4.1.4
+PROP414 = [(6, 4, 4, 1.0), (6, 4, 5, 1.0), (7, 5, 6, 2.0)]
+
+
+def one_step_mass(model: IsingModel, size: int, k: int) -> float:
+    """min over starts of P(x, R_1) for k-Gibbs."""
+    R1, _ = mode_sets(model, range(size))
+    return float(k_gibbs(model, k).P[:, R1].sum(axis=1).min())
+
+
+@pytest.mark.claim("gibbs.prop4.1.4", tier="exact")
+def test_prop414_one_step_bound_corrected_constant(measure):
+    for N, size, k, J0 in PROP414:
+        for convention in ("unordered", "ordered"):
+            model, h = instance(N, size, J0, convention)
+            hG = float(h[:size].sum())
+            exact = one_step_mass(model, size, k)
+            bound = prop_4_1_4_bound(N, size, k, J0, hG)
+            printed = prop_4_1_4_bound(N, size, k, J0, hG, constant="printed")
+            assert exact >= bound - EXACT_TOL
+            assert printed < bound  # the main text's constant is a weaker (still valid) typo
+            measure(
+                f"min_x P(x,R1) / corrected / printed bound {(N, size, k, J0)} {convention}",
+                [exact, bound, printed],
+            )
+            # geometric tail: P(no visit to R1 in T steps) <= c^T from every start
+            R1, _ = mode_sets(model, range(size))
+            P = k_gibbs(model, k).P
+            Q = P[np.ix_(~R1, ~R1)]
+            miss = np.ones(int((~R1).sum()))
+            for T in range(1, 6):
+                miss = Q @ miss
+                assert miss.max() <= (1 - bound) ** T + EXACT_TOL
+        assert prop_4_1_4_bound(N, size, size - 1, J0, 1.0) == 0.0  # k < |C|: vacuous
+    # a tight instance: N = |C| = k = 2, clique fields 0.01, J0 = 0.5 (the bound is within 1% of the exact mass)
+    model, h = instance(2, 2, 0.5, "unordered", h_clique=0.01)
+    exact, bound = one_step_mass(model, 2, 2), prop_4_1_4_bound(2, 2, 2, 0.5, 0.02)
+    measure("tight instance (2, 2, 2, 0.5): exact / bound", [exact, bound])
+    assert bound <= exact <= 1.01 * bound
+
+
+@pytest.mark.claim("gibbs.prop4.1.4", tier="exact", control=True)
+def test_prop414_control_bound_is_nearly_tight():
+    # 5% more than the corrected bound is already false on (7, 5, 6, 2)
+    model, h = instance(7, 5, 2.0, "unordered")
+    exact = one_step_mass(model, 5, 6)
+    assert not exact >= 1.05 * prop_4_1_4_bound(7, 5, 6, 2.0, float(h[:5].sum()))
+
+
+# ------------------------------------------------------------------------------------------------ Prop 4.1.5
+def prop415_verdict(
+    size: int, h: float, J0: float, delta: float, convention: str, require_condition: bool
+) -> bool:
+    """The statement 'from clique sum <= -2, P(stay <= -2 for t <= T) >= 1 - delta' on the exact count chain;
+    with ``require_condition`` it is only asserted where tanh(J0)|C| > 2 (vacuously true otherwise)."""
+    b = prop_4_1_5_bound(size, J0, delta)
+    if require_condition and not b["condition"]:
+        return True
+    cc = CliqueCountChain(size, h, size * abs(h) + J0, convention)
+    T = int(b["T"])
+    return stay_probability_power(cc, T) >= 1 - delta - EXACT_TOL
+
+
+def stay_probability_power(cc: CliqueCountChain, T: int) -> float:
+    """P(clique sum <= -2 for t = 0..T) from all -1, by repeated squaring of the sub-stochastic kernel."""
+    keep = cc.stuck_set()
+    Q = cc.independent_parallel().P[np.ix_(keep, keep)]
+    return float(np.linalg.matrix_power(Q, T)[0].sum()) if T > 0 else 1.0
+
+
+@pytest.mark.claim("gibbs.prop4.1.5", tier="exact")
+def test_prop415_exact_count_chain_large_clique(measure):
+    for size, J0 in [(40, 0.5), (200, 0.5), (400, 0.2)]:
+        h = 0.05
+        b = prop_4_1_5_bound(size, J0, 0.1)
+        assert b["condition"]
+        cc = CliqueCountChain(size, h, size * h + J0, "unordered")
+        T = int(b["T"])
+        stay = stay_probability_power(cc, T)
+        measure(
+            f"|C|={size}, J0={J0}: T, exact stay, bound 1-2T e^-c",
+            [T, stay, 1 - 2 * T * np.exp(-b["c_stuck"])],
+        )
+        assert stay >= 1 - 2 * T * np.exp(-b["c_stuck"]) - EXACT_TOL
+        assert prop415_verdict(size, h, J0, 0.1, "unordered", True)
+    # count chain agrees with the full 2^N chain (N = 7, |C| = 5, isolated spins included)
+    # (hitting time 2e6: the 128-state solve loses ~eps * 2e6 * 128 relative accuracy, hence 1e-8)
+    model = clique_model(7, range(5), 0.3, 0.6, "ordered")
+    R1, _ = mode_sets(model, range(5))
+    full = independent_parallel(model).hitting_times(R1)[0]
+    cc = CliqueCountChain(5, 0.3, 0.6, "ordered")
+    assert abs(full - cc.hitting_time(cc.independent_parallel())) < 1e-8 * full
+    # small cliques: the bound is vacuous although the chain is stuck (T = 0 at (|C|, J0) = (4, 1))
+    assert prop_4_1_5_bound(4, 1.0, 0.5)["T"] == 0
+
+
+@pytest.mark.claim("gibbs.prop4.1.5", tier="exact")
+def test_prop415_erratum_hidden_condition(measure):
+    inst = ce.prop415()
+    args = (int(inst["size"]), float(inst["h"]), float(inst["J0"]), float(inst["delta"]), "unordered")
+    cc = CliqueCountChain(args[0], args[1], args[0] * args[1] + args[2], "unordered")
+    stay = stay_probability_power(cc, 1)
+    measure(
+        "unconditioned Prop 4.1.5: exact stay probability vs promised 1 - delta (T = 1)", [stay, 1 - args[3]]
+    )
+    assert prop_4_1_5_bound(args[0], args[2], args[3])["T"] == 1
+    assert not prop415_verdict(*args, require_condition=False)  # printed statement fails
+    assert prop415_verdict(*args, require_condition=True)  # corrected statement excludes it
+
+
+@pytest.mark.claim("gibbs.prop4.1.5", tier="exact", control=True)
+def test_prop415_control_condition_predicate_rejects_small_coupling():
+    assert not prop_4_1_5_bound(2, 1e-3, 0.74)["condition"]
+    assert not prop_4_1_5_bound(4, 0.5, 0.1)["condition"]  # tanh(0.5) * 4 = 1.85 <= 2
+    assert prop_4_1_5_bound(4, 1.0, 0.1)["condition"]
+
+
+# ------------------------------------------------------------------------------------------------ Cor 4.1.1
+@pytest.mark.claim("gibbs.cor4.1.1", tier="exact")
+def test_cor411_symbolic_steps_and_smallest_instance(measure):
+    d, a, C, N, k = sp.symbols("delta a C N k", positive=True)
+    # (i) at e^{2 hG} = 2(4 - delta)/delta the ratio e^{2hG}/(e^{2hG} + 2) is exactly (4 - delta)/4
+    boundary = 2 * (4 - d) / d
+    assert sp.simplify(boundary / (boundary + 2) - (4 - d) / 4) == 0
+    assert sp.simplify(sp.diff(a / (a + 2), a)) == sp.simplify(2 / (a + 2) ** 2)  # increasing in e^{2hG}
+    # (ii) Assumption 4.1.7's threshold is exactly where 1 - (N - k)|C|/(k + 1) = (4 - 2 delta)/(4 - delta)
+    kstar = sp.solve(sp.Eq(1 - (N - k) * C / (k + 1), (4 - 2 * d) / (4 - d)), k)
+    assert len(kstar) == 1 and sp.simplify(kstar[0] - (N - d * (N + 1) / ((4 - d) * C + d))) == 0
+    # (iii) tanh J0 >= 1/2: c_stuck >= (2/C)(-1 + C/4)^2 = 2/C - 1 + C/8 (the proof expands with C^2/16)
+    assert sp.expand((-1 + C / 4) ** 2) == 1 - C / 2 + C**2 / 16
+    assert sp.simplify(2 / C * (-1 + C / 4) ** 2 - (2 / C - 1 + C / 8)) == 0
+    # the smallest admissible instance (delta = 1/2, M = 1): |C| = 25, J0 = 25 ln2 / 2, k = N = |C|
+    delta, M = 0.5, 1
+    size = cor_4_1_1_smallest_clique(delta, M)
+    J0, hG = 0.5 * size * log(2), 0.5 * log(2 * (4 - delta) / delta)
+    assert (
+        size == 25 and assumption_4_1_6(size, hG, J0, delta, M) and not assumption_4_1_6(24, hG, J0, delta, M)
+    )
+    assert assumption_4_1_7(size, size, size, delta) and not assumption_4_1_7(size + 1, size, size, delta)
+    cc = CliqueCountChain(size, hG / size, hG + J0, "unordered")
+    hit = float(cc.k_gibbs(size, size).P[0, size])
+    stay = stay_probability_power(cc, M)
+    measure("Cor 4.1.1 smallest instance: P(k-Gibbs in R1 at t=1), P(independent stays M steps)", [hit, stay])
+    assert hit >= 1 - delta / 2 and stay >= 1 - delta / 2
+
+
+@pytest.mark.claim("gibbs.cor4.1.1", tier="exact", control=True)
+def test_cor411_control_printed_expansion():
+    C = sp.symbols("C", positive=True)
+    assert sp.expand((-1 + C / 4) ** 2) != 1 - C / 2 + C**2 / 4  # l.4614 as printed
+    # and one clique vertex fewer than Assumption 4.1.6 asks breaks step (iii)'s target
+    assert not assumption_4_1_6(24, 2.0, 9.0, 0.5, 1)
+
+
+# ------------------------------------------------------------------------------------------------ Fig 4.3
+FIG43 = {  # (convention, J): printed values (independent, k=4, 6, 8, 10) of the re-derived table
+    ("unordered", 0.5): ("1.0", "4.7", "2.9", "1.9", "1.0"),
+    ("unordered", 2.0): ("4.2", "5.1", "2.9", "1.9", "1.0"),
+    ("unordered", 3.0): ("748", "10.4", "3.6", "1.9", "1.0"),
+    ("unordered", 5.0): ("1.52e8", "19.0", "5.2", "2.3", "1.0"),
+    ("ordered", 1.0): ("4.2", "5.1", "2.9", "1.9", "1.0"),
+    ("ordered", 2.0): ("3.01e5", "10.8", "3.6", "1.9", "1.0"),
+    ("ordered", 3.0): ("9.01e11", "199.1", "13.9", "3.0", "1.0"),
+}
+
+
+def half_unit(text: str) -> float:
+    """Half a unit in the last printed digit (the rounding tolerance of a printed number)."""
+    mantissa, _, exp = text.partition("e")
+    decimals = len(mantissa.partition(".")[2])
+    return 0.5 * 10.0 ** (-decimals + (int(exp) if exp else 0))
+
+
+def fig43_row(convention: str, J: float) -> list[float]:
+    cc = CliqueCountChain(4, 5.0, J, convention)
+    return [cc.hitting_time(cc.independent_parallel())] + [
+        cc.hitting_time(cc.k_gibbs(10, k)) for k in (4, 6, 8, 10)
+    ]
+
+
+def hit_within(chain: FiniteChain, target: int, steps: int) -> float:
+    """P(reach ``target`` within ``steps`` steps) from state 0."""
+    Q = chain.P.copy()
+    Q[target] = 0
+    Q[target, target] = 1
+    return float(np.linalg.matrix_power(Q, steps)[0, target])
+
+
+@pytest.mark.claim("gibbs.exp4.2.1.2", tier="exact")
+def test_fig43_exact_hitting_times(measure):
+    for (convention, J), printed in FIG43.items():
+        row = fig43_row(convention, J)
+        measure(
+            f"Fig 4.3 hitting times {convention} J={J} (indep, k=4,6,8,10)", [float(f"{v:.4g}") for v in row]
+        )
+        for v, text in zip(row, printed, strict=True):
+            assert abs(v - float(text)) <= half_unit(text), (convention, J, v, text)
+        assert all(a >= b - 1e-9 for a, b in zip(row[1:], row[2:], strict=False))  # faster with larger k
+    for convention in ("unordered", "ordered"):  # slower with larger J (fixed k < N)
+        rows = [fig43_row(c, J) for (c, J) in FIG43 if c == convention]
+        for col in range(4):
+            assert all(a[col] <= b[col] + 1e-9 for a, b in zip(rows, rows[1:], strict=False))
+        # k = N samples p exactly: the hitting time is 1/p(R_1), which *decreases* to 1 as J grows
+        for (c, J), row in zip([key for key in FIG43 if key[0] == convention], rows, strict=True):
+            assert abs(row[4] - 1 / CliqueCountChain(4, 5.0, J, c).stationary()[-1]) < 1e-12
+
+
+def never_reaches(convention: str, J: float, budget: int = 1000, level: float = 0.01) -> bool:
+    """The printed verdict: the independent sampler reaches R_1 within the budget with probability < level."""
+    cc = CliqueCountChain(4, 5.0, J, convention)
+    return hit_within(cc.independent_parallel(), 4, budget) < level
+
+
+@pytest.mark.claim("gibbs.exp4.2.1.2", tier="exact")
+def test_fig43_erratum_never_reaches(measure):
+    inst = ce.fig43()
+    assert not never_reaches("unordered", float(inst["J"]))  # printed claim fails at J = 2 (4.2 steps)
+    assert never_reaches("unordered", 5.0) and never_reaches("ordered", 2.0)  # corrected: large J
+    probs = {
+        J: hit_within(CliqueCountChain(4, 5.0, J, "unordered").independent_parallel(), 4, 1000)
+        for J in (2, 3, 5)
+    }
+    measure("P(independent sampler hits R1 within 1000 steps), unordered J=2,3,5", list(probs.values()))
+    # "h_i = 5 for all i" violates Assumption 4.1.5 (h_G = 20 < 30); h on the clique only satisfies it
+    assert assumption_4_1_5(np.full(10, 5.0), 100.0, range(4)) is None
+    assert assumption_4_1_5(np.r_[np.full(4, 5.0), np.zeros(6)], 25.0, range(4)) is not None
+
+
+@pytest.mark.claim("gibbs.exp4.2.1.2", tier="exact", control=True)
+def test_fig43_control_count_chain_vs_full_chain():
+    # the count chain must agree with the 2^N chain; a wrong pair convention does not
+    model = clique_model(8, range(4), 5.0, 3.0, "unordered")
+    R1, _ = mode_sets(model, range(4))
+    start = int(np.flatnonzero((model.states() == -1).all(axis=1))[0])
+    full = k_gibbs(model, 4).hitting_times(R1)[start]
+    right = CliqueCountChain(4, 5.0, 3.0, "unordered")
+    wrong = CliqueCountChain(4, 5.0, 3.0, "ordered")
+    assert abs(full - right.hitting_time(right.k_gibbs(8, 4))) < 1e-9 * full
+    assert abs(full - wrong.hitting_time(wrong.k_gibbs(8, 4))) > 0.1 * full
+
+
+# ------------------------------------------------------------------------------------------------ Lee's gap
+def dense_gap(P: np.ndarray) -> float:
+    """1 - second largest eigenvalue of P (unsymmetrised, numpy.linalg.eigvals; real for reversible P)."""
+    ev = np.sort(np.linalg.eigvals(P).real)[::-1]
+    return float(1 - ev[1])
+
+
+@pytest.mark.claim("gibbs.lee", tier="exact")
+def test_lee_product_measure_gap_is_k_over_n():
+    for N in (3, 4, 5):
+        model = IsingModel(np.linspace(-0.5, 0.5, N), np.zeros((N, N)))
+        for k in range(1, N + 1):
+            assert abs(k_gibbs(model, k).spectral_gap() - k / N) < EXACT_TOL
+
+
+@pytest.mark.claim("gibbs.lee", tier="exact", control=True)
+def test_lee_control_factor_k_plus_one_fails():
+    model = IsingModel(np.zeros(4), np.zeros((4, 4)))
+    g1, g2 = k_gibbs(model, 1).spectral_gap(), k_gibbs(model, 2).spectral_gap()
+    assert g2 >= 2 * g1 - EXACT_TOL and not g2 >= 3 * g1 - EXACT_TOL
+
+
+@pytest.mark.claim("gibbs.lee", tier="property")
+@settings(deadline=None)
+@given(model=ising_models(2, 5))
+def test_lee_gap_k_at_least_k_gap_1(model):
+    gaps = [k_gibbs(model, k).spectral_gap() for k in range(1, model.N + 1)]
+    for k, g in enumerate(gaps, start=1):
+        assert g >= k * gaps[0] - 1e-10
+    assert all(a <= b + 1e-10 for a, b in zip(gaps, gaps[1:], strict=False))
+    # FiniteChain.spectral_gap (eigh of the symmetrised matrix) against a dense eigen-decomposition of P
+    P = k_gibbs(model, 1).P
+    assert abs(gaps[0] - dense_gap(P)) < 1e-9
+
+
+# ------------------------------------------------------------------------- derived: independent sampler's law
+@pytest.mark.claim("gibbs.derived.indep_stationary", tier="exact")
+def test_indep_stationary_closed_form(measure):
+    rng = np.random.default_rng(12)
+    for convention in ("unordered", "ordered"):
+        model = random_ising(rng, 4, convention)
+        chain = independent_parallel(model)
+        pi = independent_parallel_stationary(model)
+        assert chain.is_irreducible() and chain.is_reversible()
+        assert np.abs(chain.stationary() - pi).max() < EXACT_TOL
+        assert np.abs(pi @ chain.P - pi).max() < EXACT_TOL
+        tv = 0.5 * np.abs(pi - model.probs()).sum()
+        measure(f"TV(pi_par, p), random N=4 {convention}", tv)
+        assert tv > 0.01
+
+
+@pytest.mark.claim("gibbs.derived.indep_stationary", tier="exact", control=True)
+def test_indep_stationary_control_p_is_not_stationary():
+    model = random_ising(np.random.default_rng(12), 4, "unordered")
+    p = model.probs()
+    assert np.abs(p @ independent_parallel(model).P - p).max() > 1e-3
+    assert np.abs(p @ k_gibbs(model, 2).P - p).max() < EXACT_TOL  # k-Gibbs does keep p
+    # the reversibility verdict is not vacuous: a systematic scan keeps p but is not reversible
+    sweep = np.linalg.multi_dot([block_matrix(model, (i,)) for i in range(model.N)])
+    assert np.abs(p @ sweep - p).max() < EXACT_TOL
+    assert not FiniteChain(sweep).is_reversible()
+
+
+@pytest.mark.claim("gibbs.derived.indep_stationary", tier="property")
+@settings(deadline=None)
+@given(model=ising_models(2, 5))
+def test_indep_stationary_random_models(model):
+    chain = independent_parallel(model)
+    pi = independent_parallel_stationary(model)
+    assert np.abs(pi @ chain.P - pi).max() < 1e-12
+    F = pi[:, None] * chain.P
+    assert np.abs(F - F.T).max() < 1e-12
+
+
+# ------------------------------------------------------------------------------------------------ product form
+def is_product_row(row, tol: float = 1e-12) -> bool:
+    return total_correlation(row) <= tol
+
+
+@pytest.mark.claim("gibbs.tf_prop4.1.3", tier="exact", control=True)
+def test_product_form_control_independent_rows_are_product():
+    model = random_ising(np.random.default_rng(3), 4, "ordered")
+    P = independent_parallel(model).P
+    assert all(is_product_row(r) for r in P)
+    assert all(np.abs(best_product_approximation(r) - r).max() < 1e-12 for r in P)
+
+
+@pytest.mark.claim("gibbs.tf_prop4.1.3", tier="exact")
+def test_product_form_block_rows_and_random_scan(measure):
+    # 2-spin example: full resampling (2-Gibbs) from (-,-), unordered J = 2
+    model = IsingModel(np.zeros(2), np.array([[0.0, 2.0], [2.0, 0.0]]))
+    row = k_gibbs(model, 2).P[0]
+    Hb = entropy([1 / (1 + np.exp(-4)), 1 / (1 + np.exp(4))])
+    assert abs(total_correlation(row) - (log(2) - Hb)) < EXACT_TOL
+    assert abs(best_product_approximation(row)[3] - 0.25) < EXACT_TOL and abs(row[3] - 0.4910) < 1e-4
+    measure("2-spin J=2: TC (nats), product mass on (+,+), true mass", [total_correlation(row), 0.25, row[3]])
+    # fixed-K 2-Gibbs rows on a 4-spin model are not product
+    m4 = IsingModel(np.zeros(4), 1.0 * (np.ones((4, 4)) - np.eye(4)))
+    assert all(not is_product_row(block_matrix(m4, K)[0]) for K in combinations(range(4), 2))
+    # erratum: random-scan 1-Gibbs is not product-form (it never flips two spins, but flips each one)
+    inst = ce.one_gibbs_row()
+    assert not is_product_row(inst["row"])
+    assert all(not is_product_row(r) for r in random_scan_gibbs(m4).P)
+    # with the updated index as an input (a fixed-K 1-Gibbs row) it is product
+    assert all(is_product_row(block_matrix(m4, (i,))[0]) for i in range(4))
+
+
+# ------------------------------------------------------------------------------------------------ trained heads
+def _decoder_data(J: float):
+    """All (x_-K, K, y_K) with weights: x uniform over states, K uniform over 2-subsets of 4 spins, y_K from the
+    model's conditional; plus the exact floors E[sum_i H(y_i)] (product form) and E[H(y_K)]."""
+    model = IsingModel(np.zeros(4), J * (np.ones((4, 4)) - np.eye(4)))
+    X = model.states().astype(float)
+    rows, floor_par, floor_ar = [], 0.0, 0.0
+    masks = list(combinations(range(4), 2))
+    for K in masks:
+        P = block_matrix(model, K)
+        for x in range(16):
+            w = 1 / (16 * len(masks))
+            floor_ar += w * entropy(P[x])
+            floor_par += w * (entropy(P[x]) + total_correlation(P[x]))
+            for y in np.flatnonzero(P[x] > 0):
+                rows.append((X[x], K, X[y], w * P[x, y]))
+    return rows, floor_par, floor_ar
+
+
+def _train_heads(J: float, steps: int, seed: int):
+    """Train a parallel head and an autoregressive head (same MLP, same size) by exact expected cross-entropy."""
+    import torch
+
+    torch.manual_seed(seed)
+    rows, floor_par, floor_ar = _decoder_data(J)
+    xin = torch.tensor(np.array([r[0] for r in rows]))
+    mask = torch.zeros(len(rows), 4, dtype=torch.float64)
+    for i, r in enumerate(rows):
+        mask[i, list(r[1])] = 1
+    y = torch.tensor(np.array([r[2] for r in rows]))
+    w = torch.tensor([r[3] for r in rows])
+    first = torch.tensor([r[1][0] for r in rows])
+    second = torch.tensor([r[1][1] for r in rows])
+    ar_idx = torch.arange(len(rows))
+
+    def net():
+        return torch.nn.Sequential(
+            torch.nn.Linear(8, 64),
+            torch.nn.Tanh(),
+            torch.nn.Linear(64, 64),
+            torch.nn.Tanh(),
+            torch.nn.Linear(64, 4),
+        ).double()
+
+    def nll(logits, target):  # -log p(target in {-1,+1}) with p(+1) = sigmoid(logit)
+        return torch.nn.functional.softplus(-target * logits)
+
+    def parallel_loss(f):
+        out = f(torch.cat([xin * (1 - mask), mask], dim=1))
+        return (w * (nll(out, y) * mask).sum(dim=1)).sum()
+
+    def ar_loss(f):
+        out1 = f(torch.cat([xin * (1 - mask), mask], dim=1))
+        l1 = nll(out1[ar_idx, first], y[ar_idx, first])
+        reveal = mask.clone()
+        reveal[ar_idx, first] = 0
+        x2 = xin * (1 - reveal)
+        x2[ar_idx, first] = y[ar_idx, first]
+        out2 = f(torch.cat([x2, reveal], dim=1))
+        l2 = nll(out2[ar_idx, second], y[ar_idx, second])
+        return (w * (l1 + l2)).sum()
+
+    results = {}
+    for name, loss_fn in (("parallel", parallel_loss), ("autoregressive", ar_loss)):
+        f = net()
+        with torch.no_grad():
+            untrained = float(loss_fn(f))
+        opt = torch.optim.Adam(f.parameters(), lr=1e-2)
+        for _ in range(steps):
+            opt.zero_grad()
+            loss = loss_fn(f)
+            loss.backward()
+            opt.step()
+        with torch.no_grad():
+            results[name] = (float(loss_fn(f)), untrained)
+    return results, floor_par, floor_ar
+
+
+def decoder_verdict(results, floor_par: float, floor_ar: float, slack: float = 0.01) -> bool:
+    """The parallel head plateaus at the product floor E[H + TC] (never below), and the AR head of the same size
+    goes below that floor, to E[H]."""
+    par, ar = results["parallel"][0], results["autoregressive"][0]
+    margin = max(0.5 * (floor_par - floor_ar), 0.005)
+    return floor_par - 1e-9 <= par <= floor_par + slack and ar <= floor_ar + slack and ar < floor_par - margin
+
+
+DECODER_STEPS = {"small": 200, "full": 2000}
+
+
+@pytest.mark.claim("gibbs.tf_prop4.1.3", tier="trained")
+def test_parallel_head_plateaus_at_product_floor(scale, measure):
+    import torch
+
+    torch.set_num_threads(1)
+    results, floor_par, floor_ar = _train_heads(1.0, DECODER_STEPS[scale], seed=0)
+    measure(
+        "losses parallel / AR, floors E[H+TC] / E[H] (nats)",
+        [results["parallel"][0], results["autoregressive"][0], floor_par, floor_ar],
+    )
+    assert decoder_verdict(results, floor_par, floor_ar)
+    uniform = 2 * log(2)  # trivial baseline: fair coins on the 2 masked spins
+    for name, (final, untrained) in results.items():
+        assert final < 0.8 * min(uniform, untrained), name
+
+
+@pytest.mark.claim("gibbs.tf_prop4.1.3", tier="trained", control=True)
+def test_parallel_head_control_product_target():
+    # J = 0: the conditionals are product laws (E[TC] = 0); the verdict must not find an AR advantage
+    import torch
+
+    torch.set_num_threads(1)
+    results, floor_par, floor_ar = _train_heads(0.0, 100, seed=0)
+    assert abs(floor_par - floor_ar) < EXACT_TOL
+    assert not decoder_verdict(results, floor_par, floor_ar)
+
+
+# ------------------------------------------------------------------------------------------------ Prop 4.1.2
+STATES3 = np.array(list(product(range(3), repeat=4)))
+MAP_STEPS = {"small": 600, "full": 2000}
+
+
+def _random_map_task(f: np.ndarray):
+    from theorylab.nn.tasks import Batch, FunctionTask
+
+    def sampler(rng, batch, T):
+        idx = rng.integers(len(STATES3), size=batch)
+        return Batch(STATES3[idx].astype(np.int64), f[idx].astype(np.int64), np.ones((batch, 4), dtype=bool))
+
+    return FunctionTask("random_map_3^4", 3, 3, "ce", sampler)
+
+
+def _fit_map(f: np.ndarray, steps: int, device: str) -> np.ndarray:
+    """A 2-layer, d=64 bidirectional Transformer trained on the whole table; returns its argmax map on all 81 states."""
+    import torch
+
+    from theorylab.nn import Budget, TransformerConfig, train
+
+    cfg = TransformerConfig(
+        vocab_size=3, n_outputs=3, d_model=64, n_layers=2, n_heads=4, max_len=4, causal=False
+    )
+    budget = Budget(steps=steps, batch_size=81, seq_len=4, lr=3e-3, schedule="warmup_cosine", warmup=20)
+    model = train(_random_map_task(f), cfg, budget, seeds=(0,), device=device, progress=False).models[0]
+    with torch.no_grad():
+        return model(torch.tensor(STATES3)).argmax(-1).numpy()
+
+
+def iterates_match(g: np.ndarray, f: np.ndarray, T: int = 5) -> bool:
+    """g^(t) = f^(t) on every start for t <= T (maps given as tables over STATES3)."""
+    index = {tuple(s): i for i, s in enumerate(STATES3)}
+    xg = xf = np.arange(len(STATES3))
+    for _ in range(T):
+        xg = np.array([index[tuple(g[i])] for i in xg])
+        xf = np.array([index[tuple(f[i])] for i in xf])
+        if not np.array_equal(xg, xf):
+            return False
+    return True
+
+
+@pytest.mark.claim("gibbs.tf_prop4.1.2", tier="trained")
+def test_transformer_fits_a_random_deterministic_chain(scale, device, measure):
+    f = STATES3[np.random.default_rng(412).integers(81, size=81)]
+    g = _fit_map(f, MAP_STEPS[scale], device)
+    acc = float((g == f).mean())
+    # baselines: copy the input, and the per-position majority output
+    copy = float((STATES3 == f).mean())
+    majority = float(np.mean([np.bincount(f[:, i], minlength=3).max() / 81 for i in range(4)]))
+    measure(
+        "argmax accuracy on all 81 states (324 outputs); copy / majority baselines", [acc, copy, majority]
+    )
+    assert acc == 1.0 and acc > max(copy, majority)
+    assert iterates_match(g, f)
+
+
+@pytest.mark.claim("gibbs.tf_prop4.1.2", tier="trained", control=True)
+def test_transformer_map_control_ten_percent_budget(scale, device):
+    f = STATES3[np.random.default_rng(412).integers(81, size=81)]
+    g = _fit_map(f, MAP_STEPS[scale] // 10, device)
+    assert not iterates_match(g, f)

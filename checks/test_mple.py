@@ -1,0 +1,663 @@
+"""Claim checks of the mple family: masked pseudolikelihood on exactly enumerated Ising models (Li thesis Ch. 4,
+``003_69b23422e33c905a.txt`` §4.1.1-4.1.2, proofs §4.3)."""
+
+from __future__ import annotations
+
+from fractions import Fraction as F
+
+import numpy as np
+import pytest
+import sympy as sp
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from theorylab.estimation.pseudolikelihood import (
+    C_k,
+    H_k,
+    MaskLaw,
+    asymptotic_covariance,
+    fit_population,
+    information_matrix,
+    k_masks,
+    pl_parts,
+)
+from theorylab.ising import IsingModel, adaptive_block_dynamics, block_dynamics, k_gibbs
+from theorylab.ising import counterexamples as ce
+from theorylab.ising.counterexamples import ALL_MASKS, MISSPECIFIED
+from theorylab.ising.samplers import block_matrix
+from theorylab.markov import FiniteChain
+from theorylab.strategies.ising import ising_models, mask_laws, random_ising
+
+# Tolerances. Matrices here are sums of <= 2^5 * 2^5 products of probabilities and O(1) statistics, so
+# round-off is ~1e-15; identities are asserted to 1e-12 (absolute, entries are O(1)) and Loewner/psd statements
+# to -1e-10 relative to the largest eigenvalue (inversions of H with condition number <= ~1e3 amplify round-off).
+EXACT_TOL = 1e-12
+PSD_TOL = 1e-10
+
+#: Tr Gamma^k of the N=4 full pairwise Ising model, h=0 (Figs 4.1-4.2 settings), to 2 decimals.
+TRACE_TABLE = {
+    (0.0, "unordered"): (28.0, 15.2, 11.33, 10.0),
+    (0.05, "unordered"): (28.26, 15.34, 11.45, 10.11),
+    (0.05, "ordered"): (29.14, 15.79, 11.82, 10.48),
+    (0.3, "unordered"): (43.73, 23.46, 17.82, 16.33),
+    (0.3, "ordered"): (188.27, 101.53, 79.04, 75.60),
+}
+
+
+def full_model(J: float, convention: str, N: int = 4) -> IsingModel:
+    return IsingModel(np.zeros(N), J * (np.ones((N, N)) - np.eye(N)), convention)
+
+
+def j0_trace(N: int, k: int) -> float:
+    """Closed form at J = 0: N * N/k + C(N,2) / (1 - C(N-2,k)/C(N,k))."""
+    from math import comb
+
+    return N * N / k + comb(N, 2) / (1 - comb(N - 2, k) / comb(N, k))
+
+
+def loewner_decreasing(Gs: list[np.ndarray], tol: float = PSD_TOL) -> bool:
+    """Gamma^1 >= Gamma^2 >= ... in the Loewner order (to tol relative to the largest eigenvalue)."""
+    for A, B in zip(Gs, Gs[1:], strict=False):
+        if np.linalg.eigvalsh(A - B)[0] < -tol * max(1.0, np.linalg.eigvalsh(A)[-1]):
+            return False
+    return True
+
+
+def strictly_decreasing(Gs: list[np.ndarray], margin: float = 1e-8) -> bool:
+    """The printed 'strictly improves': every Gamma^k - Gamma^{k+1} positive definite."""
+    return all(np.linalg.eigvalsh(A - B)[0] > margin for A, B in zip(Gs, Gs[1:], strict=False))
+
+
+def traces_decreasing(traces) -> bool:
+    return all(a >= b for a, b in zip(traces, traces[1:], strict=False))
+
+
+def inv_sqrt(A: np.ndarray) -> np.ndarray:
+    w, U = np.linalg.eigh(A)
+    return U @ np.diag(w**-0.5) @ U.T
+
+
+def poincare_ratio(model, masks, weights=None) -> tuple[float, float]:
+    """(lambda_min(I^-1/2 H I^-1/2), gap of the block dynamics) for Thm 4.1.2."""
+    law = MaskLaw(tuple(masks), np.asarray(weights)) if weights is not None else masks
+    H = H_k(model, law)
+    R = inv_sqrt(information_matrix(model))
+    chain = block_dynamics(model, masks, weights) if not isinstance(masks, int) else k_gibbs(model, masks)
+    return float(np.linalg.eigvalsh(R @ H @ R)[0]), chain.spectral_gap()
+
+
+# --------------------------------------------------------------------------------------------- Lemma 4.1.2
+def _torch_hessian_and_score_cov(model: IsingModel, phi: np.ndarray, data: np.ndarray, k: int):
+    """Nonlinear parametrisation theta = (a, tanh(b)): the Hessian (autograd) of the exact population k-PL loss
+    and E[s s^T] with s = grad_phi log p(x_K | x_-K) (autograd Jacobian), both at phi."""
+    import torch
+
+    fam = model.exp_family()
+    T = torch.tensor(fam.T)
+    N = model.N
+    masks = k_masks(N, k)
+    px = torch.tensor(data)
+    same = [torch.tensor(fam.group_index(K)) for K in masks]
+    logG = [torch.where(g[:, None] == g[None, :], 0.0, -torch.inf).double() for g in same]
+
+    def log_conditionals(p):
+        theta = torch.cat([p[:N], torch.tanh(p[N:])])
+        logit = T @ theta
+        return torch.stack([logit - torch.logsumexp(logit[None, :] + lg, dim=1) for lg in logG])  # (M, S)
+
+    def loss(p):
+        return -(log_conditionals(p) * px[None, :]).sum() / len(masks)
+
+    p0 = torch.tensor(phi, dtype=torch.float64)
+    H = torch.autograd.functional.hessian(loss, p0).numpy()
+    J = torch.autograd.functional.jacobian(log_conditionals, p0).numpy()  # (M, S, d)
+    w = data / len(masks)
+    V = np.einsum("s,msi,msj->ij", w, J, J)
+    return H, V
+
+
+LEM412_CASES = [(3, 1), (4, 2), (4, 4), (5, 3)]
+
+
+def _tanh_model(phi: np.ndarray, N: int) -> IsingModel:
+    return IsingModel.from_natural(np.concatenate([phi[:N], np.tanh(phi[N:])]), N)
+
+
+def _fd_hessian_and_score_cov(phi: np.ndarray, N: int, data: np.ndarray, k: int, step: float = 1e-3):
+    """theta = (a, tanh b): central finite-difference Hessian of the exact population k-PL loss in phi, and
+    E[s s^T] with s = grad_phi log p(x_K | x_-K) = D (T - E[T | x_-K]), D = d theta / d phi (diagonal)."""
+    fam = _tanh_model(phi, N).exp_family()
+
+    def loss(p):
+        return pl_parts((fam, np.concatenate([p[:N], np.tanh(p[N:])])), k, data).loss
+
+    d = phi.size
+    H = np.zeros((d, d))
+    E = np.eye(d) * step
+    for i in range(d):
+        for j in range(i, d):
+            H[i, j] = H[j, i] = (
+                loss(phi + E[i] + E[j])
+                - loss(phi + E[i] - E[j])
+                - loss(phi - E[i] + E[j])
+                + loss(phi - E[i] - E[j])
+            ) / (4 * step**2)
+    D = np.concatenate([np.ones(N), 1 - np.tanh(phi[N:]) ** 2])
+    V = pl_parts((fam, np.concatenate([phi[:N], np.tanh(phi[N:])])), k, data).score_cov
+    return H, D[:, None] * V * D[None, :]
+
+
+# Central differences with step 1e-3: truncation error ~ step^2/6 * |4th derivative| (<= ~30 for tanh-parametrised
+# log-partition functions at |phi| <= 1, measured worst 2.5e-6), round-off eps * |L| / step^2 ~ 1e-10; so 1e-5
+# separates "equal" from the control's 0.4-size difference.
+FD_TOL = 1e-5
+
+
+@pytest.mark.claim("mple.lem4.1.2", tier="exact")
+def test_lem412_hessian_equals_score_covariance_nonlinear(measure):
+    rng = np.random.default_rng(412)
+    worst = 0.0
+    for N, k in LEM412_CASES[:3]:
+        phi = rng.uniform(-1, 1, N + N * (N - 1) // 2)
+        H, V = _fd_hessian_and_score_cov(phi, N, _tanh_model(phi, N).probs(), k)
+        worst = max(worst, np.abs(H - V).max())
+        assert np.abs(H - V).max() < FD_TOL, (N, k)
+        assert np.linalg.eigvalsh(H)[0] > 0
+    measure("max |finite-difference Hessian - E[ss^T]| (tanh parametrisation)", worst)
+
+
+@pytest.mark.claim("mple.lem4.1.2", tier="exact", control=True)
+def test_lem412_control_misspecified_data_breaks_the_equality(measure):
+    rng = np.random.default_rng(413)
+    N, k = 4, 2
+    phi = rng.uniform(-1, 1, 10)
+    data = random_ising(rng, N, "unordered").probs()
+    H, V = _fd_hessian_and_score_cov(phi, N, data, k)
+    measure("max |Hessian - E[ss^T]| with data != model", np.abs(H - V).max())
+    assert np.abs(H - V).max() > 1e-3
+
+
+@pytest.mark.claim("mple.lem4.1.2", tier="property")
+@settings(deadline=None)
+@given(model=ising_models(2, 4), data=st.integers(0, 2**32 - 1))
+def test_lem412_identity_on_random_models(model, data):
+    rng = np.random.default_rng(data)
+    k = int(rng.integers(1, model.N + 1))
+    fam, theta = model.exp_family(), model.natural_parameters()
+    # autograd Hessian and autograd score Jacobians (independent of the library's formulas)
+    phi = np.concatenate([theta[: model.N], np.arctanh(np.clip(theta[model.N :] / 4, -0.99, 0.99))])
+    m = IsingModel.from_natural(np.concatenate([phi[: model.N], np.tanh(phi[model.N :])]), model.N)
+    H, V = _torch_hessian_and_score_cov(m, phi, m.probs(), k)
+    assert np.abs(H - V).max() < 1e-10 * max(1.0, np.abs(H).max())
+    # the library's exact exponential-family formulas agree too (H = E[ss^T] in theta coordinates)
+    parts = pl_parts((fam, theta), k)
+    assert np.abs(parts.hessian - parts.score_cov).max() < 1e-10 * max(1.0, np.abs(parts.hessian).max())
+
+
+# --------------------------------------------------------------------------------------------- Theorem 4.1.1
+@pytest.mark.claim("mple.thm4.1.1", tier="exact")
+def test_thm411_increment_identity_and_psd(measure):
+    rng = np.random.default_rng(411)
+    worst = 0.0
+    for N in (3, 4, 5):
+        for convention in ("unordered", "ordered"):
+            model = random_ising(rng, N, convention, scale=1.0)
+            Hs = [H_k(model, k) for k in range(1, N + 1)]
+            assert np.abs(Hs[-1] - information_matrix(model)).max() < EXACT_TOL  # H_N = I (k = N is MLE)
+            for k in range(1, N):
+                C = C_k(model, k)
+                worst = max(worst, np.abs(Hs[k - 1] + C - Hs[k]).max())
+                assert np.abs(Hs[k - 1] + C - Hs[k]).max() < EXACT_TOL
+                assert np.linalg.eigvalsh(C)[0] > -EXACT_TOL
+            assert loewner_decreasing([np.linalg.inv(H) for H in Hs])
+    measure("max |H_k + C_k - H_{k+1}| (N=3..5)", worst)
+
+
+@pytest.mark.claim("mple.thm4.1.1", tier="exact")
+def test_thm411_reference_traces_figs_41_42(measure):
+    for (J, convention), row in TRACE_TABLE.items():
+        traces = [float(np.trace(asymptotic_covariance(full_model(J, convention), k))) for k in (1, 2, 3, 4)]
+        measure(f"Tr Gamma^k, J={J} {convention}", [round(t, 4) for t in traces])
+        assert np.allclose(traces, row, atol=0.005, rtol=0), (J, convention, traces)  # the table's 2 decimals
+        assert traces_decreasing(traces)
+        if J == 0:
+            assert np.allclose(traces, [j0_trace(4, k) for k in (1, 2, 3, 4)], atol=1e-12)
+
+
+@pytest.mark.claim("mple.thm4.1.1", tier="exact")
+def test_thm411_erratum_not_strict(measure):
+    inst = ce.thm411_strict()
+    model = IsingModel(inst["h"], inst["J"])
+    Gs = [asymptotic_covariance(model, k) for k in range(1, int(inst["N"]) + 1)]
+    gap34 = np.linalg.eigvalsh(Gs[2] - Gs[3])[0]
+    measure("lambda_min(Gamma^3 - Gamma^4) at J=0.3", gap34)
+    assert loewner_decreasing(Gs)  # corrected statement: non-strict Loewner order
+    assert not strictly_decreasing(Gs)  # printed 'strictly improves' fails
+    assert abs(np.linalg.eigvalsh(C_k(model, 3))[0]) < EXACT_TOL  # C_{N-1} is singular
+
+
+@pytest.mark.claim("mple.thm4.1.1", tier="exact", control=True)
+def test_thm411_control_misspecified_model_violates_monotonicity():
+    inst = ce.misspecified()
+    data = IsingModel(inst["h"], inst["J"]).probs()
+    fam = IsingModel(np.zeros(4), np.zeros((4, 4))).exp_family([tuple(e) for e in inst["model_edges"]])
+    Gs = [asymptotic_covariance((fam, np.zeros(fam.d)), k, misspecified_data=data) for k in (1, 2, 3, 4)]
+    assert not loewner_decreasing(Gs)
+    assert not traces_decreasing([np.trace(G) for G in Gs])
+
+
+@pytest.mark.claim("mple.thm4.1.1", tier="property")
+@settings(deadline=None)
+@given(model=ising_models(2, 5))
+def test_thm411_loewner_monotone_on_random_models(model):
+    Hs = [H_k(model, k) for k in range(1, model.N + 1)]
+    for k in range(1, model.N):
+        C = C_k(model, k)
+        scale = max(1.0, np.abs(Hs[k]).max())
+        assert np.abs(Hs[k - 1] + C - Hs[k]).max() < EXACT_TOL * scale
+        assert np.linalg.eigvalsh(C)[0] > -EXACT_TOL * scale
+    assert loewner_decreasing([np.linalg.inv(H) for H in Hs])
+
+
+# --------------------------------------------------------------------------- derived: misspecification, all masks
+@pytest.mark.claim("mple.derived.misspecified", tier="exact")
+def test_misspecified_sandwich_trace_increases(measure):
+    inst = ce.misspecified()
+    data = IsingModel(inst["h"], inst["J"]).probs()
+    fam = IsingModel(np.zeros(4), np.zeros((4, 4))).exp_family([tuple(e) for e in inst["model_edges"]])
+    thetas = [fit_population((fam, np.zeros(fam.d)), k, data) for k in (1, 2, 3, 4)]
+    traces = [
+        np.trace(asymptotic_covariance((fam, np.zeros(fam.d)), k, misspecified_data=data))
+        for k in (1, 2, 3, 4)
+    ]
+    measure("sandwich Tr Gamma^k (chain model, full-Ising data)", [round(float(t), 1) for t in traces])
+    assert not traces_decreasing(traces)
+    assert traces[1] > 1.3 * traces[0]  # 40,222 vs 29,101
+    # derived fact: singleton moment matching makes the MLE a stationary point of (N-1)-PL
+    assert np.abs(pl_parts((fam, thetas[3]), 3, data).grad).max() < 1e-9
+    assert np.abs(pl_parts((fam, thetas[3]), 2, data).grad).max() > 1e-5  # but not of 2-PL (2.7e-4)
+
+
+@pytest.mark.claim("mple.derived.misspecified", tier="exact", control=True)
+def test_misspecified_control_realizable_sandwich_is_monotone():
+    # the same verdict on a realizable fit (data = a chain Ising in the family) finds no increase
+    model = IsingModel(MISSPECIFIED["h"], np.diag([0.4, -0.8, 1.1], 1) + np.diag([0.4, -0.8, 1.1], -1))
+    fam = model.exp_family([(0, 1), (1, 2), (2, 3)])
+    theta = model.natural_parameters([(0, 1), (1, 2), (2, 3)])
+    traces = [
+        np.trace(asymptotic_covariance((fam, theta), k, misspecified_data=model.probs()))
+        for k in (1, 2, 3, 4)
+    ]
+    assert traces_decreasing(traces)
+
+
+@pytest.mark.claim("mple.derived.all_masks", tier="exact")
+def test_all_masks_estimator_loewner_failure(measure):
+    model = IsingModel(ALL_MASKS["h"], ALL_MASKS["J"])
+    N = model.N
+    G_avg = [asymptotic_covariance(model, k, "all_masks") for k in range(1, N + 1)]
+    G_one = [asymptotic_covariance(model, k) for k in range(1, N + 1)]
+    rel = np.linalg.eigvalsh(G_avg[0] - G_avg[1])[0] / np.linalg.eigvalsh(G_avg[0])[-1]
+    measure("relative lambda_min(Gamma_avg^1 - Gamma_avg^2)", rel)
+    assert not loewner_decreasing(G_avg)
+    assert rel < -1e-4
+    Iinv = np.linalg.inv(information_matrix(model))
+    for k in range(N - 2, N + 1):  # pairwise model: MLE-efficient once k >= N - 2
+        assert np.abs(G_avg[k - 1] - Iinv).max() < 1e-9 * np.abs(Iinv).max()
+    for Ga, Go in zip(G_avg, G_one, strict=True):  # averaging masks never hurts
+        assert np.linalg.eigvalsh(Go - Ga)[0] > -PSD_TOL * np.abs(Go).max()
+
+
+@pytest.mark.claim("mple.derived.all_masks", tier="exact", control=True)
+def test_all_masks_control_single_mask_is_monotone_on_the_same_instance():
+    model = IsingModel(ALL_MASKS["h"], ALL_MASKS["J"])
+    assert loewner_decreasing([asymptotic_covariance(model, k) for k in range(1, model.N + 1)])
+
+
+@pytest.mark.claim("mple.derived.all_masks", tier="property")
+@settings(deadline=None)
+@given(model=ising_models(3, 5))
+def test_all_masks_bounds_on_random_models(model):
+    N = model.N
+    Iinv = np.linalg.inv(information_matrix(model))
+    for k in range(1, N + 1):
+        Ga = asymptotic_covariance(model, k, "all_masks")
+        Go = np.linalg.inv(H_k(model, k))
+        scale = np.abs(Go).max()
+        assert np.linalg.eigvalsh(Go - Ga)[0] > -PSD_TOL * scale
+        assert np.linalg.eigvalsh(Ga - Iinv)[0] > -PSD_TOL * scale  # never better than the MLE
+        if k >= N - 2:
+            assert np.abs(Ga - Iinv).max() < 1e-9 * scale
+
+
+@pytest.mark.claim("mple.derived.all_masks", tier="property")
+def test_all_masks_failure_rate(measure):
+    """How often the all-masks estimator breaks Loewner monotonicity (seeded random models; N=5 always here)."""
+    rng = np.random.default_rng(15)
+    rates = {}
+    for N in (4, 5):
+        fails = 0
+        for _ in range(20):
+            model = random_ising(rng, N, "unordered")
+            fails += not loewner_decreasing(
+                [asymptotic_covariance(model, k, "all_masks") for k in range(1, N + 1)]
+            )
+        rates[N] = fails / 20
+    measure("all-masks Loewner failure rate (N=4, N=5; 20 random models each)", [rates[4], rates[5]])
+    assert rates[5] > 0  # the failure is not a one-off
+
+
+# --------------------------------------------------------------------------------------------- Theorem 4.1.2
+@pytest.mark.claim("mple.thm4.1.2", tier="exact")
+def test_thm412_gap_bound_and_tightness(measure):
+    rng = np.random.default_rng(4120)
+    ratios = []
+    for _ in range(3):
+        model = random_ising(rng, 4, "unordered", scale=0.8)
+        for k in (1, 2, 3, 4):
+            lam, gap = poincare_ratio(model, k)
+            assert lam >= gap - PSD_TOL, (k, lam, gap)
+            ratios.append(lam / gap)
+    measure(
+        "min / max lambda_min(I^-1/2 H_k I^-1/2) / gap_k (3 random N=4 models)", [min(ratios), max(ratios)]
+    )
+    # tight at J = 0, h = 0: both equal k/N
+    for k in (1, 2, 3, 4):
+        lam, gap = poincare_ratio(full_model(0.0, "unordered"), k)
+        assert abs(lam - k / 4) < EXACT_TOL and abs(gap - k / 4) < EXACT_TOL
+
+
+@pytest.mark.claim("mple.thm4.1.2", tier="exact", control=True)
+def test_thm412_control_bound_is_sharp():
+    # replacing the gap by 1.01 * gap fails on the tight instance
+    lam, gap = poincare_ratio(full_model(0.0, "unordered"), 2)
+    assert not lam >= 1.01 * gap - PSD_TOL
+
+
+@pytest.mark.claim("mple.thm4.1.2", tier="property")
+@settings(deadline=None)
+@given(model=ising_models(2, 4), law=st.data())
+def test_thm412_random_mask_laws(model, law):
+    masks, weights = law.draw(mask_laws(model.N))
+    lam, gap = poincare_ratio(model, masks, weights)
+    assert lam >= gap - PSD_TOL * max(1.0, lam)
+
+
+# ----------------------------------------------------------------------------- adaptive masking (4.3.1, 4.1.1)
+def lem431_joint() -> tuple[dict, dict]:
+    px = {(0, 0): F(1, 2), (0, 1): F(1, 3), (1, 0): F(1, 6), (1, 1): F(0)}
+    pk = {
+        (0, 0): (F(1, 2), F(1, 2)),
+        (0, 1): (F(1, 3), F(2, 3)),
+        (1, 0): (F(1, 4), F(3, 4)),
+        (1, 1): (F(1, 2), F(1, 2)),
+    }
+    return px, pk
+
+
+def cond_given_mask(px, pk, masked: int, observed_value: int, value: int, weight_index: int | None) -> F:
+    """p(x_masked = value | x_other = observed_value [, K]) with the mask weight pk[x][weight_index] (None: no K)."""
+    other = 1 - masked
+
+    def weight(x):
+        return px[x] * (1 if weight_index is None else pk[x][weight_index])
+
+    states = [x for x in px if x[other] == observed_value]
+    num = sum(weight(x) for x in states if x[masked] == value)
+    return num / sum(weight(x) for x in states)
+
+
+@pytest.mark.claim("mple.lem4.3.1", tier="exact")
+def test_lem431_conditioning_on_the_mask_matters(measure):
+    px, pk = lem431_joint()
+    # consistent indexing (mask {i} hides x_i, its weight is pk[x][i])
+    assert cond_given_mask(px, pk, 0, 0, 0, 0) == F(6, 7) != cond_given_mask(px, pk, 0, 0, 0, None) == F(3, 4)
+    assert (
+        cond_given_mask(px, pk, 1, 0, 0, 1) == F(9, 17) != cond_given_mask(px, pk, 1, 0, 0, None) == F(3, 5)
+    )
+    # the proof's reversed indexing (x_1 hidden, weight of the mask listed first): 9/13 != 3/5
+    printed = cond_given_mask(px, pk, 1, 0, 0, 0)
+    measure("p(x1=0 | x0=0, K) [proof's indexing] vs p(x1=0 | x0=0)", [str(printed), "3/5"])
+    assert printed == F(9, 13)
+
+
+@pytest.mark.claim("mple.lem4.3.1", tier="exact", control=True)
+def test_lem431_control_state_independent_mask_law():
+    px, _ = lem431_joint()
+    pk = dict.fromkeys(px, (F(1, 3), F(2, 3)))
+    for masked in (0, 1):
+        assert cond_given_mask(px, pk, masked, 0, 0, masked) == cond_given_mask(px, pk, masked, 0, 0, None)
+
+
+def adaptive_dirichlet_formula(model, masks, W, f, g) -> float:
+    """E_{(X,K)} Cov(f, g | X_-K, K) (the Dirichlet form of Prop 4.1.1)."""
+    fam = model.exp_family([])
+    p = model.probs()
+    total = 0.0
+    for m, K in enumerate(masks):
+        w = p * W[:, m]
+        inv = fam.group_index(K)
+        mass = np.bincount(inv, weights=w)  # P(X_-K = group, K)
+        safe = np.where(mass > 0, mass, 1)
+        ef = np.bincount(inv, weights=w * f) / safe
+        eg = np.bincount(inv, weights=w * g) / safe
+        efg = np.bincount(inv, weights=w * f * g) / safe
+        total += float((mass * (efg - ef * eg)).sum())
+    return total
+
+
+@pytest.mark.claim("mple.prop4.1.1", tier="exact")
+def test_prop411_printed_chain_is_reducible_x_chain_is_not():
+    inst = ce.prop411_reducible()
+    printed = FiniteChain(inst["P"])
+    assert not printed.is_irreducible()
+    with pytest.raises(ValueError, match="irreducible"):
+        printed.spectral_gap()
+    model = IsingModel(inst["h"], inst["J"])
+    W = np.tile([0.5, 0.5], (4, 1))
+    W[1] = [0.2, 0.8]
+    x_chain = adaptive_block_dynamics(model, [(0,), (1,)], W)
+    assert x_chain.is_irreducible() and x_chain.is_reversible()
+    assert np.abs(x_chain.stationary() - model.probs()).max() < EXACT_TOL
+    assert x_chain.spectral_gap() > 0
+
+
+@pytest.mark.claim("mple.prop4.1.1", tier="exact", control=True)
+def test_prop411_control_state_dependent_mask_without_the_k_factor_is_not_reversible():
+    # dropping p_K(K | y) from the X-chain's conditional (a wrong adaptive dynamics) breaks stationarity of p
+    model = IsingModel(np.array([0.3, -0.2]), np.array([[0, 0.7], [0.7, 0]]))
+    W = np.tile([0.5, 0.5], (4, 1))
+    W[1] = [0.2, 0.8]
+    right = adaptive_block_dynamics(model, [(0,), (1,)], W)
+    wrong = sum(W[:, m][:, None] * block_matrix(model, K) for m, K in enumerate([(0,), (1,)]))
+    assert np.abs(model.probs() @ right.P - model.probs()).max() < EXACT_TOL
+    assert np.abs(model.probs() @ wrong - model.probs()).max() > 1e-3
+
+
+@pytest.mark.claim("mple.prop4.1.1", tier="property")
+@settings(deadline=None)
+@given(model=ising_models(2, 3), law=st.data(), seed=st.integers(0, 2**32 - 1))
+def test_prop411_thm413_adaptive_x_chain(model, law, seed):
+    masks, W = law.draw(mask_laws(model.N, adaptive=True))
+    chain = adaptive_block_dynamics(model, masks, W)
+    p = model.probs()
+    assert np.abs(chain.stationary() - p).max() < 1e-10
+    assert chain.is_reversible()
+    rng = np.random.default_rng(seed)
+    f, g = rng.standard_normal((2, p.size))
+    assert abs(chain.dirichlet_form(f, g) - adaptive_dirichlet_formula(model, masks, W, f, g)) < 1e-10
+    # Thm 4.1.3: Gamma_ad <= I^-1 / gap, i.e. lambda_min(I^-1/2 H_ad I^-1/2) >= gap
+    H = H_k(model, MaskLaw(tuple(tuple(K) for K in masks), W))
+    R = inv_sqrt(information_matrix(model))
+    assert np.linalg.eigvalsh(R @ H @ R)[0] >= chain.spectral_gap() - 1e-9
+
+
+# --------------------------------------------------------------------------------------------- Prop 4.3.6
+@pytest.mark.claim("mple.prop4.3.6", tier="property")
+@settings(deadline=None)
+@given(model=ising_models(2, 4), seed=st.integers(0, 2**32 - 1))
+def test_prop436_pl_is_convex_for_any_data(model, seed):
+    rng = np.random.default_rng(seed)
+    data = rng.dirichlet(np.ones(2**model.N))
+    k = int(rng.integers(1, model.N + 1))
+    fam, theta = model.exp_family(), model.natural_parameters()
+    H = H_k((fam, theta), k, data)
+    assert np.linalg.eigvalsh(H)[0] > -PSD_TOL * max(1.0, np.abs(H).max())
+    other = theta + rng.standard_normal(theta.size)
+    mid = pl_parts((fam, (theta + other) / 2), k, data).loss
+    ends = (pl_parts((fam, theta), k, data).loss + pl_parts((fam, other), k, data).loss) / 2
+    assert mid <= ends + 1e-12
+
+
+@pytest.mark.claim("mple.prop4.3.6", tier="property", control=True)
+def test_prop436_control_nonlinear_parametrisation_is_not_convex():
+    # theta = (a, tanh b): the PL loss in (a, b) has a negative Hessian eigenvalue far from the optimum
+    data = IsingModel(np.zeros(2), np.array([[0, -2.0], [-2.0, 0]])).probs()
+    fam = IsingModel(np.zeros(2), np.zeros((2, 2))).exp_family()
+    phi = np.array([0.0, 0.0, 1.5])
+    theta = np.concatenate([phi[:2], np.tanh(phi[2:])])
+    parts = pl_parts((fam, theta), 1, data)
+    D = np.diag(np.concatenate([np.ones(2), 1 - np.tanh(phi[2:]) ** 2]))
+    second = np.concatenate([np.zeros(2), -2 * np.tanh(phi[2:]) * (1 - np.tanh(phi[2:]) ** 2)])
+    H_phi = D @ parts.hessian @ D + np.diag(parts.grad * second)
+    assert np.linalg.eigvalsh(H_phi)[0] < -1e-3
+
+
+# --------------------------------------------------------------------------------------------- Cor 4.3.1
+def cor431_epsilon_is_consistent(eps, N, q, m, delta) -> bool:
+    """epsilon must make Lemma 4.3.5's Chebyshev failure 2^{N-2} q^N / (eps^2 m) equal delta/2 and its deviation
+    2^N eps equal the stated sqrt(2^{3N-1} q^N / (m delta))."""
+    fail = 2 ** (N - 2) * q**N / (eps**2 * m)
+    dev = 2**N * eps
+    stated = sp.sqrt(2 ** (3 * N - 1) * q**N / (m * delta))
+    return sp.simplify(fail - delta / 2) == 0 and sp.simplify(dev - stated) == 0
+
+
+@pytest.mark.claim("mple.cor4.3.1", tier="exact")
+def test_cor431_corrected_epsilon():
+    N, q, m, delta = sp.symbols("N q m delta", positive=True)
+    corrected = sp.sqrt(2 ** (N - 1) * q**N / (m * delta))
+    assert cor431_epsilon_is_consistent(corrected, N, q, m, delta)
+    inst = ce.cor431()
+    assert float(inst["eps_printed"] / inst["eps_corrected"]) == pytest.approx(
+        2.0 ** int(inst["N"]), rel=1e-12
+    )
+
+
+@pytest.mark.claim("mple.cor4.3.1", tier="exact", control=True)
+def test_cor431_control_printed_epsilon_fails():
+    N, q, m, delta = sp.symbols("N q m delta", positive=True)
+    printed = sp.sqrt(2 ** (3 * N - 1) * q**N / (m * delta))
+    assert not cor431_epsilon_is_consistent(printed, N, q, m, delta)
+
+
+# ------------------------------------------------------------------------------ trained: Figs 4.1-4.2 by GD
+def _kpl_gd(counts: np.ndarray, fam, masks, steps: int, lr: float) -> tuple[np.ndarray, float]:
+    """Full-batch gradient descent on the empirical single-mask k-PL losses of R data sets at once.
+
+    counts: (R, S, M) frequencies of (state, mask) pairs. Returns (theta (R, d), max final gradient)."""
+    import torch
+
+    T = torch.tensor(fam.T)
+    logG = torch.stack(
+        [
+            torch.where(
+                torch.tensor(fam.group_index(K))[:, None] == torch.tensor(fam.group_index(K))[None, :],
+                0.0,
+                -torch.inf,
+            )
+            for K in masks
+        ]
+    ).double()  # (M, S, S)
+    c = torch.tensor(counts)
+    theta = torch.zeros(counts.shape[0], fam.d, dtype=torch.float64, requires_grad=True)
+    opt = torch.optim.SGD([theta], lr=lr)
+
+    def loss_fn():
+        logit = theta @ T.T  # (R, S)
+        lse = torch.logsumexp(logit[:, None, None, :] + logG[None], dim=-1)  # (R, M, S)
+        logcond = logit[:, None, :] - lse
+        return -(logcond.transpose(1, 2) * c).sum()
+
+    for _ in range(steps):
+        opt.zero_grad()
+        loss = loss_fn()
+        loss.backward()
+        opt.step()
+    opt.zero_grad()
+    loss_fn().backward()
+    return theta.detach().numpy(), float(theta.grad.abs().max())
+
+
+FIG41 = {
+    "small": {"settings": [(0.05, "unordered")], "n": 10_000, "reps": 20},
+    "full": {"settings": list(TRACE_TABLE)[1:], "n": 100_000, "reps": 100},
+}
+
+
+@pytest.mark.claim("mple.fig4.1", tier="trained")
+def test_fig41_kpl_by_gradient_descent(scale, measure, figure):
+    import torch
+
+    torch.set_num_threads(1)
+    spec = FIG41[scale]
+    n, R = spec["n"], spec["reps"]
+    for J, convention in spec["settings"]:
+        model = full_model(J, convention)
+        fam, theta_star = model.exp_family(), model.natural_parameters()
+        predicted = [float(np.trace(asymptotic_covariance(model, k))) for k in (1, 2, 3, 4)]
+        rng = np.random.default_rng(41)
+        state_counts = rng.multinomial(n, model.probs(), size=R)  # (R, S), shared by all k
+        nmse, zero = [], float(n * theta_star @ theta_star)
+        for k in (1, 2, 3, 4):
+            masks = k_masks(4, k)
+            counts = np.stack(
+                [
+                    [rng.multinomial(c, np.full(len(masks), 1 / len(masks))) for c in row]
+                    for row in state_counts
+                ]
+            )
+            # step 1/lambda_max(I) (H_k <= I), enough steps for the condition number of H_k (exact, at theta*)
+            lam_max = np.linalg.eigvalsh(information_matrix(model))[-1]
+            cond = lam_max / np.linalg.eigvalsh(H_k(model, k))[0]
+            theta, grad = _kpl_gd(counts / n, fam, masks, steps=max(200, int(40 * cond)), lr=1 / lam_max)
+            # converged: parameter error <= grad / lambda_min(H) ~ 4e-6, negligible against sqrt(Tr Gamma / n) ~ 0.03
+            assert grad < 1e-6, grad
+            nmse.append(float(n * ((theta - theta_star) ** 2).sum(axis=1).mean()))
+        measure(f"n*MSE J={J} {convention} (n={n}, {R} reps)", [round(v, 2) for v in nmse])
+        measure(f"predicted Tr Gamma^k J={J} {convention}", [round(v, 2) for v in predicted])
+        assert fig41_verdict(nmse, predicted), (nmse, predicted)
+        # beats the trivial baseline, the untrained estimator theta = 0 (n * |theta*|^2 = 150 at J = 0.05)
+        measure(f"n*MSE of theta = 0, J={J} {convention}", zero)
+        assert all(v < 0.5 * zero for v in nmse)
+        if J == 0.05:
+            import matplotlib
+
+            matplotlib.use("Agg")
+            import matplotlib.pyplot as plt
+
+            fig, ax = plt.subplots(figsize=(4, 3))
+            ax.plot([1, 2, 3, 4], predicted, "o-", label="Tr $\\Gamma^k$ (exact)")
+            ax.plot([1, 2, 3, 4], nmse, "s--", label=f"n·MSE, GD (n={n}, {R} reps)")
+            ax.set_xlabel("k (masked tokens)")
+            ax.set_ylabel("asymptotic variance")
+            ax.legend()
+            figure(fig, f"trace_gamma_k_J{J}_{convention}")
+            plt.close(fig)
+
+
+def fig41_verdict(nmse, predicted, rel: float = 0.25) -> bool:
+    """k=1 worse than k=4 and n*MSE within 25% of Tr Gamma^k for every k (a 20-rep mean of a ~chi^2_10-like
+    quantity has relative sd ~0.1, so 25% is ~2.5 sd)."""
+    close = all(abs(a - b) <= rel * b for a, b in zip(nmse, predicted, strict=True))
+    return close and nmse[0] > nmse[-1]
+
+
+@pytest.mark.claim("mple.fig4.1", tier="trained", control=True)
+def test_fig41_control_mle_prediction_is_rejected():
+    # the same verdict, fed the MLE variance Tr I^-1 as the prediction for every k, rejects the k-PL errors
+    model = full_model(0.05, "unordered")
+    mle = float(np.trace(np.linalg.inv(information_matrix(model))))
+    kpl = [float(np.trace(asymptotic_covariance(model, k))) for k in (1, 2, 3, 4)]
+    assert not fig41_verdict(kpl, [mle] * 4)
+    assert fig41_verdict(kpl, kpl)
