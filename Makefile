@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 TORCH ?= torch==2.13.0
 PYTEST_ARGS ?=
 
-.PHONY: venv checks exact test lint docs report clean
+.PHONY: venv checks exact test lint docs report mutation clean
 
 $(BIN)/theorylab: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -33,8 +33,13 @@ docs: venv
 test: venv lint
 	$(BIN)/pytest checks/ tests/ -n auto --durations=15 --claims-json artifacts/claims.json --artifacts-dir artifacts $(PYTEST_ARGS)
 
+# Mutation testing of one claim family (exact and property tiers): make mutation FAMILY=hmm
+mutation: venv
+	$(BIN)/python -m pip install -q -e ".[mutation]"
+	$(BIN)/python tools/mutation.py $(FAMILY)
+
 report: artifacts/claims.json
 	$(BIN)/theorylab report artifacts/claims.json --out artifacts/report.html
 
 clean:
-	rm -rf $(VENV) site artifacts .pytest_cache .hypothesis
+	rm -rf $(VENV) site artifacts .pytest_cache .hypothesis .mutation

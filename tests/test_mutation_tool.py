@@ -1,0 +1,34 @@
+"""The mutation-testing set-up (tools/mutation.py): every claim family is mapped to library modules and checks."""
+
+import importlib.util
+import tomllib
+from pathlib import Path
+
+import pytest
+
+import theorylab.claims as claims
+
+ROOT = Path(__file__).resolve().parents[1]
+_spec = importlib.util.spec_from_file_location("mutation_tool", ROOT / "tools" / "mutation.py")
+mutation = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(mutation)
+
+
+def test_every_claim_family_has_a_mutation_scope() -> None:
+    assert set(claims.families()) <= set(mutation.FAMILIES)
+
+
+@pytest.mark.parametrize("family", sorted(mutation.FAMILIES))
+def test_scope_names_existing_modules_and_checks(family: str) -> None:
+    modules, checks = mutation.FAMILIES[family]
+    assert any(list(ROOT.glob(m)) for m in modules)
+    assert all((ROOT / c).is_file() for c in checks)
+
+
+def test_prepared_copy_carries_the_family_configuration(tmp_path: Path) -> None:
+    work = mutation.prepare("flipflop", ["--tier", "exact,property"], tmp_path / "flipflop")
+    config = tomllib.loads((work / "pyproject.toml").read_text())["tool"]["mutmut"]
+    assert config["only_mutate"] == ["theorylab/languages/flipflop.py"]
+    assert config["pytest_add_cli_args_test_selection"] == ["checks/test_flipflop.py"]
+    assert config["pytest_add_cli_args"][-2:] == ["--tier", "exact,property"]
+    assert (work / "theorylab" / "languages" / "flipflop.py").is_file() and (work / "checks").is_dir()
