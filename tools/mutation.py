@@ -38,6 +38,16 @@ FAMILIES: dict[str, tuple[list[str], list[str]]] = {
         ["theorylab/algebra/*.py", "theorylab/automata/*.py", "theorylab/automata/constructions/*.py"],
         ["checks/test_automata_algebra.py", "checks/test_automata_constructions.py"],
     ),
+    "distill": (
+        ["theorylab/boolean/*.py", "theorylab/attention/sparse_parity/*.py", "theorylab/nn/distill.py"],
+        ["checks/test_distill.py"],
+    ),
+    "scb": (["theorylab/attention/scb/*.py"], ["checks/test_scb.py"]),
+    "mple": (
+        ["theorylab/estimation/pseudolikelihood.py", "theorylab/ising/*.py", "theorylab/markov/chain.py"],
+        ["checks/test_mple.py"],
+    ),
+    "gibbs": (["theorylab/ising/*.py", "theorylab/markov/chain.py"], ["checks/test_gibbs.py"]),
 }
 
 #: modules that are plotting, I/O or generator glue rather than mathematics: not mutated
