@@ -31,6 +31,7 @@ __all__ = [
     "read_counterexample",
     "verify_file",
     "Verification",
+    "generator_metadata",
 ]
 
 FORMAT_VERSION = 1
@@ -171,4 +172,27 @@ def verify_file(path: str | Path) -> Verification:
     meta, arrays = read_counterexample(path)
     r = refutation(meta["claim"])
     fails, detail = r.fails(arrays)
-    return Verification(r.claim, meta["statement"] or r.statement, bool(fails), detail)
+    return Verification(r.claim, r.statement, bool(fails), detail)
+
+
+def generator_metadata(
+    generator_id: str, description: str, arrays: Mapping[str, Any]
+) -> dict[str, np.ndarray]:
+    """Metadata for a file written by ``theorylab counterexample``: the claim (the generator id, or the claim whose
+    record names this generator), the printed statement it refutes (the erratum's, else the claim's statement, else
+    the generator's description) and the scalar arrays as parameters."""
+    from theorylab import claims as registry
+
+    claim, statement = generator_id, description
+    try:
+        records = {c.id: c for c in registry.all()}
+    except ValueError:  # a broken user registry must not stop writing the file
+        records = {}
+    record = records.get(generator_id) or next(
+        (c for c in records.values() if c.counterexample == generator_id), None
+    )
+    if record is not None:
+        claim = record.id
+        statement = record.erratum.printed if record.erratum else record.statement
+    scalars = {k: v for k, v in arrays.items() if not k.startswith("_") and np.ndim(v) == 0}
+    return metadata_arrays(claim, statement, scalars)

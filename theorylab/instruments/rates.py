@@ -7,7 +7,8 @@ Built-in forms are linear after taking logs, so each fit is one least-squares so
 * ``"a*exp(-b*x)"``: log y = log a - b x;
 * ``"a*x^b*exp(-c*x^2)"``: log y = log a + b log x - c x^2.
 
-``"a*x^b*(1+c*x)"`` (power law with a first-order correction, for x -> 0) is fitted by ``scipy.optimize.curve_fit``
+``"a*x^b*(1+c*x)"`` and ``"a*x^b*(1+c/x)"`` (power laws with a first-order correction, for x -> 0 and for
+x -> infinity) are fitted by ``scipy.optimize.curve_fit``
 in logs, started from the plain power-law fit; so is any other :class:`Form` (a model function and its parameter names), fitted by ``scipy.optimize.curve_fit``.
 Confidence intervals: percentile bootstrap over (x, y) pairs (resamples with fewer distinct x than parameters are
 redrawn). The verdict fails (``consistent = False``) when the printed value lies outside the interval of the
@@ -73,8 +74,10 @@ FORMS: dict[str, Form] = {
     ),
     # x -> 0 asymptotics with a first-order correction (e.g. a threshold against a perturbation size)
     "a*x^b*(1+c*x)": Form("a*x^b*(1+c*x)", ("a", "b", "c"), lambda x, a, b, c: a * x**b * (1 + c * x), "b"),
+    # x -> infinity asymptotics with a first-order correction (e.g. a rate in n with an O(1/n) term)
+    "a*x^b*(1+c/x)": Form("a*x^b*(1+c/x)", ("a", "b", "c"), lambda x, a, b, c: a * x**b * (1 + c / x), "b"),
 }
-_NEEDS_POSITIVE_X = {"a*x^b", "a*x^b*exp(-c*x^2)", "a*x^b*(1+c*x)"}
+_NEEDS_POSITIVE_X = {"a*x^b", "a*x^b*exp(-c*x^2)", "a*x^b*(1+c*x)", "a*x^b*(1+c/x)"}
 
 
 @dataclass(frozen=True)

@@ -159,6 +159,7 @@ def _lemma7_arrays(cx) -> dict[str, np.ndarray]:
 
 
 def _lemma7_file(arrays) -> tuple[bool, str]:
+    _need(arrays, "M", "M_tilde")
     M, Mt = np.asarray(arrays["M"], float), np.asarray(arrays["M_tilde"], float)
     fails, values = lemma7_fails(M, Mt)
     detail = ", ".join(f"{k} = {v:.3g}" for k, v in values.items())
@@ -234,23 +235,36 @@ def _decoder_arrays(cx) -> dict[str, np.ndarray]:
     return {
         "k": np.asarray(p["k"]),
         "depth": np.asarray(p["depth"]),
-        "attention": sol.weights.M,
+        "M": sol.weights.M,
         "prefix": dyck_prefix(p["k"], p["depth"], p["moves"]),
     }
 
 
+def _need(arrays, *names) -> None:
+    missing = [n for n in names if n not in arrays]
+    if missing:
+        raise ValueError(f"the file lacks the arrays {missing} (has {sorted(arrays)})")
+
+
 def _decoder_file(arrays) -> tuple[bool, str]:
+    """Arrays k, depth, M (the attention; one-hot embeddings) and prefix (one) or failing_prefixes (a batch)."""
+    _need(arrays, "k", "depth", "M")
     construct = _attention("construct_solution", "theorylab.attention.dyck_balance")
     k, depth = int(arrays["k"]), int(arrays["depth"])
-    sol = construct(k, depth, np.asarray(arrays["attention"], float))
-    prefix = np.asarray(arrays["prefix"], dtype=np.int64)
-    if not sol.language.is_prefix(prefix):
-        return False, f"not a Dyck_({k},{depth}) prefix: {prefix.tolist()}"
-    wrong = decoder_errors(sol, prefix, printed=True)
-    fixed = decoder_errors(sol, prefix, printed=False)
-    return (
-        wrong > 0,
-        f"printed decoder wrong at {wrong} of {len(prefix) + 1} positions; corrected decoder at {fixed}",
+    sol = construct(k, depth, np.asarray(arrays["M"], float))
+    if "prefix" in arrays:
+        prefixes = [np.asarray(arrays["prefix"], dtype=np.int64)]
+    else:
+        _need(arrays, "failing_prefixes")
+        prefixes = list(np.asarray(arrays["failing_prefixes"], dtype=np.int64))
+    wrong = fixed = 0
+    for prefix in prefixes:
+        if not sol.language.is_prefix(prefix):
+            return False, f"not a Dyck_({k},{depth}) prefix: {prefix.tolist()}"
+        wrong += decoder_errors(sol, prefix, printed=True) > 0
+        fixed += decoder_errors(sol, prefix, printed=False) > 0
+    return wrong > 0, (
+        f"printed decoder wrong on {wrong} of {len(prefixes)} prefixes; corrected decoder on {fixed}"
     )
 
 
@@ -289,6 +303,7 @@ def c1_corrected(T, v, p_m, p_c, p_r):
 
 
 def _c1_file(arrays) -> tuple[bool, str]:
+    _need(arrays, "T", "v", "p_m", "p_c", "p_r")
     args = {n: float(arrays[n]) for n in ("T", "v", "p_m", "p_c", "p_r")}
     c1 = c1_value(**args)
     if c1 is None:
@@ -337,12 +352,24 @@ def _prop2_arrays(cx) -> dict[str, np.ndarray]:
 
 
 def _prop2_file(arrays) -> tuple[bool, str]:
-    T, t, s = (int(arrays[n]) for n in ("T", "t", "s"))
-    out = prop2_printed(T, t, s)
-    if out is None:
-        return False, "t = t' (mod T): outside the statement"
-    holds, vals = out
-    return not holds, f"T = {T}: |<p_t, p_t'>| = {abs(vals['inner']):.10g} vs bound {vals['bound']:.10g}"
+    """Arrays T, t, s (one pair of points), or T alone (a vector of T: every pair t != t' is enumerated)."""
+    _need(arrays, "T")
+    if "t" in arrays and "s" in arrays:
+        T, t, s = (int(arrays[n]) for n in ("T", "t", "s"))
+        out = prop2_printed(T, t, s)
+        if out is None:
+            return False, "t = t' (mod T): outside the statement"
+        holds, vals = out
+        return not holds, f"T = {T}: |<p_t, p_t'>| = {abs(vals['inner']):.10g} vs bound {vals['bound']:.10g}"
+    details, fails = [], False
+    for T in np.atleast_1d(arrays["T"]).astype(int):
+        worst = max(range(1, T), key=lambda s: abs(inner(T, 0, s)))  # <p_t, p_t+s> does not depend on t
+        holds, vals = prop2_printed(int(T), 0, worst)
+        fails |= not holds
+        details.append(
+            f"T = {T}: max |<p_t, p_t'>| = {abs(vals['inner']):.10g} vs bound {vals['bound']:.10g}"
+        )
+    return fails, "; ".join(details)
 
 
 # --------------------------------------------------------------------------- registry of searches
