@@ -40,7 +40,7 @@ from theorylab.instruments import rediscoveries as R
 # corrected searches.
 BUDGETS = {
     "hmm.lemma7": Budget(max_examples=60, seconds=30.0),
-    "dyck.thm1_balance_sufficiency": Budget(max_examples=100, seconds=30.0),
+    "dyck.thm1_balance_sufficiency": Budget(max_examples=150, seconds=30.0),
     "topic.thm2.1.2": Budget(max_examples=150, seconds=30.0),
     "automata.prop2_circular_embeddings": Budget(max_examples=100, seconds=30.0),
 }

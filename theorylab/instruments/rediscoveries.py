@@ -180,9 +180,9 @@ def decoder_strategy():
 
     return {
         "k": st.integers(1, 3),
-        "depth": st.integers(1, 4),
+        "depth": st.integers(2, 4),  # D = 1 is trivial (the residual alone determines the next token)
         "seed": st.integers(0, 2**16),
-        "moves": st.lists(st.integers(0, 5), min_size=1, max_size=14),
+        "moves": st.lists(st.integers(0, 5), min_size=3, max_size=14),
     }
 
 

@@ -6,7 +6,8 @@
   arguments). Hypothesis generates, and shrinks the first failure to a minimal one.
 * ``space``: a dict ``{name: (low, high)}`` of continuous parameters (and ``{name: [choices]}`` of discrete ones).
   Uniform random restarts, then Nelder-Mead (scipy) on the predicate's margin from the best points; a failure is
-  shrunk by rounding each coordinate to the shortest rational (smallest denominator) on which it still fails.
+  shrunk by rounding each coordinate to the shortest rational (smallest denominator) on which it still fails, and
+  each discrete parameter to the earliest listed choice on which it still fails.
 
 The predicate states the claim on one instance and returns ``True``/``False`` (holds / fails), a real margin (the
 statement holds iff the margin is > 0; the search minimises it), ``(holds_or_margin, {name: value})`` to report the
@@ -119,7 +120,7 @@ class Counterexample:
 
     @property
     def size(self) -> float:
-        """A size of the instance (sum of absolute values of its numbers; lengths for sequences)."""
+        """A size of the instance: sum of absolute values of its numbers plus sequence lengths (seeds excluded)."""
         return instance_size(self.parameters)
 
     def __str__(self) -> str:
@@ -155,8 +156,12 @@ class NoCounterexample:
 
 
 def instance_size(params: Mapping[str, Any]) -> float:
+    """Sum of absolute values of the instance's numbers plus the lengths of its sequences; parameters named
+    ``seed`` (labels of random draws, not sizes) are left out."""
     total = 0.0
-    for v in params.values():
+    for name, v in params.items():
+        if name == "seed":
+            continue
         if isinstance(v, str):
             total += len(v)
             continue
@@ -388,15 +393,29 @@ def _continuous_search(predicate, space, budget: Budget, seed: int, shrink: bool
     first = dict(params)
     t_shrink = time.perf_counter()
     if shrink:
-        for name, (a, b) in zip(names, bounds, strict=True):
+        for _ in range(2):  # a second pass: a simpler choice can admit simpler rationals
+            for name, (a, b) in zip(names, bounds, strict=True):
 
-            def still_fails(c: float, name=name) -> bool:
-                try:
-                    return evaluate(predicate, {**params, name: c}).holds is False
-                except PredicateError:
-                    return False
+                def still_fails(c: float, name=name) -> bool:
+                    try:
+                        return evaluate(predicate, {**params, name: c}).holds is False
+                    except PredicateError:
+                        return False
 
-            params[name] = _rationalise(params[name], a, b, still_fails)
+                params[name] = _rationalise(params[name], a, b, still_fails)
+            for (
+                name,
+                options,
+            ) in choices.items():  # discrete choices: the earliest listed one that still fails
+                for option in options:
+                    if option == params[name]:
+                        break
+                    try:
+                        if evaluate(predicate, {**params, name: option}).holds is False:
+                            params[name] = option
+                            break
+                    except PredicateError:
+                        continue
         out = evaluate(predicate, params)
         assert out.holds is False
     return params, out, first, state["n"], state["t_first"], time.perf_counter() - t_shrink, None
