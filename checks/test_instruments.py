@@ -19,6 +19,7 @@ import math
 
 import numpy as np
 import pytest
+from hypothesis import strategies as st
 
 from theorylab import claims as registry
 from theorylab.instruments import (
@@ -89,6 +90,9 @@ def test_search_refutes_printed_decoder(measure, tmp_path):
     assert cx.parameters["k"] >= 2 and cx.parameters["depth"] >= 3  # no failure exists for k = 1 or D <= 2
     assert cx.values["wrong_positions"] >= 1
     assert len(cx.values["prefix"]) <= 6  # shrunk: the first-found prefix was longer
+    p = cx.parameters  # the record's parameters are the shrunk instance the values were computed on
+    assert R.dyck_prefix(p["k"], p["depth"], p["moves"]).tolist() == cx.values["prefix"]
+    assert cx.first_parameters != p
     assert _roundtrip(cx, "dyck.thm1_balance_sufficiency", tmp_path).fails
     measure("search_shrunk_prefix_length", len(cx.values["prefix"]))
 
@@ -122,6 +126,8 @@ def test_search_finds_nothing_on_corrected_c1_range():
 def test_search_refutes_printed_prop2(tmp_path):
     cx = _search("automata.prop2_circular_embeddings")
     assert cx and abs(cx.values["inner"]) > cx.values["bound"], cx
+    # the antipodal pair of the erratum (T = 100, t' = t + 50) refutes the printed |.| version, not the signed one
+    assert R.prop2_printed(100, 0, 50)[0] is False and R.prop2_corrected(100, 0, 50)[0] is True
     assert _roundtrip(cx, "automata.prop2_circular_embeddings", tmp_path).fails
 
 
@@ -150,7 +156,6 @@ def test_verify_rejects_a_tampered_file(tmp_path):
 
 
 def _prop2_space():
-    from hypothesis import strategies as st
 
     return {"T": st.integers(2, 60), "s": st.integers(1, 59)}
 
@@ -267,6 +272,7 @@ def test_fit_rate_pumping_threshold_scales_as_one_over_delta(measure):
     assert fit.consistent, fit
     assert fit_rate(2.0**-e, betas, "a*x^b*(1+c*x)", printed=-2.0).consistent is False
     assert fit_rate(2.0**-e, betas, "a*x^b*(1+c*x)", printed=-0.5).consistent is False
+    assert fit_rate(2.0**-e, betas, "a*x^b*(1+c*x)", printed=1.0).consistent is False  # sign slip
     assert fit_rate(2.0**-e, betas, "a*x^b", printed=-1.0).consistent is False  # the bias, made visible
 
 
@@ -294,7 +300,6 @@ def _claim3_ledger(corrected: bool) -> Proof:
 
 @pytest.mark.claim("hmm.claim3", tier="exact")
 def test_proof_localises_claim3_printed_steps():
-    from hypothesis import strategies as st
 
     printed = _claim3_ledger(corrected=False)
     report = printed.check({"t": st.integers(1, 30)}, budget=40)
@@ -308,7 +313,6 @@ def test_proof_localises_claim3_printed_steps():
 
 @pytest.mark.claim("hmm.claim3", tier="exact", control=True)
 def test_proof_corrected_claim3_ledger_holds():
-    from hypothesis import strategies as st
 
     report = _claim3_ledger(corrected=True).check({"t": st.integers(2, 30)}, budget=40)
     assert report.holds, report
@@ -342,7 +346,6 @@ def _thm211_ledger(printed: bool) -> Proof:
 
 @pytest.mark.claim("topic.thm2.1.1", tier="property")
 def test_proof_localises_thm211_example_step():
-    from hypothesis import strategies as st
 
     strategy = {"T": st.integers(2, 4), "v": st.integers(1, 3), "tau": st.integers(1, 3)}
     report = _thm211_ledger(printed=True).check(strategy, budget=30)
@@ -354,7 +357,6 @@ def test_proof_localises_thm211_example_step():
 
 @pytest.mark.claim("topic.thm2.1.1", tier="property", control=True)
 def test_proof_thm211_min_trace_embedding_ledger_holds():
-    from hypothesis import strategies as st
 
     strategy = {"T": st.integers(2, 4), "v": st.integers(1, 3), "tau": st.integers(1, 3)}
     assert _thm211_ledger(printed=False).check(strategy, budget=30).holds
@@ -367,11 +369,70 @@ def test_proof_thm211_min_trace_embedding_ledger_holds():
 def test_budget_time_cap_stops_search():
     import time
 
-    from hypothesis import strategies as st
-
     def slow_true(x):
         time.sleep(0.01)
         return True
 
     found = search_counterexample(slow_true, st.integers(), budget=Budget(max_examples=10_000, seconds=0.3))
     assert not found and found.stopped_by == "time" and found.examples < 60
+
+
+@pytest.mark.claim("topic.thm2.1.2", tier="property", control=True)
+def test_search_margin_zero_counts_as_failure():
+    """The margin convention of the range search: 'x in (0, 1)' (margin min(x, 1 - x)) fails on the boundary,
+    where the margin is exactly 0; the search walks there from the interior."""
+    found = search_counterexample(lambda x: min(x, 1 - x), space={"x": (0.0, 1.0)}, budget=100)
+    assert found and found.parameters["x"] in (0.0, 1.0)
+
+
+@pytest.mark.claim("automata.prop2_circular_embeddings", tier="exact", control=True)
+def test_tightness_float_cancellation_reads_violated_without_tolerance():
+    """Evaluating 1 - cos(2 pi s / T) naively loses ~1e-16 / (1 - cos) relative accuracy (2e-14 at T = 60): with
+    the default 4-ulp tolerance the attained bound then reads 'violated'; with the tolerance of that evaluation
+    (1e-12) it reads attained. The verdict separates ratios 1e-13 apart."""
+    naive = lambda T, s: 1 - math.cos(2 * math.pi * s / T) if s % T else 1e300  # noqa: E731
+    bound = lambda T, s: 1 - math.cos(2 * math.pi / T)  # noqa: E731
+    assert tightness(bound, naive, _prop2_space(), budget=120).verdict == "violated"
+    assert tightness(bound, naive, _prop2_space(), budget=120, rtol=1e-12).verdict == "tight (attained)"
+
+
+@pytest.mark.claim("automata.prop2_circular_embeddings", tier="exact")
+def test_tightness_of_fourth_order_separation_bound(measure):
+    """The corrected separation behind Prop 2: 1 - cos x >= x^2/2 - x^4/24 (x = 2 pi / T). The printed 2 pi^2/T^2
+    is the x^2/2 term alone; with the x^4 term the bound is tight to 6 digits for T <= 60 (1 - ratio = x^4/360 =
+    3.3e-7 at T = 60)."""
+
+    def taylor(T, s):
+        x = 2 * math.pi / T
+        return x * x / 2 - x**4 / 24
+
+    t = tightness(taylor, lambda T, s: _sep(T, s) if s % T else 1e300,
+                  {"T": st.integers(3, 60), "s": st.integers(1, 59)}, budget=120)  # fmt: skip
+    assert t.verdict == "tight to 6 digits" and t.instance["T"] == 60, t
+    measure("tightness_fourth_order", t.verdict)
+
+
+@pytest.mark.claim("topic.thm2.1.3", tier="property", control=True)
+def test_tightness_targeting_climbs_to_a_narrow_peak():
+    """hypothesis's target() phase is what finds extreme instances in a large discrete space: a ratio peaked in a
+    window of width ~1000 at n = 777777 in [0, 10^6] is climbed to within 1%."""
+    t = tightness(lambda n: 1 / (1 + ((n - 777_777) / 1000) ** 2), lambda n: 1.0, {"n": st.integers(0, 10**6)},
+                  budget=200)  # fmt: skip
+    assert t.best > 0.99, t
+
+
+@pytest.mark.claim("dyck.thm1_balance_necessity", tier="property", control=True)
+def test_fit_rate_interval_is_calibrated():
+    """At level 0.68 the bootstrap half-width is about one standard error of the least-squares slope (0.78 SE
+    measured: the pairs bootstrap is a little narrow at n = 25); a 95%-level interval is ~2x wider."""
+    rng = np.random.default_rng(0)
+    x = np.geomspace(10, 1e4, 25)
+    y = 3.0 * x**-1.5 * np.exp(rng.normal(0, 0.05, x.size))
+    X = np.column_stack([np.ones_like(x), np.log(x)])
+    res = np.log(y) - X @ np.linalg.lstsq(X, np.log(y), rcond=None)[0]
+    se = math.sqrt(res @ res / (len(x) - 2) * np.linalg.inv(X.T @ X)[1, 1])
+    lo, hi = fit_rate(x, y, "a*x^b", level=0.68).interval
+    assert 0.6 < (hi - lo) / 2 / se < 1.3
+    lo95, hi95 = fit_rate(x, y, "a*x^b", level=0.95).interval
+    assert 1.6 < (hi95 - lo95) / (hi - lo) < 2.4
+    assert fit_rate(x, y, "a*x^b", printed=1.5).consistent is False  # a sign slip is rejected

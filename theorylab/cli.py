@@ -112,7 +112,7 @@ def _counterexample(args: argparse.Namespace) -> int:
     import numpy as np
 
     with np.load(path) as data:
-        shapes = ", ".join(f"{k}{list(data[k].shape)}" for k in data.files if k != "_generator")
+        shapes = ", ".join(f"{k}{list(data[k].shape)}" for k in data.files if not k.startswith("_"))
     print(f"wrote {path}: {shapes}")
     return 0
 
