@@ -149,7 +149,12 @@ def test_verify_rejects_a_tampered_file(tmp_path):
     bad = write_counterexample(
         tmp_path / "b", {"M": M, "M_tilde": householder(M) @ M}, claim="hmm.lemma7", statement="s"
     )
+    other = random_unit_means(4, 2, np.random.default_rng(4))  # unit norms, but a different posterior
+    unrelated = write_counterexample(
+        tmp_path / "c", {"M": M, "M_tilde": other}, claim="hmm.lemma7", statement="s"
+    )
     assert verify_file(good).fails and not verify_file(bad).fails
+    assert not verify_file(unrelated).fails and "premise fails" in verify_file(unrelated).detail
 
 
 # --------------------------------------------------------------------------- tightness
@@ -290,6 +295,7 @@ def _claim3_ledger(corrected: bool) -> Proof:
     )
     return Proof(
         [
+            Step("(0) hypothesis: t is a positive integer", lambda t: t, lambda t: 1, ">="),  # exact, equality at t = 1
             Step("(i) T~ != T", lambda t: float(np.abs(claim1_rotation(2 * np.pi / t) @ T - T).max()), lambda t: 1e-9, ">"),
             Step("(ii) T~ >= 0 entrywise", lambda t: float(Ttilde(t).min()), lambda t: 0.0, ">=", tol=1e-12),
             Step("(iii) T~^t = T^t", lambda t: float(np.abs(np.linalg.matrix_power(claim1_rotation(2 * np.pi / t) @ T, t) - np.linalg.matrix_power(T, t)).max()), lambda t: 0.0, "<=", tol=1e-12),
@@ -303,10 +309,10 @@ def test_proof_localises_claim3_printed_steps():
 
     printed = _claim3_ledger(corrected=False)
     report = printed.check({"t": st.integers(1, 30)}, budget=40)
-    assert report.first_failure == (0, "(i) T~ != T") and report.counterexample.parameters == {"t": 1}
+    assert report.first_failure == (1, "(i) T~ != T") and report.counterexample.parameters == {"t": 1}
     # With the range fixed (t >= 2) the next wrong step is the dropped factor T: entries -1/3 at t = 2
     report2 = printed.check({"t": st.integers(2, 30)}, budget=40)
-    assert report2.first_failure == (1, "(ii) T~ >= 0 entrywise")
+    assert report2.first_failure == (2, "(ii) T~ >= 0 entrywise")
     assert report2.counterexample.parameters == {"t": 2}
     assert abs(report2.counterexample.values["lhs"] + 1 / 3) < 1e-12
 
