@@ -4,6 +4,8 @@ theorylab claims [--family F] [--status S] [--provenance P] [--format text|markd
 theorylab claims show ID
 theorylab report CLAIMS_JSON [--out report.md|report.html]
 theorylab counterexample [ID] [--out FILE.npz]
+theorylab verify FILE.npz
+theorylab search [ID] [--out FILE.npz] [--seed N] [--max-examples N] [--seconds S]
 """
 
 from __future__ import annotations
@@ -110,7 +112,7 @@ def _counterexample(args: argparse.Namespace) -> int:
     import numpy as np
 
     with np.load(path) as data:
-        shapes = ", ".join(f"{k}{list(data[k].shape)}" for k in data.files if k != "_generator")
+        shapes = ", ".join(f"{k}{list(data[k].shape)}" for k in data.files if not k.startswith("_"))
     print(f"wrote {path}: {shapes}")
     return 0
 
@@ -137,6 +139,10 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("counterexample", help="write a counterexample to .npz; no ID lists the generators")
     p.add_argument("id", nargs="?")
     p.add_argument("--out", help="output .npz file (default: ID.npz)")
+
+    from theorylab.instruments.cli import add_subcommands
+
+    add_subcommands(sub)
     return parser
 
 
@@ -151,6 +157,8 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     if args.command == "report":
         return _report(args)
+    if hasattr(args, "run"):  # verify, search (theorylab.instruments.cli)
+        return args.run(args)
     return _counterexample(args)
 
 

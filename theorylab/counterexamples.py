@@ -88,9 +88,13 @@ def generate(generator_id: str) -> dict[str, np.ndarray]:
 
 
 def save(generator_id: str, path: str | Path) -> Path:
-    """Generate ``generator_id`` and write it to ``path`` (``.npz``); returns the path written."""
+    """Generate ``generator_id`` and write it to ``path`` (``.npz``) with its metadata (claim id, refuted statement,
+    scalar parameters, format version: see ``theorylab.instruments.files``); returns the path written."""
+    from theorylab.instruments.files import generator_metadata
+
     path = Path(path)
     arrays = generate(generator_id)
+    arrays.update(generator_metadata(generator_id, available()[generator_id].description, arrays))
     arrays["_generator"] = np.asarray(generator_id)
     np.savez(path, **arrays)
     return path if path.suffix == ".npz" else path.with_name(path.name + ".npz")

@@ -70,7 +70,7 @@ def to_html(title: str, sections: list[Section]) -> str:
 
 
 def registry_rows(records: list[Claim], link: bool = False) -> list[list[str]]:
-    """One row per claim: id, title, source, tiers, status, provenance."""
+    """One row per claim: id, title, source, tiers, status, provenance, tightness (bound claims)."""
     rows = []
     for c in records:
         title = f"[{c.title}]({c.family}.md)" if link else c.title
@@ -82,12 +82,13 @@ def registry_rows(records: list[Claim], link: bool = False) -> list[list[str]]:
                 ", ".join(c.tiers),
                 c.status,
                 c.provenance,
+                c.tightness or "-",
             ]
         )
     return rows
 
 
-REGISTRY_HEADER = ["claim", "title", "source", "tiers", "status", "provenance"]
+REGISTRY_HEADER = ["claim", "title", "source", "tiers", "status", "provenance", "tightness"]
 RUN_HEADER = ["claim", "status", "tiers", "passed", "failed", "skipped", "controls", "time", "result"]
 _COUNTS = ("passed", "failed", "skipped", "controls")
 

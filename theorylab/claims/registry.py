@@ -43,6 +43,7 @@ _CLAIM_KEYS = {
     "notes",
     "erratum",
     "provenance",
+    "tightness",
 }
 _REQUIRED = ("id", "title", "source", "statement", "tiers", "status")
 _SOURCE_KEYS = {"document", "numbering", "section"}
@@ -86,6 +87,8 @@ class Claim:
     erratum: Erratum | None = None
     file: str = ""
     provenance: str = "printed"
+    #: for bound claims: how tight the bound is, as measured by a check (e.g. "loose by 1.5x", "tight (attained)")
+    tightness: str = ""
 
 
 @dataclass(frozen=True)
@@ -193,6 +196,7 @@ def _parse_claim(raw: dict, family: str, file: str) -> Claim:
         erratum=erratum,
         file=file,
         provenance=provenance,
+        tightness=_string(raw.get("tightness", ""), file, cid, "tightness", empty_ok=True),
     )
 
 
