@@ -1,2 +1,18 @@
-"""Claim checks. Options, fixtures (rng, seed, device, scale, measure, figure) and the claim table come from the
-theorylab pytest plugin (``theorylab.pytest_plugin``), which is installed with the package."""
+"""theorylab's claim checks. Turns on the theorylab pytest plugin (fixtures rng, seed, device, scale, measure,
+figure; the claim marker and table) for these checks only, and accepts the short option spellings ``--tier``,
+``--claim``, ``--device``, ``--scale``, ``--claims-json`` and ``--artifacts-dir``."""
+
+import os
+
+from theorylab.pytest_plugin import add_short_options
+
+pytest_plugins = ["theorylab.pytest_plugin"]
+
+
+def pytest_addoption(parser):
+    add_short_options(parser)
+
+
+def pytest_configure(config):
+    if hasattr(config, "workerinput"):  # an xdist worker of this suite: one BLAS thread per worker
+        os.environ.setdefault("OMP_NUM_THREADS", "1")
