@@ -233,10 +233,9 @@ def _validate(marks: list[tuple[str, str, bool]]) -> str | None:
 
 
 def _did_you_mean(word: str, choices) -> str:
-    import difflib
+    from theorylab.claims.registry import did_you_mean
 
-    close = difflib.get_close_matches(word, list(choices), n=3)
-    return f" (did you mean {', '.join(close)}?)" if close else ""
+    return did_you_mean(word, choices)
 
 
 def _matches(cid: str, patterns: list[str]) -> bool:

@@ -296,12 +296,24 @@ def claim_files() -> list[Path]:
 
 
 @cache
-def _load_cached(files: tuple[Path, ...]) -> tuple[dict[str, Claim], dict[str, Family]]:
-    return load_registry(files)
+def _load_cached(files: tuple[tuple[Path, int], ...]) -> tuple[dict[str, Claim], dict[str, Family]]:
+    return load_registry([path for path, _ in files])
 
 
 def _default() -> tuple[dict[str, Claim], dict[str, Family]]:
-    return _load_cached(tuple(claim_files()))
+    """The registry, reloaded when a file is added, removed or edited (the cache key holds the mtimes)."""
+    return _load_cached(tuple((path, path.stat().st_mtime_ns) for path in claim_files()))
+
+
+def did_you_mean(word: str, choices: Iterable[str], n: int = 3) -> str:
+    """`` (did you mean a, b?)`` with the choices closest to ``word`` (close spellings, then extensions of
+    ``word``), or ``""``."""
+    import difflib
+
+    choices = list(choices)
+    close = difflib.get_close_matches(word, choices, n=n)
+    close += [c for c in sorted(choices) if c.startswith(word) and c not in close]
+    return f" (did you mean {', '.join(close[:n])}?)" if close else ""
 
 
 def get(claim_id: str) -> Claim:
@@ -310,11 +322,7 @@ def get(claim_id: str) -> Claim:
     try:
         return claims[claim_id]
     except KeyError:
-        import difflib
-
-        close = difflib.get_close_matches(claim_id, list(claims), n=3)
-        hint = f" (did you mean {', '.join(close)}?)" if close else ""
-        raise KeyError(f"unknown claim {claim_id!r}{hint}") from None
+        raise KeyError(f"unknown claim {claim_id!r}{did_you_mean(claim_id, claims)}") from None
 
 
 def natural_key(claim_id: str) -> tuple:
