@@ -4,12 +4,12 @@ figure; the claim marker and table) for these checks only, and accepts the short
 
 import os
 
-from theorylab.pytest_plugin import add_short_options
-
 pytest_plugins = ["theorylab.pytest_plugin"]
 
 
 def pytest_addoption(parser):
+    from theorylab.pytest_options import add_short_options
+
     add_short_options(parser)
 
 

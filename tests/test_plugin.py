@@ -270,8 +270,10 @@ def test_project_with_its_own_options_can_use_the_plugin(user_project: pytest.Py
 
 def test_short_options_for_theorylabs_own_checks(demo: pytest.Pytester) -> None:
     demo.makeconftest(
-        'from theorylab.pytest_plugin import add_short_options\npytest_plugins = ["theorylab.pytest_plugin"]\n'
-        "def pytest_addoption(parser):\n    add_short_options(parser)\n"
+        'pytest_plugins = ["theorylab.pytest_plugin"]\n'
+        "def pytest_addoption(parser):\n"
+        "    from theorylab.pytest_options import add_short_options\n\n"
+        "    add_short_options(parser)\n"
     )
     demo.runpytest("checks", "--tier", "property").assert_outcomes(passed=1, deselected=3)
     demo.runpytest("checks", "--claim", "demo.thm2", "--theorylab-tier", "exact").assert_outcomes(

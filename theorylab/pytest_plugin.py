@@ -30,75 +30,29 @@ from pathlib import Path
 import pytest
 
 from theorylab.claims.registry import TIERS
+from theorylab.pytest_options import (
+    DEFAULT_SEED,
+    OPTIONS,
+    SHORT_OPTIONS,
+    _dest,
+    add_options,
+    add_short_options,
+)
 
-DEFAULT_SEED = 20240601
+__all__ = ["OPTIONS", "SHORT_OPTIONS", "add_short_options", "machine_info"]
+
+
 _CLAIMS_KEY = "theorylab.claims"
 _MEASURE_KEY = "theorylab.measure"
 _ERROR_ATTR = "_theorylab_error"
 
 
-#: Options of the plugin; every one is namespaced so it cannot collide with a project's own options.
-OPTIONS = {
-    "tier": "--theorylab-tier",
-    "claim": "--theorylab-claim",
-    "device": "--theorylab-device",
-    "scale": "--theorylab-scale",
-    "claims_json": "--theorylab-claims-json",
-    "artifacts_dir": "--theorylab-artifacts-dir",
-}
-#: Short spellings that theorylab's own checks accept (``pytest checks/ --tier exact``); see :func:`add_short_options`.
-SHORT_OPTIONS = {
-    "tier": "--tier",
-    "claim": "--claim",
-    "device": "--device",
-    "scale": "--scale",
-    "claims_json": "--claims-json",
-    "artifacts_dir": "--artifacts-dir",
-}
-_OPTION_ATTRS = {
-    "tier": dict(default=None, metavar="TIERS", help="comma-separated tiers to run: exact,property,trained"),
-    "claim": dict(
-        default=None, metavar="PATTERNS", help="comma-separated claim id patterns (fnmatch) or families"
-    ),
-    "device": dict(default="cpu", choices=("cpu", "cuda"), help="device of the trained tier (default: cpu)"),
-    "scale": dict(
-        default="small", choices=("small", "full"), help="size of the trained tier (default: small)"
-    ),
-    "claims_json": dict(default=None, metavar="PATH", help="write per-claim results as JSON"),
-    "artifacts_dir": dict(
-        default=None, metavar="DIR", help="where checks save figures (default: a temp dir)"
-    ),
-}
-
 #: Hypothesis example counts: ``theorylab`` (default for claim checks) and ``theorylab-thorough``.
 PROFILES = {"theorylab": 25, "theorylab-thorough": 500}
 
 
-def _dest(name: str) -> str:
-    return f"theorylab_{name}"
-
-
 def pytest_addoption(parser: pytest.Parser) -> None:
-    group = parser.getgroup("theorylab", "theorylab claim checks")
-    for name, flag in OPTIONS.items():
-        group.addoption(flag, dest=_dest(name), **_OPTION_ATTRS[name])
-    group.addoption(
-        "--theorylab-seed",
-        type=int,
-        default=None,
-        dest="theorylab_seed",
-        help=f"base seed of the rng fixture (default: $THEORYLAB_SEED or {DEFAULT_SEED})",
-    )
-
-
-def add_short_options(parser: pytest.Parser, names=tuple(SHORT_OPTIONS)) -> None:
-    """Register the short spellings (``--tier``, ``--claim``, ``--device``, ``--scale``, ``--claims-json``,
-    ``--artifacts-dir``) as aliases of the ``--theorylab-*`` options. Called from the ``conftest.py`` of theorylab's
-    own checks; a project whose conftest already defines one of these names simply leaves it out of ``names``."""
-    group = parser.getgroup("theorylab", "theorylab claim checks")
-    for name in names:
-        attrs = {k: v for k, v in _OPTION_ATTRS[name].items() if k != "help"}
-        group.addoption(SHORT_OPTIONS[name], dest=_dest(name), help=f"short for {OPTIONS[name]}", **attrs)
+    add_options(parser)
 
 
 def _opt(config: pytest.Config, name: str):
