@@ -14,5 +14,7 @@ def pytest_addoption(parser):
 
 
 def pytest_configure(config):
+    # used by the trained checks with `--dist loadgroup`; registered so that runs without xdist do not warn
+    config.addinivalue_line("markers", "xdist_group(name): run in the same xdist worker as the group")
     if hasattr(config, "workerinput"):  # an xdist worker of this suite: one BLAS thread per worker
         os.environ.setdefault("OMP_NUM_THREADS", "1")

@@ -194,3 +194,50 @@ def test_claims_show_finds_the_installed_checks(capsys, monkeypatch, tmp_path: P
     assert main(["claims", "show", "hmm.thm4"]) == 0
     out = capsys.readouterr().out
     assert "checks (" in out and "test_hmm.py" in out
+
+
+def test_installed_wheel_runs_its_checks_outside_a_clone(tmp_path: Path) -> None:
+    """Build the wheel, unpack it into a fresh folder put first on sys.path, and run from an unrelated folder:
+    `claims show` lists the shipped checks and `theorylab check` runs them."""
+    import os
+    import subprocess
+    import sys
+    import zipfile
+
+    root = Path(__file__).parents[1]
+    wheels = tmp_path / "wheels"
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "--no-deps",
+            "--no-build-isolation",
+            "-q",
+            "-w",
+            str(wheels),
+            str(root),
+        ],
+        check=True,
+        capture_output=True,
+    )
+    site = tmp_path / "site"
+    with zipfile.ZipFile(next(wheels.glob("theorylab-*.whl"))) as whl:
+        whl.extractall(site)
+    assert (site / "theorylab_checks" / "test_hmm.py").is_file() and (
+        site / "theorylab_checks" / "conftest.py"
+    ).is_file()
+    work = tmp_path / "elsewhere"
+    work.mkdir()
+    env = {**os.environ, "PYTHONPATH": str(site)}
+    env.pop("THEORYLAB_CLAIMS_PATH", None)
+    run = lambda *a: subprocess.run(
+        [sys.executable, "-m", "theorylab", *a], cwd=work, env=env, capture_output=True, text=True
+    )
+    shown = run("claims", "show", "hmm.thm9")
+    assert shown.returncode == 0 and str(site / "theorylab_checks" / "test_hmm.py") in shown.stdout
+    checked = run("check", "--tier", "exact", "--claim", "hmm.thm9", "-p", "no:randomly")
+    assert checked.returncode == 0, checked.stdout[-2000:] + checked.stderr[-2000:]
+    assert "hmm.thm9" in checked.stdout and "2 passed" in checked.stdout
+    assert f"rootdir: {site / 'theorylab_checks'}" in checked.stdout  # the installed checks ran, not the clone's
