@@ -240,4 +240,6 @@ def test_installed_wheel_runs_its_checks_outside_a_clone(tmp_path: Path) -> None
     checked = run("check", "--tier", "exact", "--claim", "hmm.thm9", "-p", "no:randomly")
     assert checked.returncode == 0, checked.stdout[-2000:] + checked.stderr[-2000:]
     assert "hmm.thm9" in checked.stdout and "2 passed" in checked.stdout
-    assert f"rootdir: {site / 'theorylab_checks'}" in checked.stdout  # the installed checks ran, not the clone's
+    assert (
+        f"rootdir: {site / 'theorylab_checks'}" in checked.stdout
+    )  # the installed checks ran, not the clone's
