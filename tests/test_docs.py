@@ -98,3 +98,39 @@ def test_tutorial_runs_end_to_end(tmp_path: Path) -> None:
     assert run["tiers"]["property"]["passed"] == 1 and run["measures"]["pairs_checked"] == 9
     report = (tmp_path / "report.html").read_text()
     assert "mylemma.lemma1" in report and "If $A, B$ are" in report
+
+
+def test_errata_text_is_literal_markdown_and_math_is_rendered() -> None:
+    import markdown
+
+    from theorylab.report import md_text
+
+    printed = "psi(x) = ((x + Delta)/(2 Delta))_+ - ((x - Delta)/(2 Delta))_+"  # Lemma 12 as printed
+    rendered = markdown.markdown(md_text(printed))
+    assert "<em>" not in rendered and "(2 Delta))_+ - ((x" in rendered
+    assert md_text("keep $a_1 * b$ math") == "keep $a_1 * b$ math"
+    hooks = load_hooks()
+    page = '<p><span class="arithmatex">\\(\\frac{a}{b} \\le 1\\)</span></p><div class="arithmatex">\\[x^2\\]</div>'
+    out = hooks.render_math(page)
+    assert "<math" in out and 'display="block"' in out and "\\(" not in out and "\\frac" not in out
+
+
+def test_built_site_renders_offline_in_chromium(tmp_path: Path) -> None:
+    """Build the site and run scripts/check_docs_render.py (needs chromium; skipped without it)."""
+    import shutil
+
+    if not any(shutil.which(b) for b in ("chromium", "chromium-browser", "google-chrome")):
+        pytest.skip("chromium is not installed (apt-get install -y chromium)")
+    site = tmp_path / "site"
+    subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "-q", "--strict", "--site-dir", str(site)],
+        cwd=ROOT,
+        check=True,
+    )
+    out = subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / "check_docs_render.py"), str(site), str(tmp_path / "shots")],
+        capture_output=True,
+        text=True,
+    )
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert len(list((tmp_path / "shots").glob("*.png"))) == 3

@@ -9,6 +9,7 @@ from __future__ import annotations
 import html
 import json
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -132,6 +133,16 @@ def to_text(header: list[str], rows: list[list[str]]) -> list[str]:
     return [line(header), line(["-" * w for w in widths]), *(line(r) for r in rows)]
 
 
+_MD_SPECIAL = re.compile(r"([\\`*_\[\]|])")
+
+
+def md_text(text: str) -> str:
+    """Plain text (e.g. an erratum's ASCII formula) made literal in Markdown: ``*``, ``_``, brackets, ``|``
+    are escaped so that ``(x/2)_+ - (y/2)_+`` is not read as emphasis. ``$...$`` math is kept as it is."""
+    parts = re.split(r"(\$\$.*?\$\$|\$[^$]+\$)", text)
+    return "".join(p if p.startswith("$") else _MD_SPECIAL.sub(r"\\\1", p) for p in parts)
+
+
 def errata_sections(records: list[Claim]) -> list[Section]:
     """One section per ``holds-corrected`` or ``refuted`` claim: printed, corrected, counterexample."""
     sections = []
@@ -140,11 +151,11 @@ def errata_sections(records: list[Claim]) -> list[Section]:
             continue
         text = [
             f"**{c.title}** ({c.status}); source: `{c.source.document}`, {c.source.numbering}, §{c.source.section}.",
-            f"**As printed:** {c.erratum.printed}",
+            f"**As printed:** {md_text(c.erratum.printed)}",
         ]
         if c.erratum.corrected:
-            text.append(f"**Corrected:** {c.erratum.corrected}")
-        text.append(f"**Counterexample:** {c.erratum.counterexample}")
+            text.append(f"**Corrected:** {md_text(c.erratum.corrected)}")
+        text.append(f"**Counterexample:** {md_text(c.erratum.counterexample)}")
         if c.counterexample:
             text.append(f"Generate it: `theorylab counterexample {c.counterexample} --out {c.id}.npz`")
         sections.append(Section(c.id, text=[t + "\n" for t in text]))
