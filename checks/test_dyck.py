@@ -650,7 +650,7 @@ def trained_dyck(request):
     from theorylab.attention import dyck_trained as dt
     from theorylab.nn.train import Budget, train
 
-    scale, device = request.config.getoption("scale"), request.config.getoption("device")
+    scale, device = request.getfixturevalue("scale"), request.getfixturevalue("device")
     cfg = TRAINED_SIZES[scale]
     task = dt.DyckTask(2, 4, 0.5)
     budget = Budget(steps=cfg["steps"], batch_size=cfg["batch"], seq_len=cfg["T"], lr=cfg["lr"])

@@ -546,7 +546,7 @@ def stage1_run(request):
     from theorylab.languages.topic import TopicMLMTask
     from theorylab.nn.train import Budget, train
 
-    scale, device = request.config.getoption("scale"), request.config.getoption("device")
+    scale, device = request.getfixturevalue("scale"), request.getfixturevalue("device")
     # small: CPU CI budget; full: the thesis's document length (~100-150 -> 128), 10k documents, batch 40,
     # 20 epochs (5000 steps), 5 seeds; sized for --device cuda (not measured here)
     z = _sizes(
@@ -618,7 +618,7 @@ def stage2_run(request):
     from theorylab.languages.topic import TopicMLMTask
     from theorylab.nn.train import Budget, train
 
-    scale, device = request.config.getoption("scale"), request.config.getoption("device")
+    scale, device = request.getfixturevalue("scale"), request.getfixturevalue("device")
     z = _sizes(
         scale,
         dict(N=64, steps=300, batch=32, seeds=(0, 1)),
@@ -670,7 +670,7 @@ def joint_run(request):
     from theorylab.languages.topic import TopicMLMTask
     from theorylab.nn.train import Budget, train
 
-    scale, device = request.config.getoption("scale"), request.config.getoption("device")
+    scale, device = request.getfixturevalue("scale"), request.getfixturevalue("device")
     z = _sizes(
         scale, dict(N=64, steps=800, batch=32, seeds=(0,)), dict(N=128, steps=3000, batch=40, seeds=(0, 1, 2))
     )
