@@ -202,8 +202,10 @@ def _normalized(lines: list[str]) -> list[str]:
     ]
 
 
-def test_unrelated_project_sees_nothing_of_theorylab(user_project: pytest.Pytester) -> None:
+def test_unrelated_project_sees_nothing_of_theorylab(user_project: pytest.Pytester, monkeypatch) -> None:
     import theorylab  # noqa: F401  installed, as in a researcher's environment
+
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)  # (this suite's own xdist workers set it)
 
     args = ("--device", "cuda:1", "--claim", "x", "-p", "no:randomly", "-s")
     result = user_project.runpytest_subprocess(*args)
