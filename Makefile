@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 TORCH ?= torch==2.13.0
 PYTEST_ARGS ?=
 
-.PHONY: venv checks exact test lint docs report mutation clean
+.PHONY: venv checks exact test lint docs docs-render report mutation clean
 
 $(BIN)/theorylab: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -29,6 +29,10 @@ lint: venv
 
 docs: venv
 	$(BIN)/mkdocs build --strict --site-dir site
+
+# the built site in headless chromium (apt-get install -y chromium): screenshots, fails on visible raw TeX
+docs-render: docs
+	$(BIN)/python scripts/check_docs_render.py site artifacts/screenshots
 
 test: venv lint
 	$(BIN)/pytest checks/ tests/ -n auto --durations=15 --claims-json artifacts/claims.json --artifacts-dir artifacts $(PYTEST_ARGS)

@@ -7,7 +7,7 @@ import dataclasses
 
 import numpy as np
 import pytest
-from hypothesis import assume, given, settings
+from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from theorylab.algebra import (
@@ -123,8 +123,7 @@ def test_dyck_valid_sampling_never_hits_sink(rng):
     assert len(np.unique(states)) == 31  # all reachable stacks: sum_{i<=4} 2^i
 
 
-@pytest.mark.claim(DEF, tier="property")
-@settings(max_examples=40)
+@pytest.mark.claim(DEF, tier="property", examples=40)
 @given(automaton_and_words())
 def test_run_matches_naive_loop(case):
     aut, w, q0 = case
@@ -133,8 +132,7 @@ def test_run_matches_naive_loop(case):
         assert got[b].tolist() == naive_run(aut.delta, w[b], q0)
 
 
-@pytest.mark.claim(DEF, tier="property", control=True)
-@settings(max_examples=15)
+@pytest.mark.claim(DEF, tier="property", control=True, examples=15)
 @given(automaton_and_words(automata=semiautomata(min_states=2, min_symbols=1)))
 def test_run_control_wrong_start_state(case):
     """The same comparison rejects a run started from another state whenever the outputs differ at t=1."""
@@ -188,8 +186,7 @@ def test_composition_series_control():
     assert not verify_composition_series(S4, [np.arange(24), a4, np.array([0])])
 
 
-@pytest.mark.claim(JH, tier="property")
-@settings(max_examples=30)
+@pytest.mark.claim(JH, tier="property", examples=30)
 @given(permutation_semiautomata(max_points=5, max_symbols=3), st.randoms(use_true_random=False))
 def test_composition_factors_invariant(aut, rnd):
     from sympy.combinatorics import Permutation, PermutationGroup
@@ -267,8 +264,7 @@ def test_solvability_control_multiset_mutant():
     assert _buggy_is_solvable(aut) != routes["holonomy"]
 
 
-@pytest.mark.claim(DEF8, tier="property")
-@settings(max_examples=40)
+@pytest.mark.claim(DEF8, tier="property", examples=40)
 @given(semiautomata(max_states=6, max_symbols=4))
 def test_solvability_routes_agree(aut):
     from sympy.combinatorics import Permutation, PermutationGroup
@@ -282,8 +278,7 @@ def test_solvability_routes_agree(aut):
     assert routes["maximal_subgroups"] == independent
 
 
-@pytest.mark.claim(DEF8, tier="property")
-@settings(max_examples=30)
+@pytest.mark.claim(DEF8, tier="property", examples=30)
 @given(semiautomata(max_states=6, max_symbols=3), st.randoms(use_true_random=False))
 def test_solvability_invariant_under_relabelling(aut, rnd):
     """Relabelling states and adding the redundant symbol sigma_0 sigma_1 do not change solvability (nor |T|)."""
@@ -388,8 +383,7 @@ def test_holonomy_control_perturbed_and_current_convention(rng):
     assert not np.array_equal(wrong, aut.run(w))
 
 
-@pytest.mark.claim(KR, tier="property")
-@settings(max_examples=30)
+@pytest.mark.claim(KR, tier="property", examples=30)
 @given(semiautomata(max_states=6, max_symbols=4))
 def test_holonomy_random(aut):
     cascade = holonomy_decomposition(aut)

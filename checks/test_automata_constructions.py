@@ -12,7 +12,7 @@ import itertools
 
 import numpy as np
 import pytest
-from hypothesis import assume, given, settings
+from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from theorylab.algebra import is_solvable
@@ -205,8 +205,7 @@ def test_lemma10_control_noise_beyond_plateau(rng):
     assert verify_interp(interp_mlp_1d(xs, ys), xs, ys, [0.3]) > 1e-3  # outside the Delta/4 plateau
 
 
-@pytest.mark.claim(L10, tier="property")
-@settings(max_examples=20)
+@pytest.mark.claim(L10, tier="property", examples=20)
 @given(
     st.lists(st.integers(-1000, 1000), min_size=1, max_size=20, unique=True),
     st.floats(-1, 1),
@@ -219,8 +218,7 @@ def test_lemma10_random_sets(points, frac, seed):
     assert verify_interp(interp_mlp_1d(xs, ys), xs, ys, [frac * D / 4]) < 1e-9
 
 
-@pytest.mark.claim(L10, tier="property", control=True)
-@settings(max_examples=10)
+@pytest.mark.claim(L10, tier="property", control=True, examples=10)
 @given(st.lists(st.integers(-1000, 1000), min_size=2, max_size=20, unique=True))
 def test_lemma10_random_control(points):
     xs = np.array(sorted(points)) / 10.0
@@ -254,8 +252,7 @@ def test_lemma11_control_printed_bias(rng):
     assert verify_interp(interp_mlp(pts, vals), pts, vals, [0.0]) < 1e-9
 
 
-@pytest.mark.claim(L11, tier="property")
-@settings(max_examples=15)
+@pytest.mark.claim(L11, tier="property", examples=15)
 @given(st.integers(1, 3), st.integers(1, 12), st.integers(0, 10**6))
 def test_lemma11_random(d_in, n, seed):
     r = np.random.default_rng(seed)
@@ -264,8 +261,7 @@ def test_lemma11_random(d_in, n, seed):
     assert verify_interp(interp_mlp(pts, vals), pts, vals, [r.uniform(-0.24, 0.24, d_in)]) < 1e-9
 
 
-@pytest.mark.claim(L11, tier="property", control=True)
-@settings(max_examples=10)
+@pytest.mark.claim(L11, tier="property", control=True, examples=10)
 @given(st.integers(2, 3), st.integers(0, 10**6))
 def test_lemma11_random_control(d_in, seed):
     r = np.random.default_rng(seed)
@@ -301,23 +297,20 @@ def test_lemma12_control_printed(measure):
     measure("printed_err", err)  # 0.125: psi(0.75) = 0.875
 
 
-@pytest.mark.claim(L12, tier="property")
-@settings(max_examples=20)
+@pytest.mark.claim(L12, tier="property", examples=20)
 @given(st.floats(1e-4, 1e3), st.lists(st.floats(1, 100), min_size=1, max_size=8), st.booleans())
 def test_lemma12_random(delta, mags, neg):
     xs = np.array(mags) * delta * (-1 if neg else 1)
     assert threshold_error(threshold_mlp(delta), delta, xs) < 1e-9
 
 
-@pytest.mark.claim(L12, tier="property", control=True)
-@settings(max_examples=10)
+@pytest.mark.claim(L12, tier="property", control=True, examples=10)
 @given(st.floats(1e-3, 1e3))
 def test_lemma12_random_control(delta):
     assert threshold_error(threshold_mlp(delta, printed=True), delta, [delta, -delta]) > 0.1
 
 
-@pytest.mark.claim(L13, tier="property")
-@settings(max_examples=40)
+@pytest.mark.claim(L13, tier="property", examples=40)
 @given(st.integers(2, 256), st.floats(0, 30), st.integers(0, 10**6))
 def test_lemma13_bound(T, gap, seed):
     r = np.random.default_rng(seed)
@@ -328,8 +321,7 @@ def test_lemma13_bound(T, gap, seed):
     assert err <= bound * (1 + 1e-9) + 1e-15
 
 
-@pytest.mark.claim(L13, tier="property", control=True)
-@settings(max_examples=10)
+@pytest.mark.claim(L13, tier="property", control=True, examples=10)
 @given(st.integers(2, 256), st.floats(8, 30))
 def test_lemma13_control_overstated_gap(T, gap):
     z = np.zeros(T)
@@ -491,8 +483,7 @@ def test_thm10_control_perturbed(rng):
     assert any_fails(check_automaton(perturb_weight(c, 0, "mlp.b2", (0,), 1.0), aut, rng))  # Lemma 14 layer 2
 
 
-@pytest.mark.claim(THM10, tier="property")
-@settings(max_examples=15)
+@pytest.mark.claim(THM10, tier="property", examples=15)
 @given(semiautomata(max_states=6, max_symbols=4), st.integers(1, 40), st.integers(0, 10**6))
 def test_thm10_random_automata(aut, T, seed):
     r = np.random.default_rng(seed)
@@ -500,8 +491,7 @@ def test_thm10_random_automata(aut, T, seed):
     assert verify_simulation(compile_log_depth(aut, T, q0), aut, aut.sample(r, 8, T), q0).ok
 
 
-@pytest.mark.claim(THM10, tier="property", control=True)
-@settings(max_examples=10)
+@pytest.mark.claim(THM10, tier="property", control=True, examples=10)
 @given(semiautomata(min_states=2, max_states=6, max_symbols=4), st.integers(0, 10**6))
 def test_thm10_random_control(aut, seed):
     r = np.random.default_rng(seed)
@@ -539,8 +529,7 @@ def test_thm16_solvable_groups(name, rng, measure):
     measure("depth", depths.pop())
 
 
-@pytest.mark.claim(THM16, tier="property")
-@settings(max_examples=15)
+@pytest.mark.claim(THM16, tier="property", examples=15)
 @given(permutation_semiautomata(max_points=6, max_symbols=3), st.integers(1, 40), st.integers(0, 10**6))
 def test_thm16_random_groups(aut, T, seed):
     r = np.random.default_rng(seed)
@@ -555,8 +544,7 @@ def test_thm16_random_groups(aut, T, seed):
     assert verify_simulation(c, aut, aut.sample(r, 8, T), q0).ok
 
 
-@pytest.mark.claim(THM16, tier="property", control=True)
-@settings(max_examples=8)
+@pytest.mark.claim(THM16, tier="property", control=True, examples=8)
 @given(permutation_semiautomata(max_points=5, max_symbols=2), st.integers(0, 10**6))
 def test_thm16_random_groups_control(aut, seed):
     # examples with nothing to perturb are discarded (assume), not passed: about 40% of the drawn groups are trivial
@@ -723,8 +711,7 @@ def test_thm11_control_perturbed(rng):
     assert any_fails(check_automaton(mutant, aut, rng))
 
 
-@pytest.mark.claim(THM11, tier="property")
-@settings(max_examples=12)
+@pytest.mark.claim(THM11, tier="property", examples=12)
 @given(semiautomata(max_states=6, max_symbols=4), st.integers(1, 24), st.integers(0, 10**6))
 def test_thm11_random_automata(aut, T, seed):
     r = np.random.default_rng(seed)
@@ -738,8 +725,7 @@ def test_thm11_random_automata(aut, T, seed):
     assert verify_simulation(c, aut, aut.sample(r, 8, T), q0).ok
 
 
-@pytest.mark.claim(THM11, tier="property", control=True)
-@settings(max_examples=8)
+@pytest.mark.claim(THM11, tier="property", control=True, examples=8)
 @given(semiautomata(min_states=3, max_states=5, max_symbols=3), st.integers(0, 10**6))
 def test_thm11_random_control(aut, seed):
     r = np.random.default_rng(seed)
@@ -769,8 +755,7 @@ def test_lemma20_no_reset_words(rng, measure):
     measure("depth", c.depth)
 
 
-@pytest.mark.claim(L20, tier="property")
-@settings(max_examples=15)
+@pytest.mark.claim(L20, tier="property", examples=15)
 @given(
     permutation_reset_semiautomata(max_states=5, max_perms=2, max_resets=2),
     st.integers(1, 40),
@@ -789,8 +774,7 @@ def test_lemma20_random_permutation_reset(aut, T, seed):
     assert verify_simulation(c, aut, words, q0).ok
 
 
-@pytest.mark.claim(L20, tier="property", control=True)
-@settings(max_examples=8)
+@pytest.mark.claim(L20, tier="property", control=True, examples=8)
 @given(st.integers(3, 5), st.integers(0, 10**6))
 def test_lemma20_random_control(n, seed):
     r = np.random.default_rng(seed)
@@ -852,16 +836,14 @@ def test_alg1_control_S_pads():
     assert verify_algorithm1(2, (-1, 1), 6, n_pads=2) > 0
 
 
-@pytest.mark.claim(ALG1, tier="property")
-@settings(max_examples=15)
+@pytest.mark.claim(ALG1, tier="property", examples=15)
 @given(st.integers(1, 8), st.lists(st.sampled_from([-1, 0, 1]), min_size=1, max_size=60))
 def test_alg1_random(S, moves):
     aut = zoo.gridworld(S + 1, stay=True)
     assert (algorithm1(S, moves) == aut.run(np.array(moves) + 1, 0)[0]).all()
 
 
-@pytest.mark.claim(ALG1, tier="property", control=True)
-@settings(max_examples=8)
+@pytest.mark.claim(ALG1, tier="property", control=True, examples=8)
 @given(st.integers(2, 8))
 def test_alg1_random_control(S):
     assert (algorithm1(S, [1], n_pads=S) == -1).all()
@@ -909,8 +891,7 @@ def test_thm12_control_perturbed(rng):
     assert any_fails(check_automaton(mutant, aut, rng, 0, exhaustive_budget=1, n_random=64))
 
 
-@pytest.mark.claim(THM12, tier="property")
-@settings(max_examples=10)
+@pytest.mark.claim(THM12, tier="property", examples=10)
 @given(st.integers(1, 9), st.booleans(), st.integers(1, 48), st.integers(0, 10**6))
 def test_thm12_random(n, stay, T, seed):
     r = np.random.default_rng(seed)
@@ -920,8 +901,7 @@ def test_thm12_random(n, stay, T, seed):
     assert verify_simulation(compile_gridworld(n, T, q0, stay=stay), aut, words, q0).ok
 
 
-@pytest.mark.claim(THM12, tier="property", control=True)
-@settings(max_examples=6)
+@pytest.mark.claim(THM12, tier="property", control=True, examples=6)
 @given(st.integers(3, 9), st.integers(0, 10**6))
 def test_thm12_random_control(n, seed):
     r = np.random.default_rng(seed)

@@ -14,7 +14,7 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
-from hypothesis import assume, given, settings
+from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from theorylab.attention import dyck_balance as db
@@ -198,8 +198,7 @@ def sampler_matches(lang: Dyck, samples: np.ndarray) -> float:
     return float(chisquare(observed, probs * len(samples)).pvalue)
 
 
-@pytest.mark.claim("dyck.def_distribution", tier="property")
-@settings(max_examples=5)
+@pytest.mark.claim("dyck.def_distribution", tier="property", examples=5)
 @given(
     shape=dyck_shapes(max_k=2, max_depth=3), q=st.sampled_from([0.3, 0.5, 0.8]), seed=st.integers(0, 2**16)
 )
@@ -299,8 +298,7 @@ def test_printed_decoder_fails(measure):
     assert wrong.any() and exact_on_all_prefixes(sol, 2, 4, 10) == 0.0
 
 
-@pytest.mark.claim("dyck.thm1_balance_sufficiency", tier="property")
-@settings(max_examples=12)
+@pytest.mark.claim("dyck.thm1_balance_sufficiency", tier="property", examples=12)
 @given(shape=dyck_shapes(), seed=st.integers(0, 2**16), scale=st.floats(0.1, 3.0))
 def test_projected_attention_gives_exact_generator(shape, seed, scale):
     k, depth = shape
@@ -312,8 +310,7 @@ def test_projected_attention_gives_exact_generator(shape, seed, scale):
     assert np.abs(sol.predict(x) - lang.next_token_distributions(x)).max() == 0.0
 
 
-@pytest.mark.claim("dyck.thm1_balance_sufficiency", tier="property", control=True)
-@settings(max_examples=8)
+@pytest.mark.claim("dyck.thm1_balance_sufficiency", tier="property", control=True, examples=8)
 @given(shape=dyck_shapes(min_k=2, min_depth=2), seed=st.integers(0, 2**16), delta=perturbations())
 def test_perturbed_attention_has_counterexample(shape, seed, delta):
     k, depth = shape
@@ -390,8 +387,7 @@ def test_necessity_k1_control_two_types_fail():
     assert exact_on_all_prefixes(sol, 2, 3, 12) > 0
 
 
-@pytest.mark.claim("dyck.thm1_balance_necessity", tier="property")
-@settings(max_examples=10)
+@pytest.mark.claim("dyck.thm1_balance_necessity", tier="property", examples=10)
 @given(shape=dyck_shapes(min_k=2, min_depth=2), seed=st.integers(0, 2**16), delta=perturbations())
 def test_any_unbalanced_construction_is_pumped(shape, seed, delta):
     k, depth = shape
@@ -401,8 +397,7 @@ def test_any_unbalanced_construction_is_pumped(shape, seed, delta):
     assert ce is not None and verify_pumping(sol, ce)
 
 
-@pytest.mark.claim("dyck.thm1_balance_necessity", tier="property", control=True)
-@settings(max_examples=6)
+@pytest.mark.claim("dyck.thm1_balance_necessity", tier="property", control=True, examples=6)
 @given(shape=dyck_shapes(), seed=st.integers(0, 2**16))
 def test_balanced_constructions_have_no_counterexample(shape, seed):
     sol = _balanced(*shape, seed=seed, scale=1.5)
@@ -489,8 +484,7 @@ def test_raw_loss_premise_is_unsatisfiable():
     assert best.excess == 0.0 and best.optimal > bd.min_prefix_probability_bound(2, 0.5, 8)
 
 
-@pytest.mark.claim("dyck.thm2_approx_balance", tier="property")
-@settings(max_examples=15)
+@pytest.mark.claim("dyck.thm2_approx_balance", tier="property", examples=15)
 @given(
     seed=st.integers(0, 2**16),
     log_delta=st.floats(np.log(1e-7), np.log(1e-2)),
@@ -656,7 +650,7 @@ def trained_dyck(request):
     from theorylab.attention import dyck_trained as dt
     from theorylab.nn.train import Budget, train
 
-    scale, device = request.config.getoption("scale"), request.config.getoption("device")
+    scale, device = request.getfixturevalue("scale"), request.getfixturevalue("device")
     cfg = TRAINED_SIZES[scale]
     task = dt.DyckTask(2, 4, 0.5)
     budget = Budget(steps=cfg["steps"], batch_size=cfg["batch"], seq_len=cfg["T"], lr=cfg["lr"])

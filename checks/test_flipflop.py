@@ -4,7 +4,7 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 from scipy.stats import chisquare
 
@@ -61,8 +61,7 @@ def test_chi_square_rejects_a_sampler_with_the_wrong_read_probability(rng):
     assert _chi_square_against_exact(samples, 8) < 1e-4
 
 
-@pytest.mark.claim("flipflop.def_ffl", tier="property")
-@settings(max_examples=25)
+@pytest.mark.claim("flipflop.def_ffl", tier="property", examples=25)
 @given(T=ffl_lengths(4, 80), p=ffl_probabilities(), seed=st.integers(0, 2**32 - 1))
 def test_samples_are_valid_and_mutating_a_read_invalidates(T, p, seed):
     rng = np.random.default_rng(seed)
@@ -119,8 +118,7 @@ def test_prop3_breaks_when_the_write_bonus_leaves_one_to_two_steps(change):
     assert not report.ok
 
 
-@pytest.mark.claim("flipflop.prop3_realizable", tier="property")
-@settings(max_examples=20)
+@pytest.mark.claim("flipflop.prop3_realizable", tier="property", examples=20)
 @given(
     T=st.sampled_from([8, 32, 128, 256]),
     p_ignore=st.sampled_from([0.1, 0.5, 0.8, 0.98]),
@@ -132,8 +130,7 @@ def test_prop3_softmax_with_c_2T_log_T_makes_no_read_error(T, p_ignore, seed):
     assert ff.verify_prop3(x, c=2 * T * np.log(T)).ok
 
 
-@pytest.mark.claim("flipflop.prop3_realizable", tier="property", control=True)
-@settings(max_examples=10)
+@pytest.mark.claim("flipflop.prop3_realizable", tier="property", control=True, examples=10)
 @given(T=st.sampled_from([16, 64, 256, 1024]), ratio=st.floats(0.05, 0.45))
 def test_prop3_softmax_below_the_critical_temperature_glitches_on_sparse_strings(T, ratio):
     """The sparse family w1 (i0)* r1 needs c > ~0.56 T: smaller c leaks attention to the ignores' zeros."""
@@ -350,8 +347,7 @@ def _window_accuracy(n: int, p_ignore: float, seed: int, strings: int = 400, T: 
     return (ff.window_predictor(x, n)[reads] == target[reads]).mean(), int(reads.sum())
 
 
-@pytest.mark.claim("flipflop.claim_ngram", tier="property")
-@settings(max_examples=15)
+@pytest.mark.claim("flipflop.claim_ngram", tier="property", examples=15)
 @given(n=st.integers(1, 40), p_ignore=st.sampled_from([0.5, 0.8, 0.9, 0.98]), seed=st.integers(0, 2**32 - 1))
 def test_window_predictor_monte_carlo_matches_the_closed_form(n, p_ignore, seed):
     acc, reads = _window_accuracy(n, p_ignore, seed)
@@ -390,8 +386,7 @@ def test_dilution_bound_fails_for_latents_of_norm_two(rng):
     assert ff.max_attention_weight(W_Q, W_K, keys, query) > ff.dilution_bound(sigma, 1024)
 
 
-@pytest.mark.claim("flipflop.prop4_dilution", tier="property")
-@settings(max_examples=25)
+@pytest.mark.claim("flipflop.prop4_dilution", tier="property", examples=25)
 @given(
     d=st.integers(1, 8),
     k=st.integers(1, 8),
@@ -412,8 +407,7 @@ def test_no_attention_weight_exceeds_the_dilution_bound(d, k, T, scale, seed):
     )  # query among keys
 
 
-@pytest.mark.claim("flipflop.prop4_dilution", tier="property", control=True)
-@settings(max_examples=10)
+@pytest.mark.claim("flipflop.prop4_dilution", tier="property", control=True, examples=10)
 @given(T=st.integers(2, 3000), seed=st.integers(0, 2**32 - 1))
 def test_dilution_check_rejects_a_bound_without_the_factor_two(T, seed):
     """The printed exponent 2 sigma matters: e^sigma / (e^sigma + T - 1) is exceeded by the tight instance."""
@@ -472,8 +466,7 @@ def test_zero_beta_family_never_fails():
 _small_rationals = st.fractions(min_value=-3, max_value=3, max_denominator=7)
 
 
-@pytest.mark.claim("flipflop.prop5_pos_margin", tier="property", control=True)
-@settings(max_examples=15)
+@pytest.mark.claim("flipflop.prop5_pos_margin", tier="property", control=True, examples=15)
 @given(
     C=st.integers(1, 20),
     rho=st.fractions(min_value=Fraction(1, 7), max_value=3, max_denominator=7),
@@ -491,8 +484,7 @@ def test_probe_check_rejects_the_zero_beta_recency_family(C, rho, dA, g0, T):
         assert head.attended(x, T) == ff.most_recent_write(x, T)
 
 
-@pytest.mark.claim("flipflop.prop5_pos_margin", tier="property")
-@settings(max_examples=25)
+@pytest.mark.claim("flipflop.prop5_pos_margin", tier="property", examples=25)
 @given(
     W_Q=st.lists(st.lists(_small_rationals, min_size=4, max_size=4), min_size=2, max_size=2),
     W_K=st.lists(st.lists(_small_rationals, min_size=4, max_size=4), min_size=2, max_size=2),
@@ -512,8 +504,7 @@ def test_score_expansion_eq_3_9_matches_the_matrices(W_Q, W_K, E, C, i):
     assert head.scores(x, i) == expanded
 
 
-@pytest.mark.claim("flipflop.prop5_pos_margin", tier="property")
-@settings(max_examples=25)
+@pytest.mark.claim("flipflop.prop5_pos_margin", tier="property", examples=25)
 @given(
     W_Q=st.lists(st.lists(_small_rationals, min_size=3, max_size=3), min_size=2, max_size=2),
     W_K=st.lists(st.lists(_small_rationals, min_size=3, max_size=3), min_size=2, max_size=2),

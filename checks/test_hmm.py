@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from theorylab.hmm import (
@@ -108,8 +108,7 @@ def test_prop1_kruskal_rank_exact_methods_agree_with_brute_force(rng):
         assert kruskal_rank(A) == kruskal_rank(A, method="primal") == kruskal_rank(A, method="dual") == ref
 
 
-@pytest.mark.claim("hmm.prop1", tier="property")
-@settings(max_examples=12)
+@pytest.mark.claim("hmm.prop1", tier="property", examples=12)
 @given(factors=cp_factors())
 def test_prop1_property_condition_met_implies_unique(factors):
     rep = uniqueness_report(*factors)
@@ -117,8 +116,7 @@ def test_prop1_property_condition_met_implies_unique(factors):
     assert rep.unique and "jennrich-mode2" in rep.errors, rep
 
 
-@pytest.mark.claim("hmm.prop1", tier="property", control=True)
-@settings(max_examples=12)
+@pytest.mark.claim("hmm.prop1", tier="property", control=True, examples=12)
 @given(factors=cp_factors(), data=st.data())
 def test_prop1_property_control_condition_failing_gives_second_decomposition(factors, data):
     A, B, C = (X.copy() for X in factors)
@@ -221,8 +219,7 @@ def test_thm7_control_violating_assumption7_loses_identifiability(rng):
     assert not verify_recovery(bad, "x2x3|x1", tol=RECOVERY_TOL).ok
 
 
-@pytest.mark.claim("hmm.thm7", tier="property")
-@settings(max_examples=20)
+@pytest.mark.claim("hmm.thm7", tier="property", examples=20)
 @given(model=hmms(max_d=7), perm=st.permutations(list(range(7))))
 def test_thm7_property_recovery_and_relabeling_invariance(model, perm):
     p = np.array([i for i in perm if i < model.k])
@@ -235,8 +232,7 @@ def test_thm7_property_recovery_and_relabeling_invariance(model, perm):
             assert kruskal_rank(X, tol=1e-9) == model.k
 
 
-@pytest.mark.claim("hmm.thm7", tier="property", control=True)
-@settings(max_examples=15)
+@pytest.mark.claim("hmm.thm7", tier="property", control=True, examples=15)
 @given(model=hmms(min_k=3, max_d=6), data=st.data())
 def test_thm7_property_control_rotated_partner_is_not_recovered(model, data):
     # the angle is bounded away from 0 (an angle-0 "mutant" is the model itself and checks nothing)
@@ -296,8 +292,7 @@ def test_claim1_control_wrong_angle_does_not_match_powers():
         assert not res["equal"]
 
 
-@pytest.mark.claim("hmm.claim1", tier="property")
-@settings(max_examples=40)
+@pytest.mark.claim("hmm.claim1", tier="property", examples=40)
 @given(t=st.integers(2, 50), a=st.floats(0.3, 0.7))
 def test_claim1_property_numeric(t, a):
     T = a * np.eye(3) + (1 - a) * cyclic_shift(3)
@@ -309,8 +304,7 @@ def test_claim1_property_numeric(t, a):
     assert (claim1_rotation(2 * np.pi / t) @ (0.5 * np.eye(3) + 0.5 * cyclic_shift(3))).min() >= -1e-12
 
 
-@pytest.mark.claim("hmm.claim1", tier="property", control=True)
-@settings(max_examples=20)
+@pytest.mark.claim("hmm.claim1", tier="property", control=True, examples=20)
 @given(t=st.integers(2, 15))
 def test_claim1_property_control_power_t_plus_one_differs(t):
     """The gap decays like 2^-t (|eigenvalues| of T are 1, 1/2, 1/2), ~1e-6 at t = 15; round-off is 1e-16."""
@@ -382,8 +376,7 @@ def test_thm6_control_non_orthogonal_mixing_matches_only_one_gap(rng):
     assert rep.matched["x3|x1"] > SEPARATION
 
 
-@pytest.mark.claim("hmm.thm6", tier="property")
-@settings(max_examples=15)
+@pytest.mark.claim("hmm.thm6", tier="property", examples=15)
 @given(model=hmms(min_d=3, min_k=3, max_d=6), data=st.data())
 def test_thm6_property_all_pairwise_tasks_match(model, data):
     R = data.draw(rotations_fixing_ones(model.k, max_angle=np.pi))
@@ -393,8 +386,7 @@ def test_thm6_property_all_pairwise_tasks_match(model, data):
         assert predictor_gap(model, m2, ((1,), 1 + s)) < PAIR_TOL
 
 
-@pytest.mark.claim("hmm.thm6", tier="property", control=True)
-@settings(max_examples=15)
+@pytest.mark.claim("hmm.thm6", tier="property", control=True, examples=15)
 @given(model=hmms(min_d=3, min_k=3, max_d=6), data=st.data())
 def test_thm6_property_control_generic_orthogonal_matrix_fails(model, data):
     """An orthogonal R that does not fix the all-ones vector breaks the posterior identity phi~ = R^T phi."""
@@ -404,8 +396,7 @@ def test_thm6_property_control_generic_orthogonal_matrix_fails(model, data):
     assert predictor_gap(model, m2, "x2|x1") > SEPARATION
 
 
-@pytest.mark.claim("hmm.claim2", tier="property")
-@settings(max_examples=25)
+@pytest.mark.claim("hmm.claim2", tier="property", examples=25)
 @given(k=st.integers(3, 8), data=st.data())
 def test_claim2_rotations_about_ones_are_doubly_stochastic_in_sums(k, data):
     R = data.draw(rotations_fixing_ones(k))
@@ -413,8 +404,7 @@ def test_claim2_rotations_about_ones_are_doubly_stochastic_in_sums(k, data):
     assert np.allclose(R @ R.T, np.eye(k), atol=1e-12)
 
 
-@pytest.mark.claim("hmm.claim2", tier="property", control=True)
-@settings(max_examples=10)
+@pytest.mark.claim("hmm.claim2", tier="property", control=True, examples=10)
 @given(k=st.integers(3, 8), seed=st.integers(0, 2**16))
 def test_claim2_control_generic_rotation_does_not_preserve_sums(k, seed):
     R = np.linalg.qr(np.random.default_rng(seed).standard_normal((k, k)))[0]
@@ -498,15 +488,13 @@ def test_thm5_control_householder_partner_matches_but_violates_assumption5(rng):
     assert not rep.ok and any("Assumption 5" in p for p in rep.problems)
 
 
-@pytest.mark.claim("hmm.thm5", tier="property")
-@settings(max_examples=12)
+@pytest.mark.claim("hmm.thm5", tier="property", examples=12)
 @given(model=ghmms(max_d=5))
 def test_thm5_property_recovery(model):
     assert verify_recovery(model, "x2|x1", tol=RECOVERY_TOL).ok
 
 
-@pytest.mark.claim("hmm.thm5", tier="property", control=True)
-@settings(max_examples=10)
+@pytest.mark.claim("hmm.thm5", tier="property", control=True, examples=10)
 @given(model=ghmms(max_d=5))
 def test_thm5_property_control_recovery_detects_a_perturbed_predictor(model):
     """A predictor of a model with slightly moved means is recovered as that model, not the original."""
@@ -638,15 +626,13 @@ def test_thm8_control_generic_means_break_the_case2_construction(rng):
     )
 
 
-@pytest.mark.claim("hmm.thm8", tier="property")
-@settings(max_examples=10)
+@pytest.mark.claim("hmm.thm8", tier="property", examples=10)
 @given(model=ghmms(max_d=5))
 def test_thm8_property_case1_recovery(model):
     assert verify_recovery(model, "x2x3|x1", tol=RECOVERY_TOL).ok
 
 
-@pytest.mark.claim("hmm.thm8", tier="property")
-@settings(max_examples=10)
+@pytest.mark.claim("hmm.thm8", tier="property", examples=10)
 @given(model=ghmms(min_d=2, max_d=5, max_k=2))
 def test_thm8_property_k2_case2_always_has_a_twin(model):
     """Erratum: every k = 2 G-HMM has a valid case-2 twin (-M, J - T) (up to relabeling)."""
@@ -656,8 +642,7 @@ def test_thm8_property_k2_case2_always_has_a_twin(model):
     assert rep.ok, rep
 
 
-@pytest.mark.claim("hmm.thm8", tier="property", control=True)
-@settings(max_examples=10)
+@pytest.mark.claim("hmm.thm8", tier="property", control=True, examples=10)
 @given(model=ghmms(min_d=2, max_d=5, max_k=2))
 def test_thm8_property_control_case1_recovery_rejects_the_twin(model):
     """Case 1 does separate the twins: recovering from the twin's x2(x)x3|x1 predictor does not give the model."""
@@ -815,8 +800,7 @@ def test_lemma8_control_jacobian_without_centering_is_wrong(rng):
     assert np.max(np.abs(wrong - fd)) > SEPARATION
 
 
-@pytest.mark.claim("hmm.lemma8", tier="property")
-@settings(max_examples=15)
+@pytest.mark.claim("hmm.lemma8", tier="property", examples=15)
 @given(model=ghmms(max_d=4, min_k=2, max_k=3), s=st.floats(0.02, 0.3))
 def test_lemma8_property_non_permutation_maps_leave_the_posterior_family(model, s):
     """R = (1-s) I + s P (column-stochastic, non-permutation): R phi keeps the simplex but its log-ratios are not
@@ -828,8 +812,7 @@ def test_lemma8_property_non_permutation_maps_leave_the_posterior_family(model, 
     assert affine_log_ratio_residual(model.posterior(X) @ R.T, X) > 1e-6
 
 
-@pytest.mark.claim("hmm.lemma8", tier="property", control=True)
-@settings(max_examples=10)
+@pytest.mark.claim("hmm.lemma8", tier="property", control=True, examples=10)
 @given(model=ghmms(max_d=4, min_k=2, max_k=3), perm=st.permutations([0, 1, 2]))
 def test_lemma8_property_control_permutations_stay_in_the_family(model, perm):
     from theorylab.hmm.gaussian import affine_log_ratio_residual

@@ -7,7 +7,7 @@ from fractions import Fraction as F
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from theorylab.attention import topic as tp
@@ -67,8 +67,7 @@ def _max_z(estimates: dict, predicted: dict) -> float:
     return max(abs(estimates[k][0] - float(predicted[k])) / estimates[k][1] for k in estimates)
 
 
-@pytest.mark.claim("topic.prop2.1.1", tier="property")
-@settings(max_examples=8)
+@pytest.mark.claim("topic.prop2.1.1", tier="property", examples=8)
 @given(params=topic_models(max_T=5, max_v=4), seed=st.integers(0, 2**31))
 def test_prop211_monte_carlo(params, seed):
     est = empirical_masked_frequencies(params, np.random.default_rng(seed), 300, 2000)
@@ -403,8 +402,7 @@ def test_thm213_control_uniform_attention_rejected():
         assert not s2.gamma_in_interval(p, 1.0, "proved")
 
 
-@pytest.mark.claim("topic.thm2.1.3", tier="property")
-@settings(max_examples=10)
+@pytest.mark.claim("topic.thm2.1.3", tier="property", examples=10)
 @given(params=topic_models(max_T=6, max_v=5))
 def test_thm213_only_gamma_matters(params):
     for conv in s2.CONVENTIONS:
@@ -412,8 +410,7 @@ def test_thm213_only_gamma_matters(params):
         assert s2.gamma_only_gap(W, params, conv == "literal") < 1e-13
 
 
-@pytest.mark.claim("topic.thm2.1.3", tier="property", control=True)
-@settings(max_examples=10)
+@pytest.mark.claim("topic.thm2.1.3", tier="property", control=True, examples=10)
 @given(params=topic_models(max_T=6, max_v=5).filter(lambda p: p.v > 1))
 def test_thm213_control_diagonal_matrix_depends_on_alpha_beta(params):
     W = s2.frozen_value_matrix(params, "diagonal", "thesis")
@@ -430,8 +427,7 @@ def _asymptotic_params(draw):
     return TopicModel(T, v, tau, p_m, p_c, p_r)
 
 
-@pytest.mark.claim("topic.thm2.1.3", tier="property")
-@settings(max_examples=15)
+@pytest.mark.claim("topic.thm2.1.3", tier="property", examples=15)
 @given(params=_asymptotic_params())
 def test_thm213_interval_random_parameters(params):
     for conv in s2.CONVENTIONS:
@@ -475,16 +471,14 @@ def test_thm215_control_uniform_attention_rejected():
         assert not s2.diagonal_bounds_hold(p, 1.0, 1.0)
 
 
-@pytest.mark.claim("topic.thm2.1.5", tier="property")
-@settings(max_examples=6)
+@pytest.mark.claim("topic.thm2.1.5", tier="property", examples=6)
 @given(params=_asymptotic_params())
 def test_thm215_bounds_random_parameters(params):
     al, be, _ = s2.optimal_diagonal_attention(params)
     assert s2.diagonal_bounds_hold(params, al, be)
 
 
-@pytest.mark.claim("topic.thm2.1.5", tier="property", control=True)
-@settings(max_examples=6)
+@pytest.mark.claim("topic.thm2.1.5", tier="property", control=True, examples=6)
 @given(params=_asymptotic_params())
 def test_thm215_control_alpha_equal_beta_rejected(params):
     al, be, _ = s2.optimal_diagonal_attention(params)
@@ -552,7 +546,7 @@ def stage1_run(request):
     from theorylab.languages.topic import TopicMLMTask
     from theorylab.nn.train import Budget, train
 
-    scale, device = request.config.getoption("scale"), request.config.getoption("device")
+    scale, device = request.getfixturevalue("scale"), request.getfixturevalue("device")
     # small: CPU CI budget; full: the thesis's document length (~100-150 -> 128), 10k documents, batch 40,
     # 20 epochs (5000 steps), 5 seeds; sized for --device cuda (not measured here)
     z = _sizes(
@@ -624,7 +618,7 @@ def stage2_run(request):
     from theorylab.languages.topic import TopicMLMTask
     from theorylab.nn.train import Budget, train
 
-    scale, device = request.config.getoption("scale"), request.config.getoption("device")
+    scale, device = request.getfixturevalue("scale"), request.getfixturevalue("device")
     z = _sizes(
         scale,
         dict(N=64, steps=300, batch=32, seeds=(0, 1)),
@@ -676,7 +670,7 @@ def joint_run(request):
     from theorylab.languages.topic import TopicMLMTask
     from theorylab.nn.train import Budget, train
 
-    scale, device = request.config.getoption("scale"), request.config.getoption("device")
+    scale, device = request.getfixturevalue("scale"), request.getfixturevalue("device")
     z = _sizes(
         scale, dict(N=64, steps=800, batch=32, seeds=(0,)), dict(N=128, steps=3000, batch=40, seeds=(0, 1, 2))
     )

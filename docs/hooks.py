@@ -1,4 +1,6 @@
-"""mkdocs hook: fills the generated parts of the docs from the claim registry and the package docstrings.
+"""mkdocs hook: fills the generated parts of the docs from the claim registry and the package docstrings, and
+renders the math at build time (TeX -> MathML with latex2mathml), so the site needs no script or CDN: it renders
+offline in any current browser.
 
 Placeholders (HTML comments, alone on a line):
     <!-- theorylab:claims -->          the claim table, grouped by family
@@ -56,6 +58,30 @@ def _api_md(module_name: str) -> str:
         doc = inspect.getdoc(obj) or ""
         out += [f"#### `{name}{sig}`", "", "```text", doc or "(no docstring)", "```", ""]
     return "\n".join(out)
+
+
+_MATH = re.compile(
+    r'<span class="arithmatex">\\\((?P<inline>.*?)\\\)</span>|<div class="arithmatex">\\\[(?P<display>.*?)\\\]</div>',
+    re.DOTALL,
+)
+
+
+def render_math(page_html: str) -> str:
+    """Replace pymdownx.arithmatex's ``\\(...\\)`` / ``\\[...\\]`` spans by MathML (display math as blocks)."""
+    import html
+
+    from latex2mathml.converter import convert
+
+    def mathml(match: re.Match) -> str:
+        display = match.group("display") is not None
+        tex = html.unescape(match.group("display") if display else match.group("inline"))
+        return convert(tex, display="block" if display else "inline")
+
+    return _MATH.sub(mathml, page_html)
+
+
+def on_post_page(output: str, page, config) -> str:
+    return render_math(output)
 
 
 def on_page_markdown(markdown: str, page, config, files) -> str:

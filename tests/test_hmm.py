@@ -116,19 +116,21 @@ def test_ghmm_predictor_is_stable_far_away():
 def test_sample_statistics_match_predictor():
     rng = np.random.default_rng(0)
     m = HMM(O, T)
-    x, h = sample(m, 40000, 2, rng, return_hidden=True)
+    x, h = sample(m, rng, 40000, 2, return_hidden=True)
     assert x.shape == h.shape == (40000, 2) and x.dtype == np.int64
     assert abs(np.mean(h[:, 0]) - 0.5) < 0.02  # stationary uniform
     counts = np.zeros((3, 3))
     np.add.at(counts, (x[:, 0], x[:, 1]), 1)
     cond = counts / counts.sum(axis=1, keepdims=True)
     assert np.max(np.abs(cond - optimal_predictor(m, "x2|x1"))) < 0.03  # ~ 4 / sqrt(n_j)
-    y = sample(random_ghmm(3, 2, rng), 5, 4, rng)
+    y = sample(random_ghmm(3, 2, rng), rng, 5, 4)
     assert y.shape == (5, 4, 3)
     with pytest.raises(ValueError):
-        sample(m, 0, 2, rng)
+        sample(m, rng, 0, 2)
     with pytest.raises(TypeError):
-        sample(m, 2, 2, 0)
+        sample(m, 0, 2, 2)
+    with pytest.raises(TypeError, match=r"the order is sample\(model, rng, n, length\)"):
+        sample(m, 5, 4, rng)  # the old order
 
 
 def test_relabeling():

@@ -1,4 +1,5 @@
-"""The pytest plugin: tier/claim selection, unknown claims, the claim table and the JSON report (via pytester)."""
+"""The pytest plugin: opt-in activation, tier/claim selection, unknown claims, the claim table, the JSON report,
+per-check hypothesis settings, and invisibility to projects that do not use it (via pytester)."""
 
 import json
 from pathlib import Path
@@ -36,7 +37,9 @@ def test_corrected():
 
 @pytest.fixture
 def demo(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytest.Pytester:
+    """A project with its own claims (tests/data/demo.toml) that turns the plugin on in its conftest."""
     monkeypatch.setenv("THEORYLAB_CLAIMS_PATH", str(DEMO))
+    pytester.makeconftest('pytest_plugins = ["theorylab.pytest_plugin"]\n')
     pytester.mkdir("checks")
     (pytester.path / "checks" / "test_demo.py").write_text(CHECKS)
     return pytester
@@ -52,19 +55,24 @@ def test_all_checks_run_and_table_printed(demo: pytest.Pytester) -> None:
 
 
 def test_tier_selects_tiers(demo: pytest.Pytester) -> None:
-    result = demo.runpytest("checks", "--tier", "property")
+    result = demo.runpytest("checks", "--theorylab-tier", "property")
     result.assert_outcomes(passed=1, deselected=3)
 
 
 def test_claim_pattern_selects_claims(demo: pytest.Pytester) -> None:
-    result = demo.runpytest("checks", "--claim", "demo.thm2")
+    result = demo.runpytest("checks", "--theorylab-claim", "demo.thm2")
     result.assert_outcomes(passed=1, deselected=3)
-    assert demo.runpytest("checks", "--claim", "demo").parseoutcomes()["passed"] == 4
-    assert demo.runpytest("checks", "--claim", "demo.thm*", "--tier", "exact").parseoutcomes()["passed"] == 3
+    assert demo.runpytest("checks", "--theorylab-claim", "demo").parseoutcomes()["passed"] == 4
+    assert (
+        demo.runpytest(
+            "checks", "--theorylab-claim", "demo.thm*", "--theorylab-tier", "exact"
+        ).parseoutcomes()["passed"]
+        == 3
+    )
 
 
 def test_unknown_tier_is_a_usage_error(demo: pytest.Pytester) -> None:
-    result = demo.runpytest("checks", "--tier", "exactt")
+    result = demo.runpytest("checks", "--theorylab-tier", "exactt")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*unknown tiers*exactt*"])
 
@@ -82,13 +90,13 @@ def test_tier_not_in_record_fails(demo: pytest.Pytester) -> None:
     (demo.path / "checks" / "test_bad.py").write_text(
         'import pytest\n@pytest.mark.claim("demo.thm2", tier="trained")\ndef test_x():\n    pass\n'
     )
-    result = demo.runpytest("checks", "--claim", "demo.thm2")
+    result = demo.runpytest("checks", "--theorylab-claim", "demo.thm2")
     result.assert_outcomes(passed=1, errors=1)
     result.stdout.fnmatch_lines(["*a trained check exists but the record lists tiers*"])
 
 
 def test_claims_json(demo: pytest.Pytester) -> None:
-    demo.runpytest("checks", "--claims-json", "out/claims.json", "--theorylab-seed", "7")
+    demo.runpytest("checks", "--theorylab-claims-json", "out/claims.json", "--theorylab-seed", "7")
     data = json.loads((demo.path / "out" / "claims.json").read_text())
     assert data["meta"]["seed"] == 7
     rec = data["claims"]["demo.thm1"]
@@ -104,7 +112,7 @@ def test_rng_is_reproducible_and_seed_overridable(demo: pytest.Pytester) -> None
     )
     draws = []
     for args in ([], [], ["--theorylab-seed", "1"]):
-        demo.runpytest("checks/test_seed.py", "--claims-json", "c.json", *args)
+        demo.runpytest("checks/test_seed.py", "--theorylab-claims-json", "c.json", *args)
         draws.append(
             json.loads((demo.path / "c.json").read_text())["claims"]["demo.thm1"]["measures"]["draw"]
         )
@@ -117,7 +125,209 @@ def test_header_prints_seed(demo: pytest.Pytester) -> None:
 
 def test_xdist_aggregates_on_the_controller(demo: pytest.Pytester) -> None:
     pytest.importorskip("xdist")
-    result = demo.runpytest_subprocess("checks", "-n", "2", "--claims-json", "x.json")
+    result = demo.runpytest_subprocess("checks", "-n", "2", "--theorylab-claims-json", "x.json")
     result.assert_outcomes(passed=4)
     data = json.loads((demo.path / "x.json").read_text())
     assert data["claims"]["demo.thm1"]["tiers"]["exact"]["passed"] == 2
+
+
+# ------------------------------------------------------------------ a project that does not use the plugin
+
+USER_CONFTEST = """
+import os
+import pytest
+from hypothesis import settings
+
+settings.register_profile("mine", max_examples=7)
+settings.load_profile("mine")
+
+
+def pytest_addoption(parser):
+    for name in ("--device", "--tier", "--scale", "--claim"):
+        parser.addoption(name, default="user-" + name[2:])
+
+
+@pytest.fixture
+def user_options(request):
+    return {n: request.config.getoption(n) for n in ("device", "tier", "scale", "claim")}
+"""
+
+USER_TESTS = """
+import os
+from hypothesis import given, settings, strategies as st
+
+CALLS = []
+
+
+def test_options(user_options):
+    assert user_options == {"device": "cuda:1", "tier": "user-tier", "scale": "user-scale", "claim": "x"}
+
+
+@given(st.integers())
+def test_profile(n):
+    CALLS.append(n)
+    assert settings.default.max_examples == 7
+
+
+def test_profile_count():
+    assert settings.get_current_profile_name() == "mine"
+    assert len(CALLS) == 7  # the user's profile, not theorylab's (25)
+
+
+def test_environment():
+    print("OMP_NUM_THREADS=%s" % os.environ.get("OMP_NUM_THREADS"))
+
+
+def test_no_theorylab_fixtures(request):
+    import pytest
+
+    for name in ("rng", "seed", "scale", "measure", "figure", "theorylab_seed", "artifacts_dir"):
+        with pytest.raises(pytest.FixtureLookupError):
+            request.getfixturevalue(name)
+"""
+
+
+@pytest.fixture
+def user_project(pytester: pytest.Pytester) -> pytest.Pytester:
+    pytester.makeconftest(USER_CONFTEST)
+    pytester.makepyfile(test_user=USER_TESTS)
+    return pytester
+
+
+def _normalized(lines: list[str]) -> list[str]:
+    return [
+        line
+        for line in lines
+        if not any(s in line for s in ("rootdir:", "platform ", "cachedir", "plugins:", "_of_theorylab"))
+    ]
+
+
+def test_unrelated_project_sees_nothing_of_theorylab(user_project: pytest.Pytester, monkeypatch) -> None:
+    import theorylab  # noqa: F401  installed, as in a researcher's environment
+
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)  # (this suite's own xdist workers set it)
+
+    args = ("--device", "cuda:1", "--claim", "x", "-p", "no:randomly", "-s")
+    result = user_project.runpytest_subprocess(*args)
+    result.assert_outcomes(passed=5)
+    assert not [line for line in _normalized(result.outlines + result.errlines) if "theorylab" in line]
+    result.stdout.fnmatch_lines(["*OMP_NUM_THREADS=None*"])
+    helptext = user_project.runpytest_subprocess("--help").stdout.str()
+    assert not [line for line in _normalized(helptext.splitlines()) if "theorylab" in line]
+
+
+def test_unrelated_project_under_xdist_keeps_its_environment(user_project: pytest.Pytester) -> None:
+    pytest.importorskip("xdist")
+    result = user_project.runpytest_subprocess(
+        "--device", "cuda:1", "--claim", "x", "-n", "2", "-p", "no:randomly"
+    )
+    result.assert_outcomes(passed=4, failed=1)  # test_profile_count ran in another worker than test_profile
+    result = user_project.runpytest_subprocess(
+        "--device", "cuda:1", "--claim", "x", "-n", "1", "-s", "-k", "environment"
+    )
+    assert not [line for line in _normalized(result.outlines) if "theorylab" in line]
+
+
+def test_project_with_its_own_options_can_use_the_plugin(user_project: pytest.Pytester, monkeypatch) -> None:
+    """The plugin on, next to a conftest that owns --device/--tier/--scale/--claim and a hypothesis profile: no
+    collision; the project's tests keep the project's profile, claim checks get theorylab's."""
+    monkeypatch.setenv("THEORYLAB_CLAIMS_PATH", str(DEMO))
+    (user_project.path / "test_claims.py").write_text(
+        "import pytest\nfrom hypothesis import given, settings, strategies as st\nSEEN = []\n\n"
+        '@pytest.mark.claim("demo.thm1", tier="property")\n@given(st.integers())\n'
+        "def test_c(n):\n    SEEN.append(n)\n\n"
+        "def test_count():\n    assert len(SEEN) == 25\n"
+    )
+    result = user_project.runpytest_subprocess(
+        "-p",
+        "theorylab.pytest_plugin",
+        "--device",
+        "cuda:1",
+        "--claim",
+        "x",
+        "-p",
+        "no:randomly",
+        "--theorylab-tier",
+        "property,exact",
+        "--deselect",
+        "test_user.py::test_profile_count",
+    )
+    result.assert_outcomes(passed=1, deselected=6)  # with a tier selection only claim checks run
+    result = user_project.runpytest_subprocess(
+        "-p",
+        "theorylab.pytest_plugin",
+        "--device",
+        "cuda:1",
+        "--claim",
+        "x",
+        "-p",
+        "no:randomly",
+        "--deselect",
+        "test_user.py::test_profile_count",
+        "--deselect",
+        "test_user.py::test_no_theorylab_fixtures",  # here the plugin is on: its fixtures exist
+    )
+    result.assert_outcomes(passed=5, deselected=2)
+
+
+def test_short_options_for_theorylabs_own_checks(demo: pytest.Pytester) -> None:
+    demo.makeconftest(
+        'pytest_plugins = ["theorylab.pytest_plugin"]\n'
+        "def pytest_addoption(parser):\n"
+        "    from theorylab.pytest_options import add_short_options\n\n"
+        "    add_short_options(parser)\n"
+    )
+    demo.runpytest("checks", "--tier", "property").assert_outcomes(passed=1, deselected=3)
+    demo.runpytest("checks", "--claim", "demo.thm2", "--theorylab-tier", "exact").assert_outcomes(
+        passed=1, deselected=3
+    )
+
+
+def test_thorough_profile_scales_every_property_check(demo: pytest.Pytester) -> None:
+    (demo.path / "checks" / "test_hyp.py").write_text(
+        "import pytest\nfrom hypothesis import given, settings, strategies as st\n"
+        "COUNTS = {'free': 0, 'examples': 0, 'pinned': 0}\n\n"
+        '@pytest.mark.claim("demo.thm1", tier="property")\n@given(st.integers())\n'
+        "def test_free(n):\n    COUNTS['free'] += 1\n\n"
+        '@pytest.mark.claim("demo.thm1", tier="property", examples=3)\n@given(st.integers())\n'
+        "def test_examples(n):\n    COUNTS['examples'] += 1\n\n"
+        '@pytest.mark.claim("demo.thm1", tier="property")\n@settings(max_examples=2)\n@given(st.integers())\n'
+        "def test_pinned(n):\n    COUNTS['pinned'] += 1\n\n"
+        "def test_zz_report():\n    print('COUNTS', sorted(COUNTS.items()))\n"
+    )
+    out = demo.runpytest("checks/test_hyp.py", "-s", "-p", "no:randomly").stdout.str()
+    assert "COUNTS [('examples', 3), ('free', 25), ('pinned', 2)]" in out
+    out = demo.runpytest(
+        "checks/test_hyp.py", "-s", "-p", "no:randomly", "--hypothesis-profile", "theorylab-thorough"
+    ).stdout.str()
+    assert "COUNTS [('examples', 60), ('free', 500), ('pinned', 40)]" in out
+
+
+def test_claim_pattern_without_match_says_so(demo: pytest.Pytester) -> None:
+    result = demo.runpytest("checks", "--theorylab-claim", "demo.thm3")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(
+        ["*--claim 'demo.thm3' matches no registered claim (did you mean *demo.thm1*"]
+    )
+
+
+def test_bad_user_registry_is_a_one_line_usage_error(
+    demo: pytest.Pytester, tmp_path: Path, monkeypatch
+) -> None:
+    bad = tmp_path / "bad.toml"
+    bad.write_text((DEMO / "demo.toml").read_text().replace('status = "holds"', 'status = "proven"', 1))
+    monkeypatch.setenv("THEORYLAB_CLAIMS_PATH", str(bad))
+    result = demo.runpytest("checks")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert "INTERNALERROR" not in result.stdout.str() + result.stderr.str()
+    result.stderr.fnmatch_lines(
+        ["*theorylab claim registry: bad.toml: claim 'demo.thm1': unknown status 'proven'*"]
+    )
+
+
+def test_claims_json_records_the_machine(demo: pytest.Pytester) -> None:
+    demo.runpytest("checks", "--theorylab-claims-json", "m.json")
+    meta = json.loads((demo.path / "m.json").read_text())["meta"]
+    for key in ("theorylab", "python", "torch", "numpy", "date", "git_commit", "platform"):
+        assert key in meta
+    assert meta["python"].count(".") == 2 and meta["date"].endswith("Z")

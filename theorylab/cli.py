@@ -1,11 +1,15 @@
-"""The ``theorylab`` command line.
+"""The ``theorylab`` command line (also ``python -m theorylab``).
 
 theorylab claims [--family F] [--status S] [--provenance P] [--format text|markdown]
-theorylab claims show ID
+theorylab claims show ID [--checks-dir DIR ...]
+theorylab check [PYTEST ARGS ...]          e.g. theorylab check --tier exact
 theorylab report CLAIMS_JSON [--out report.md|report.html]
 theorylab counterexample [ID] [--out FILE.npz]
 theorylab verify FILE.npz
 theorylab search [ID] [--out FILE.npz] [--seed N] [--max-examples N] [--seconds S]
+
+Errors are one line on stderr (``theorylab: error: ...``) with exit status 2 for bad input (unknown claim, missing
+file, bad option) and 1 for a failed run.
 """
 
 from __future__ import annotations
@@ -16,12 +20,25 @@ import textwrap
 from pathlib import Path
 
 from theorylab import claims as registry
-from theorylab.claims.registry import PROVENANCES, STATUSES
+from theorylab.claims.registry import PROVENANCES, STATUSES, did_you_mean
+
+
+class CLIError(Exception):
+    """A user error: printed as one line, exit status 2."""
+
+
+def _did_you_mean(word: str, choices) -> str:
+    return did_you_mean(word, choices)
 
 
 def _claims_table(args: argparse.Namespace) -> int:
     from theorylab.report import REGISTRY_HEADER, Section, registry_rows, to_markdown, to_text
 
+    if args.family and args.family not in registry.families():
+        raise CLIError(
+            f"unknown family {args.family!r}{_did_you_mean(args.family, registry.families())}; "
+            f"families: {', '.join(sorted(registry.families()))}"
+        )
     records = [
         c
         for c in registry.all()
@@ -29,12 +46,6 @@ def _claims_table(args: argparse.Namespace) -> int:
         and (not args.status or c.status == args.status)
         and (not args.provenance or c.provenance == args.provenance)
     ]
-    if args.family and args.family not in registry.families():
-        print(
-            f"unknown family {args.family!r}; families: {', '.join(sorted(registry.families()))}",
-            file=sys.stderr,
-        )
-        return 2
     rows = registry_rows(records)
     if args.format == "markdown":
         print(to_markdown("theorylab claims", [Section("Claims", REGISTRY_HEADER, rows)]), end="")
@@ -49,14 +60,29 @@ def _claims_table(args: argparse.Namespace) -> int:
     return 0
 
 
-def _claims_show(claim_id: str, checks_dir: str) -> int:
+def search_dirs(extra: list[str] | None = None) -> list[Path]:
+    """Folders searched for checks: ``--checks-dir`` folders, ``./checks``, the folders the registry's files
+    declare (``checks = ...``) and theorylab's installed claim checks."""
+    from theorylab.claims.checks import check_dirs
+
+    folders = [Path(d) for d in extra or []] + [Path("checks")] + check_dirs()
+    seen: dict[Path, None] = {}
+    for folder in folders:
+        if folder.is_dir():
+            seen.setdefault(folder.resolve(), None)
+    return list(seen)
+
+
+def _claims_show(claim_id: str, checks_dirs: list[str] | None) -> int:
     from theorylab.claims.checks import scan_checks
 
+    for folder in checks_dirs or []:
+        if not Path(folder).is_dir():
+            raise CLIError(f"--checks-dir {folder!r} is not a folder")
     try:
         c = registry.get(claim_id)
     except KeyError as exc:
-        print(exc.args[0], file=sys.stderr)
-        return 2
+        raise CLIError(exc.args[0]) from None
     wrap = lambda s: textwrap.fill(" ".join(s.split()), 100, initial_indent="  ", subsequent_indent="  ")
     print(f"{c.id}: {c.title}")
     print(f"  family: {c.family}   status: {c.status}   tiers: {', '.join(c.tiers) or '-'}")
@@ -75,8 +101,10 @@ def _claims_show(claim_id: str, checks_dir: str) -> int:
         print(f"counterexample generator: theorylab counterexample {c.counterexample} --out {c.id}.npz")
     if c.notes:
         print("notes:\n" + wrap(c.notes))
-    refs = [r for r in scan_checks(checks_dir) if r.claim == c.id]
-    print(f"checks ({len(refs)}):" if refs else f"checks: none found in {checks_dir}/")
+    folders = search_dirs(checks_dirs)
+    refs = [r for folder in folders for r in scan_checks(folder) if r.claim == c.id]
+    where = ", ".join(str(f) for f in folders) or "no checks folder found"
+    print(f"checks ({len(refs)}):" if refs else f"checks: none found (searched: {where})")
     for r in refs:
         print(f"  [{r.tier}{', control' if r.control else ''}] {r.file}::{r.name} (line {r.line})")
     return 0
@@ -85,7 +113,20 @@ def _claims_show(claim_id: str, checks_dir: str) -> int:
 def _report(args: argparse.Namespace) -> int:
     from theorylab.report import render_report
 
-    text = render_report(args.claims_json, args.out, args.format)
+    if not args.claims_json.is_file():
+        raise CLIError(f"no such claims file: {str(args.claims_json)!r} (write one with --claims-json)")
+    if args.out:
+        out = Path(args.out)
+        if not out.parent.is_dir():
+            raise CLIError(f"output folder {str(out.parent)!r} does not exist")
+        if args.format is None and out.suffix.lower() not in (".md", ".markdown", ".html", ".htm"):
+            raise CLIError(
+                f"unknown output suffix {out.suffix or '(none)'!r}: use .md or .html (or --format)"
+            )
+    try:
+        text = render_report(args.claims_json, args.out, args.format)
+    except ValueError as exc:  # malformed JSON / payload
+        raise CLIError(f"{args.claims_json}: {exc}") from None
     if args.out:
         print(f"wrote {args.out}")
     else:
@@ -105,9 +146,13 @@ def _counterexample(args: argparse.Namespace) -> int:
             print("no counterexample generators registered")
         return 0
     if args.id not in gens:
-        print(f"no counterexample generator {args.id!r}; available: {', '.join(gens)}", file=sys.stderr)
-        return 2
-    out = args.out or f"{args.id}.npz"
+        raise CLIError(
+            f"no counterexample generator {args.id!r}{_did_you_mean(args.id, gens)}; "
+            "`theorylab counterexample` lists them"
+        )
+    out = Path(args.out or f"{args.id}.npz")
+    if not out.parent.is_dir():
+        raise CLIError(f"output folder {str(out.parent)!r} does not exist")
     path = counterexamples.save(args.id, out)
     import numpy as np
 
@@ -117,10 +162,35 @@ def _counterexample(args: argparse.Namespace) -> int:
     return 0
 
 
+def _check(pytest_args: list[str]) -> int:
+    """Run theorylab's claim checks (the installed ``theorylab_checks``, i.e. ``checks/`` in a clone) with pytest;
+    extra arguments go to pytest (``--tier exact``, ``--claim 'hmm.*'``, ``-n 2``, ...)."""
+    from theorylab.claims.checks import installed_checks_dir
+
+    folder = installed_checks_dir()
+    if folder is None or not folder.is_dir():
+        raise CLIError("theorylab's claim checks are not installed (package theorylab_checks)")
+    import pytest
+
+    ini = folder / "pytest.ini"
+    args = ["-c", str(ini), "--rootdir", str(folder)] if ini.is_file() else []
+    return int(pytest.main([str(folder), *args, *pytest_args]))
+
+
+def _version() -> str:
+    from importlib import metadata
+
+    try:
+        return metadata.version("theorylab")
+    except metadata.PackageNotFoundError:  # pragma: no cover - running from a source tree
+        return "unknown"
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="theorylab", description="Claims of ML-theory documents, as checks."
     )
+    parser.add_argument("--version", action="version", version=f"theorylab {_version()}")
     sub = parser.add_subparsers(dest="command", required=True)
 
     p = sub.add_parser("claims", help="the claim table; 'claims show ID' for one record with its checks")
@@ -129,7 +199,19 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--status", choices=STATUSES, help="only this status")
     p.add_argument("--provenance", choices=PROVENANCES, help="only this provenance")
     p.add_argument("--format", choices=("text", "markdown"), default="text")
-    p.add_argument("--checks-dir", default="checks", help="where to look for checks (default: ./checks)")
+    p.add_argument(
+        "--checks-dir",
+        action="append",
+        help="a folder of checks to search (repeatable; ./checks, the registry's declared folders and the "
+        "installed theorylab checks are always searched)",
+    )
+
+    sub.add_parser(
+        "check",
+        help="run theorylab's claim checks with pytest (works from an installed wheel); "
+        "extra arguments go to pytest, e.g. --tier exact",
+        add_help=False,
+    )
 
     p = sub.add_parser("report", help="render a report from a --claims-json file")
     p.add_argument("claims_json", type=Path)
@@ -146,20 +228,33 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: list[str] | None = None) -> int:
+def _run(argv: list[str]) -> int:
+    if argv[:1] == ["check"]:
+        return _check(argv[1:])
     args = build_parser().parse_args(argv)
     if args.command == "claims":
         if not args.action:
             return _claims_table(args)
         if len(args.action) == 2 and args.action[0] == "show":
             return _claims_show(args.action[1], args.checks_dir)
-        print("usage: theorylab claims [show ID]", file=sys.stderr)
-        return 2
+        raise CLIError(f"unknown claims action {' '.join(args.action)!r}; usage: theorylab claims [show ID]")
     if args.command == "report":
         return _report(args)
     if hasattr(args, "run"):  # verify, search (theorylab.instruments.cli)
         return args.run(args)
     return _counterexample(args)
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
+    try:
+        return _run(argv)
+    except (CLIError, registry.ClaimRegistryError) as exc:
+        print(f"theorylab: error: {exc}", file=sys.stderr)
+        return 2
+    except OSError as exc:
+        print(f"theorylab: error: {exc.strerror or exc}: {exc.filename or ''}".rstrip(": "), file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":

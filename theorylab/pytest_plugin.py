@@ -1,10 +1,20 @@
 """The theorylab pytest plugin: claim markers, tier and claim selection, seeds, and the claim table.
 
+The plugin is opt-in: it is not a ``pytest11`` entry point, so a project that does not use it sees no option,
+fixture, hypothesis setting, environment variable or header line of theorylab. A project turns it on with
+``pytest_plugins = ["theorylab.pytest_plugin"]`` in its top-level ``conftest.py`` (theorylab's own ``checks/``
+do so) or with ``-p theorylab.pytest_plugin``.
+
 Checks are tagged ``@pytest.mark.claim("hmm.thm7", tier="exact")``; a negative control adds ``control=True``.
-Options: ``--tier exact,property``, ``--claim 'hmm.*'``, ``--device cpu|cuda``, ``--scale small|full``,
-``--claims-json PATH``, ``--theorylab-seed N``, ``--artifacts-dir DIR``. At the end of a run that executed claim
-checks, one table is printed: claim id, registry status, tiers run, passed / failed / skipped, controls, time.
-Works under pytest-xdist: per-item claim data travels in ``report.user_properties``.
+Options, all namespaced: ``--theorylab-tier exact,property``, ``--theorylab-claim 'hmm.*'``,
+``--theorylab-device cpu|cuda``, ``--theorylab-scale small|full``, ``--theorylab-claims-json PATH``,
+``--theorylab-seed N``, ``--theorylab-artifacts-dir DIR``. theorylab's own checks also accept the short spellings
+``--tier``, ``--claim``, ``--device``, ``--scale``, ``--claims-json``, ``--artifacts-dir`` (see
+:func:`add_short_options`). Hypothesis settings are applied per claim check (profile ``theorylab``: 25
+derandomized examples; ``--hypothesis-profile theorylab-thorough``: 20 times as many, random), never globally.
+At the end of a run that executed claim checks, one table is printed: claim id, registry status, tiers run,
+passed / failed / skipped, controls, time. Works under pytest-xdist: per-item claim data travels in
+``report.user_properties``.
 """
 
 from __future__ import annotations
@@ -20,29 +30,33 @@ from pathlib import Path
 import pytest
 
 from theorylab.claims.registry import TIERS
+from theorylab.pytest_options import (
+    DEFAULT_SEED,
+    OPTIONS,
+    SHORT_OPTIONS,
+    _dest,
+    add_options,
+    add_short_options,
+)
 
-DEFAULT_SEED = 20240601
+__all__ = ["OPTIONS", "SHORT_OPTIONS", "add_short_options", "machine_info"]
+
+
 _CLAIMS_KEY = "theorylab.claims"
 _MEASURE_KEY = "theorylab.measure"
 _ERROR_ATTR = "_theorylab_error"
 
 
+#: Hypothesis example counts: ``theorylab`` (default for claim checks) and ``theorylab-thorough``.
+PROFILES = {"theorylab": 25, "theorylab-thorough": 500}
+
+
 def pytest_addoption(parser: pytest.Parser) -> None:
-    group = parser.getgroup("theorylab", "theorylab claim checks")
-    group.addoption("--tier", default=None, help="comma-separated tiers to run: exact,property,trained")
-    group.addoption(
-        "--claim", default=None, help="comma-separated claim id patterns (fnmatch) or family names"
-    )
-    group.addoption("--device", default="cpu", choices=("cpu", "cuda"), help="device for the trained tier")
-    group.addoption("--scale", default="small", choices=("small", "full"), help="size of the trained tier")
-    group.addoption("--claims-json", default=None, metavar="PATH", help="write per-claim results as JSON")
-    group.addoption(
-        "--theorylab-seed",
-        type=int,
-        default=None,
-        help=f"base seed of the rng fixture (default: $THEORYLAB_SEED or {DEFAULT_SEED})",
-    )
-    group.addoption("--artifacts-dir", default=None, help="where checks save figures (default: a temp dir)")
+    add_options(parser)
+
+
+def _opt(config: pytest.Config, name: str):
+    return config.getoption(_dest(name))
 
 
 def _csv(value: str | None) -> list[str]:
@@ -59,38 +73,87 @@ def _base_seed(config: pytest.Config) -> int:
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers",
-        "claim(id, tier='exact', control=False): the check backs claim `id` in `tier`; "
-        "control=True marks a negative control (a mutant the check must reject)",
+        "claim(id, tier='exact', control=False, examples=None): the check backs claim `id` in `tier`; "
+        "control=True marks a negative control (a mutant the check must reject); examples=N sets a property "
+        "check's hypothesis examples under the default profile (scaled up by theorylab-thorough)",
     )
-    tiers = _csv(config.getoption("tier"))
+    tiers = _csv(_opt(config, "tier"))
     unknown = [t for t in tiers if t not in TIERS]
     if unknown:
-        raise pytest.UsageError(f"--tier: unknown tiers {unknown} (choose from {', '.join(TIERS)})")
-    if hasattr(config, "workerinput"):  # xdist worker: one thread per worker on small machines
-        os.environ.setdefault("OMP_NUM_THREADS", "1")
-    _load_hypothesis_profile(config)
+        raise pytest.UsageError(f"--theorylab-tier: unknown tiers {unknown} (choose from {', '.join(TIERS)})")
+    try:
+        _registry()
+    except ValueError as exc:  # ClaimRegistryError: one line, not an INTERNALERROR traceback
+        raise pytest.UsageError(f"theorylab claim registry: {exc}") from None
+    _register_hypothesis_profiles()
     config._theorylab = _Results(config)  # type: ignore[attr-defined]
     config.pluginmanager.register(config._theorylab, "theorylab-results")
 
 
-def _load_hypothesis_profile(config: pytest.Config) -> None:
-    """Deterministic hypothesis runs: derandomized, no deadline, no example database."""
-    try:
-        from hypothesis import HealthCheck, settings
-    except ImportError:  # pragma: no cover - hypothesis is a dependency
-        return
+def _registry():
+    from theorylab.claims.registry import _default
+
+    return _default()[0]
+
+
+def _register_hypothesis_profiles() -> None:
+    """Register the profiles (registering changes nothing; they are applied per claim check only)."""
+    from hypothesis import HealthCheck, settings
+
     common = dict(deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow], print_blob=True)
-    settings.register_profile("theorylab", derandomize=True, max_examples=25, **common)
-    settings.register_profile("theorylab-thorough", derandomize=False, max_examples=500, **common)
-    if not config.getoption("hypothesis_profile", default=None):
-        settings.load_profile("theorylab")
+    settings.register_profile("theorylab", derandomize=True, max_examples=PROFILES["theorylab"], **common)
+    settings.register_profile(
+        "theorylab-thorough", derandomize=False, max_examples=PROFILES["theorylab-thorough"], **common
+    )
+
+
+def _claim_settings(own, applied: bool, examples: int | None):
+    """The hypothesis settings of one claim check: the active theorylab profile (``theorylab`` unless
+    ``--hypothesis-profile theorylab-thorough`` was given), on top of the check's own ``@settings``; the number of
+    examples is the check's ``examples`` (or a pinned ``max_examples``, read the same way) under the default
+    profile, multiplied by the active profile's factor (thorough: 500 / 25 = 20)."""
+    from hypothesis import settings
+
+    name = settings.get_current_profile_name()
+    profile = settings.get_profile(name if name in PROFILES else "theorylab")
+    pinned = own.max_examples if applied and own is not None else None
+    base = examples if examples is not None else pinned
+    factor = profile.max_examples / PROFILES["theorylab"]
+    count = profile.max_examples if base is None else max(1, round(base * factor))
+    parent = own if pinned is not None else profile
+    health = {*profile.suppress_health_check, *parent.suppress_health_check}
+    return settings(
+        parent,
+        max_examples=count,
+        derandomize=profile.derandomize,
+        database=profile.database,
+        deadline=profile.deadline,
+        print_blob=profile.print_blob,
+        suppress_health_check=sorted(health, key=lambda h: h.value),
+    )
+
+
+def _apply_hypothesis_settings(item: pytest.Item) -> None:
+    function = getattr(item, "function", None)
+    if function is None or not hasattr(function, "hypothesis"):
+        return
+    if not hasattr(function, "_theorylab_original_settings"):
+        function._theorylab_original_settings = (
+            getattr(function, "_hypothesis_internal_use_settings", None),
+            getattr(function, "_hypothesis_internal_settings_applied", False),
+        )
+    own, applied = function._theorylab_original_settings
+    examples = next(
+        (m.kwargs["examples"] for m in item.iter_markers("claim") if "examples" in m.kwargs), None
+    )
+    function._hypothesis_internal_use_settings = _claim_settings(own, applied, examples)
 
 
 def pytest_report_header(config: pytest.Config) -> list[str]:
     return [
         f"theorylab: seed={_base_seed(config)} (override: --theorylab-seed / THEORYLAB_SEED), "
-        f"device={config.getoption('device')}, scale={config.getoption('scale')}, "
-        f"tiers={config.getoption('tier') or 'all'}, claims={config.getoption('claim') or 'all'}"
+        f"device={_opt(config, 'device')}, scale={_opt(config, 'scale')}, "
+        f"tiers={_opt(config, 'tier') or 'all'}, claims={_opt(config, 'claim') or 'all'}"
     ]
 
 
@@ -106,14 +169,14 @@ def _claim_marks(item: pytest.Item) -> list[tuple[str, str, bool]]:
 
 
 def _validate(marks: list[tuple[str, str, bool]]) -> str | None:
-    from theorylab.claims.registry import _default
-
-    claims = _default()[0]
+    claims = _registry()
     for cid, tier, _ in marks:
         if not cid:
             return "claim marker without a claim id"
         if cid not in claims:
-            return f"check names unknown claim {cid!r} (not in theorylab/claims/data/*.toml)"
+            return (
+                f"check names unknown claim {cid!r}{_did_you_mean(cid, claims)} (not in the claim registry)"
+            )
         if tier not in TIERS:
             return f"claim {cid!r}: unknown tier {tier!r} (choose from {', '.join(TIERS)})"
         if tier not in claims[cid].tiers:
@@ -123,12 +186,18 @@ def _validate(marks: list[tuple[str, str, bool]]) -> str | None:
     return None
 
 
+def _did_you_mean(word: str, choices) -> str:
+    from theorylab.claims.registry import did_you_mean
+
+    return did_you_mean(word, choices)
+
+
 def _matches(cid: str, patterns: list[str]) -> bool:
     return any(fnmatch.fnmatchcase(cid, p) or cid.startswith(p + ".") for p in patterns)
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    tiers, patterns = _csv(config.getoption("tier")), _csv(config.getoption("claim"))
+    tiers, patterns = _csv(_opt(config, "tier")), _csv(_opt(config, "claim"))
     selected, deselected = [], []
     for item in items:
         marks = _claim_marks(item)
@@ -137,15 +206,29 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             if error:
                 setattr(item, _ERROR_ATTR, error)
             item.user_properties.append((_CLAIMS_KEY, marks))
+            _apply_hypothesis_settings(item)
         keep = (not tiers and not patterns) or (
             bool(marks)
             and (not tiers or any(t in tiers for _, t, _ in marks))
             and (not patterns or any(_matches(c, patterns) for c, _, _ in marks))
         )
         (selected if keep or getattr(item, _ERROR_ATTR, None) else deselected).append(item)
+    if patterns:
+        _check_patterns(config, patterns, items)
     if deselected:
         config.hook.pytest_deselected(items=deselected)
         items[:] = selected
+
+
+def _check_patterns(config: pytest.Config, patterns: list[str], items: list[pytest.Item]) -> None:
+    """Say so when a ``--claim`` pattern matches no registered claim, with close matches."""
+    registry = _registry()
+    marked = {c for item in items for c, _, _ in _claim_marks(item)}
+    for pattern in patterns:
+        if any(_matches(cid, [pattern]) for cid in {*registry, *marked}):
+            continue
+        hint = _did_you_mean(pattern, [*registry, *{c.split(".")[0] for c in registry}])
+        raise pytest.UsageError(f"--claim {pattern!r} matches no registered claim{hint}")
 
 
 def pytest_runtest_setup(item: pytest.Item) -> None:
@@ -153,7 +236,7 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
     if error:
         pytest.fail(f"theorylab: {error}", pytrace=False)
     marks = _claim_marks(item)
-    if any(t == "trained" for _, t, _ in marks) and item.config.getoption("device") == "cuda":
+    if any(t == "trained" for _, t, _ in marks) and _opt(item.config, "device") == "cuda":
         import torch
 
         if not torch.cuda.is_available():
@@ -186,13 +269,13 @@ def rng(seed: int):
 @pytest.fixture(scope="session")
 def device(request: pytest.FixtureRequest) -> str:
     """The device of the trained tier (``--device``)."""
-    return request.config.getoption("device")
+    return _opt(request.config, "device")
 
 
 @pytest.fixture(scope="session")
 def scale(request: pytest.FixtureRequest) -> str:
     """``"small"`` (CPU, CI budget) or ``"full"`` (the documents' sizes) (``--scale``)."""
-    return request.config.getoption("scale")
+    return _opt(request.config, "scale")
 
 
 @pytest.fixture
@@ -207,7 +290,7 @@ def measure(request: pytest.FixtureRequest):
 
 @pytest.fixture(scope="session")
 def artifacts_dir(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    option = request.config.getoption("artifacts_dir")
+    option = _opt(request.config, "artifacts_dir")
     path = Path(option) if option else tmp_path_factory.mktemp("theorylab-artifacts")
     path.mkdir(parents=True, exist_ok=True)
     return path
@@ -249,7 +332,11 @@ class _Results:
     def __init__(self, config: pytest.Config) -> None:
         self.config = config
         self.items: dict[str, dict] = {}
+        self.folders: set[str] = set()
         self.start = time.time()
+
+    def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
+        self.folders |= {str(Path(str(item.path)).parent) for item in items if _claim_marks(item)}
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         props = dict(report.user_properties) if report.user_properties else {}
@@ -271,9 +358,7 @@ class _Results:
             entry["ran"] = True
 
     def per_claim(self) -> dict[str, dict]:
-        from theorylab.claims.registry import _default
-
-        registry = _default()[0]
+        registry = _registry()
         claims: dict[str, dict] = {}
         for nodeid, entry in self.items.items():
             for cid, tier, control in entry["marks"]:
@@ -301,12 +386,15 @@ class _Results:
         return dict(sorted(claims.items()))
 
     def unchecked(self) -> list[str]:
-        """Registered claims that are not ``open`` but have no check in ``<rootdir>/checks``."""
-        from theorylab.claims.checks import scan_checks
-        from theorylab.claims.registry import _default
+        """Registered claims that are not ``open`` but have no check in the folders of the collected checks, the
+        registry's declared check folders or ``<rootdir>/checks``."""
+        from theorylab.claims.checks import check_dirs, scan_checks
 
-        checked = {ref.claim for ref in scan_checks(Path(self.config.rootpath) / "checks")}
-        return sorted(c.id for c in _default()[0].values() if c.status != "open" and c.id not in checked)
+        folders = (
+            {Path(str(p)) for p in self.folders} | set(check_dirs()) | {Path(self.config.rootpath) / "checks"}
+        )
+        checked = {ref.claim for d in sorted(folders) for ref in scan_checks(d)}
+        return sorted(c.id for c in _registry().values() if c.status != "open" and c.id not in checked)
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Config) -> None:
@@ -325,7 +413,7 @@ def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Co
         tr.write_line(f"claims run without a negative control: {', '.join(no_control)}")
     unchecked = results.unchecked()
     if unchecked:
-        tr.write_line(f"claims not 'open' with no check in checks/: {', '.join(unchecked)}")
+        tr.write_line(f"claims not 'open' with no check found: {', '.join(unchecked)}")
     measured = [
         (c, k, v) for c, r in claims.items() for k, v in r["measures"].items() if not k.startswith("figure:")
     ]
@@ -336,21 +424,73 @@ def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Co
             tr.write_line(f"{cid}: {name} = {shown}")
 
 
+def _active_profile() -> str:
+    from hypothesis import settings
+
+    name = settings.get_current_profile_name()
+    return name if name in PROFILES else "theorylab"
+
+
+def machine_info(folder: Path | None = None) -> dict:
+    """Provenance of a run (as pytest-benchmark's ``machine_info`` / ``commit_info``): theorylab's version, the
+    git commit of ``folder`` (if it is in a git checkout), Python, numpy and torch versions, platform, UTC date."""
+    import datetime
+    import platform
+    import subprocess
+    from importlib import metadata
+
+    def version(dist: str) -> str | None:
+        try:
+            return metadata.version(dist)
+        except metadata.PackageNotFoundError:
+            return None
+
+    commit = None
+    if folder is not None:
+        try:
+            out = subprocess.run(
+                ["git", "-C", str(folder), "rev-parse", "HEAD"], capture_output=True, text=True, timeout=10
+            )
+            commit = out.stdout.strip() or None if out.returncode == 0 else None
+            if commit:
+                dirty = subprocess.run(
+                    ["git", "-C", str(folder), "status", "--porcelain", "--untracked-files=no"],
+                    capture_output=True,
+                    text=True,
+                    timeout=10,
+                )
+                commit += "+dirty" if dirty.stdout.strip() else ""
+        except (OSError, subprocess.SubprocessError):
+            commit = None
+    return {
+        "theorylab": version("theorylab"),
+        "git_commit": commit,
+        "python": platform.python_version(),
+        "numpy": version("numpy"),
+        "torch": version("torch"),
+        "hypothesis": version("hypothesis"),
+        "platform": platform.platform(),
+        "date": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+    }
+
+
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     config = session.config
-    path = config.getoption("claims_json")
+    path = _opt(config, "claims_json")
     results: _Results | None = getattr(config, "_theorylab", None)
     if not path or results is None or hasattr(config, "workerinput"):
         return
     payload = {
         "meta": {
             "seed": _base_seed(config),
-            "device": config.getoption("device"),
-            "scale": config.getoption("scale"),
-            "tiers": _csv(config.getoption("tier")) or list(TIERS),
-            "claims": _csv(config.getoption("claim")),
+            "device": _opt(config, "device"),
+            "scale": _opt(config, "scale"),
+            "tiers": _csv(_opt(config, "tier")) or list(TIERS),
+            "claims": _csv(_opt(config, "claim")),
             "seconds": round(time.time() - results.start, 3),
             "exitstatus": int(exitstatus),
+            "hypothesis_profile": _active_profile(),
+            **machine_info(Path(config.rootpath)),
         },
         "claims": results.per_claim(),
         "unchecked": results.unchecked(),

@@ -9,6 +9,7 @@ from __future__ import annotations
 import html
 import json
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -43,7 +44,20 @@ def to_markdown(title: str | None, sections: list[Section]) -> str:
     return "\n".join(out).rstrip() + "\n"
 
 
+def _data_uri(path: str) -> str | None:
+    """The image at ``path`` as a ``data:`` URI (so that the HTML report is one self-contained file)."""
+    import base64
+    import mimetypes
+
+    file = Path(path)
+    if not file.is_file():
+        return None
+    mime = mimetypes.guess_type(file.name)[0] or "application/octet-stream"
+    return f"data:{mime};base64," + base64.b64encode(file.read_bytes()).decode("ascii")
+
+
 def to_html(title: str, sections: list[Section]) -> str:
+    """One self-contained HTML page: no external style, script or image (figures are embedded)."""
     e = html.escape
     out = [
         "<!doctype html><html><head><meta charset='utf-8'>",
@@ -62,9 +76,13 @@ def to_html(title: str, sections: list[Section]) -> str:
                 out.append(f"<tr{cls}>" + "".join(f"<td>{e(str(c))}</td>" for c in row) + "</tr>")
             out.append("</table>")
         for caption, path in sec.images:
-            out.append(
-                f"<figure><img src='{e(path)}' style='max-width:100%'><figcaption>{e(caption)}</figcaption></figure>"
+            uri = _data_uri(path)
+            img = (
+                f"<img src='{uri}' alt='{e(caption)}' style='max-width:100%'>"
+                if uri
+                else f"<p>(figure file missing: {e(path)})</p>"
             )
+            out.append(f"<figure>{img}<figcaption>{e(caption)}</figcaption></figure>")
     out.append("</body></html>")
     return "\n".join(out) + "\n"
 
@@ -116,6 +134,16 @@ def to_text(header: list[str], rows: list[list[str]]) -> list[str]:
     return [line(header), line(["-" * w for w in widths]), *(line(r) for r in rows)]
 
 
+_MD_SPECIAL = re.compile(r"([\\`*_\[\]|])")
+
+
+def md_text(text: str) -> str:
+    """Plain text (e.g. an erratum's ASCII formula) made literal in Markdown: ``*``, ``_``, brackets, ``|``
+    are escaped so that ``(x/2)_+ - (y/2)_+`` is not read as emphasis. ``$...$`` math is kept as it is."""
+    parts = re.split(r"(\$\$.*?\$\$|\$[^$]+\$)", text)
+    return "".join(p if p.startswith("$") else _MD_SPECIAL.sub(r"\\\1", p) for p in parts)
+
+
 def errata_sections(records: list[Claim]) -> list[Section]:
     """One section per ``holds-corrected`` or ``refuted`` claim: printed, corrected, counterexample."""
     sections = []
@@ -124,11 +152,11 @@ def errata_sections(records: list[Claim]) -> list[Section]:
             continue
         text = [
             f"**{c.title}** ({c.status}); source: `{c.source.document}`, {c.source.numbering}, §{c.source.section}.",
-            f"**As printed:** {c.erratum.printed}",
+            f"**As printed:** {md_text(c.erratum.printed)}",
         ]
         if c.erratum.corrected:
-            text.append(f"**Corrected:** {c.erratum.corrected}")
-        text.append(f"**Counterexample:** {c.erratum.counterexample}")
+            text.append(f"**Corrected:** {md_text(c.erratum.corrected)}")
+        text.append(f"**Counterexample:** {md_text(c.erratum.counterexample)}")
         if c.counterexample:
             text.append(f"Generate it: `theorylab counterexample {c.counterexample} --out {c.id}.npz`")
         sections.append(Section(c.id, text=[t + "\n" for t in text]))
@@ -147,6 +175,13 @@ def run_sections(payload: dict, registry: dict[str, Claim], out_dir: Path | None
             f"{len(results)} claims checked, {len(failed)} with failures."
         ],
     )
+    machine = [
+        (key, meta[key])
+        for key in ("theorylab", "git_commit", "python", "numpy", "torch", "hypothesis", "platform", "date")
+        if meta.get(key) is not None
+    ]
+    if machine:
+        summary.text.append("; ".join(f"{key} {value}" for key, value in machine))
     table = Section("Claims", RUN_HEADER, run_rows(results))
     sections = [summary, table]
     if payload.get("unchecked"):
@@ -170,18 +205,45 @@ def run_sections(payload: dict, registry: dict[str, Claim], out_dir: Path | None
                     sec.rows.append([cid, name, f"{value:.6g}" if isinstance(value, float) else str(value)])
         if sec.rows or sec.images:
             sections.append(sec)
+    statements = [
+        line
+        for cid in sorted(results, key=natural_key)
+        if cid in registry
+        for line in _statement_lines(registry[cid])
+    ]
+    if statements:
+        sections.append(Section("Statements and errata", text=statements))
     return sections
+
+
+def _statement_lines(c: Claim) -> list[str]:
+    lines = [
+        f"{c.id} ({c.status}): {c.title}. Source: {c.source.document}, {c.source.numbering}, "
+        f"section {c.source.section}. Statement: {' '.join(c.statement.split())}"
+    ]
+    if c.erratum:
+        lines.append(f"{c.id} erratum. As printed: {c.erratum.printed}")
+        if c.erratum.corrected:
+            lines.append(f"{c.id} erratum. Corrected: {c.erratum.corrected}")
+        lines.append(f"{c.id} erratum. Counterexample: {c.erratum.counterexample}")
+    return lines
 
 
 def render_report(json_path: str | Path, out: str | Path | None = None, fmt: str | None = None) -> str:
     """Render a run report from ``json_path``; write it to ``out`` if given; return the text."""
     from theorylab.claims.registry import _default
 
-    payload = json.loads(Path(json_path).read_text(encoding="utf-8"))
+    try:
+        payload = json.loads(Path(json_path).read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"not a --claims-json file ({exc})") from None
+    if not isinstance(payload, dict) or not isinstance(payload.get("claims"), dict):
+        raise ValueError("not a --claims-json file (no 'claims' table)")
     fmt = fmt or ("html" if out and str(out).endswith((".html", ".htm")) else "markdown")
     if fmt not in ("markdown", "html"):
         raise ValueError(f"unknown report format {fmt!r} (markdown or html)")
-    out_dir = Path(out).resolve().parent if out else None
+    # Markdown links figures relative to the report; HTML embeds them, reading them from the recorded paths
+    out_dir = Path(out).resolve().parent if out and fmt == "markdown" else None
     sections = run_sections(payload, _default()[0], out_dir)
     text = (to_html if fmt == "html" else to_markdown)("theorylab claim report", sections)
     if out:

@@ -42,7 +42,16 @@ def unbalanced_dyck_model(seed: int = 0, delta: float = 0.01) -> DyckSolution:
     return construct_solution(2, 4, M, allow_unbalanced=True)
 
 
-@register("dyck.thm1", "unbalanced 2-layer Dyck model and two prefixes it confuses after beta inserted pairs")
+@register(
+    "dyck.thm1_balance_necessity",
+    "k=2: an unbalanced model and two prefixes it confuses after beta inserted pairs; k=1 (keys k1_*): an "
+    "unbalanced model exact at every length (necessity needs k>=2)",
+)
+def thm1_balance_necessity() -> dict[str, np.ndarray]:
+    k1 = thm1_necessity_k1()
+    return {**thm1_pumping(), **{f"k1_{key}": value for key, value in k1.items()}}
+
+
 def thm1_pumping() -> dict[str, np.ndarray]:
     sol = unbalanced_dyck_model()
     ce = pumping_counterexample(sol)
@@ -66,9 +75,6 @@ def thm1_pumping() -> dict[str, np.ndarray]:
     }
 
 
-@register(
-    "dyck.thm1_necessity_k1", "k=1: an unbalanced model that is exact at every length (necessity needs k>=2)"
-)
 def thm1_necessity_k1() -> dict[str, np.ndarray]:
     rng = np.random.default_rng(1)
     M = np.round(rng.normal(size=(7, 7)) * 64) / 64
@@ -80,7 +86,8 @@ def thm1_necessity_k1() -> dict[str, np.ndarray]:
 
 
 @register(
-    "dyck.thm1_decoder", "prefixes where the sufficiency proof's decoder (no residual subtraction) errs"
+    "dyck.thm1_balance_sufficiency",
+    "prefixes where the sufficiency proof's decoder (no residual subtraction) errs",
 )
 def thm1_decoder() -> dict[str, np.ndarray]:
     rng = np.random.default_rng(2)

@@ -108,3 +108,29 @@ def scan_checks(directory: str | Path = "checks") -> list[CheckRef]:
     if not directory.is_dir():
         return []
     return [ref for path in sorted(directory.glob("test_*.py")) for ref in scan_file(path)]
+
+
+def check_dirs() -> list[Path]:
+    """Where the checks of the registered claims live: the folders declared by the registry's files
+    (``checks = ...``) and the installed claim checks of theorylab (the ``theorylab_checks`` package, which is the
+    repository's ``checks/`` in a clone)."""
+    from theorylab.claims.registry import _default
+
+    folders = [Path(d) for fam in _default()[1].values() for d in fam.checks]
+    installed = installed_checks_dir()
+    if installed is not None:
+        folders.append(installed)
+    return list(dict.fromkeys(folders))
+
+
+def installed_checks_dir() -> Path | None:
+    """The folder of the installed ``theorylab_checks`` package (theorylab's claim checks), if installed."""
+    import importlib.util
+
+    try:
+        spec = importlib.util.find_spec("theorylab_checks")
+    except (ImportError, ValueError):
+        return None
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    return Path(next(iter(spec.submodule_search_locations)))

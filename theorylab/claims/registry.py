@@ -1,4 +1,12 @@
-"""Loading and validating claim records (TOML, one or more files per claim family)."""
+"""Loading and validating claim records (TOML, one or more files per claim family).
+
+A file may declare, besides ``family``, ``title``, ``docs`` and its ``[[claim]]`` records:
+
+- ``documents``: a table ``{"file name" = "title"}`` of source documents of its own, which its claims may cite in
+  ``source.document`` (a project's own paper); the five built-in documents are always known;
+- ``checks``: a folder (or a list of folders), relative to the TOML file, holding the checks of its claims
+  (``theorylab claims show`` and the claim table look there).
+"""
 
 from __future__ import annotations
 
@@ -30,7 +38,7 @@ DOCUMENTS = {
 }
 
 _ID = re.compile(r"^[a-z][a-z0-9_]*\.[A-Za-z0-9_.\-]+$")
-_FILE_KEYS = {"family", "title", "docs", "claim"}
+_FILE_KEYS = {"family", "title", "docs", "claim", "documents", "checks"}
 _CLAIM_KEYS = {
     "id",
     "title",
@@ -59,10 +67,12 @@ class Source:
     document: str
     numbering: str
     section: str
+    #: The document's title: from ``DOCUMENTS`` or from the ``documents`` table of the claim's file.
+    document_title: str = ""
 
-    @property
-    def document_title(self) -> str:
-        return DOCUMENTS[self.document]
+    def __post_init__(self) -> None:
+        if not self.document_title:
+            object.__setattr__(self, "document_title", DOCUMENTS.get(self.document, self.document))
 
 
 @dataclass(frozen=True)
@@ -97,6 +107,8 @@ class Family:
     title: str
     docs: str | None
     files: tuple[str, ...]
+    #: Folders holding the family's checks, declared by ``checks = ...`` in its files (absolute paths).
+    checks: tuple[str, ...] = ()
 
 
 def _fail(file: str, record: str | None, problem: str) -> ClaimRegistryError:
@@ -129,7 +141,7 @@ def _table(value, file: str, record: str, key: str, allowed: set[str], required:
     return value
 
 
-def _parse_claim(raw: dict, family: str, file: str) -> Claim:
+def _parse_claim(raw: dict, family: str, file: str, documents: dict[str, str] | None = None) -> Claim:
     if not isinstance(raw, dict):
         raise _fail(file, None, f"each [[claim]] must be a table, got {raw!r}")
     cid = raw.get("id")
@@ -145,8 +157,14 @@ def _parse_claim(raw: dict, family: str, file: str) -> Claim:
         raise _fail(file, cid, f"missing required keys {missing}")
 
     src = _table(raw["source"], file, cid, "source", _SOURCE_KEYS, _SOURCE_KEYS)
-    if src["document"] not in DOCUMENTS:
-        raise _fail(file, cid, f"unknown source document {src['document']!r} (known: {sorted(DOCUMENTS)})")
+    known = {**DOCUMENTS, **(documents or {})}
+    if src["document"] not in known:
+        raise _fail(
+            file,
+            cid,
+            f"unknown source document {src['document']!r}: declare it in the file's [documents] table "
+            f'(e.g. documents = {{ "{src["document"]}" = "Author: Title" }}); known: {sorted(known)}',
+        )
     status = raw["status"]
     if status not in STATUSES:
         raise _fail(file, cid, f"unknown status {status!r} (allowed: {', '.join(STATUSES)})")
@@ -186,7 +204,9 @@ def _parse_claim(raw: dict, family: str, file: str) -> Claim:
         id=cid,
         family=family,
         title=_string(raw["title"], file, cid, "title"),
-        source=Source(**{k: src[k].strip() for k in _SOURCE_KEYS}),
+        source=Source(
+            **{k: src[k].strip() for k in _SOURCE_KEYS}, document_title=known[src["document"].strip()]
+        ),
         statement=_string(raw["statement"], file, cid, "statement"),
         tiers=tiers,
         status=status,
@@ -214,10 +234,23 @@ def _parse_file(path: Path) -> tuple[Family, list[Claim]]:
     docs = data.get("docs")
     if docs is not None:
         docs = _string(docs, file, None, "docs")
+    documents = data.get("documents", {})
+    if not isinstance(documents, dict) or not builtins.all(
+        isinstance(k, str) and isinstance(v, str) and v.strip() for k, v in documents.items()
+    ):
+        raise _fail(
+            file, None, f"'documents' must be a table of file name = title strings, got {documents!r}"
+        )
+    checks = data.get("checks", [])
+    checks = [checks] if isinstance(checks, str) else checks
+    if not isinstance(checks, list) or not builtins.all(isinstance(c, str) and c for c in checks):
+        raise _fail(file, None, f"'checks' must be a folder or a list of folders, got {checks!r}")
+    folders = tuple(str((path.parent / c).resolve()) for c in checks)
     raws = data.get("claim")
     if not isinstance(raws, list) or not raws:
         raise _fail(file, None, "no [[claim]] records")
-    return Family(family, title, docs, (file,)), [_parse_claim(r, family, file) for r in raws]
+    records = [_parse_claim(r, family, file, documents) for r in raws]
+    return Family(family, title, docs, (file,), folders), records
 
 
 def load_registry(paths: Iterable[Path] | None = None) -> tuple[dict[str, Claim], dict[str, Family]]:
@@ -234,7 +267,9 @@ def load_registry(paths: Iterable[Path] | None = None) -> tuple[dict[str, Claim]
         fam, records = _parse_file(path)
         if fam.name in fams:
             old = fams[fam.name]
-            fam = Family(fam.name, old.title, old.docs or fam.docs, old.files + fam.files)
+            fam = Family(
+                fam.name, old.title, old.docs or fam.docs, old.files + fam.files, old.checks + fam.checks
+            )
         fams[fam.name] = fam
         for claim in records:
             if claim.id in claims:
@@ -265,12 +300,24 @@ def claim_files() -> list[Path]:
 
 
 @cache
-def _load_cached(files: tuple[Path, ...]) -> tuple[dict[str, Claim], dict[str, Family]]:
-    return load_registry(files)
+def _load_cached(files: tuple[tuple[Path, int], ...]) -> tuple[dict[str, Claim], dict[str, Family]]:
+    return load_registry([path for path, _ in files])
 
 
 def _default() -> tuple[dict[str, Claim], dict[str, Family]]:
-    return _load_cached(tuple(claim_files()))
+    """The registry, reloaded when a file is added, removed or edited (the cache key holds the mtimes)."""
+    return _load_cached(tuple((path, path.stat().st_mtime_ns) for path in claim_files()))
+
+
+def did_you_mean(word: str, choices: Iterable[str], n: int = 3) -> str:
+    """`` (did you mean a, b?)`` with the choices closest to ``word`` (close spellings, then extensions of
+    ``word``), or ``""``."""
+    import difflib
+
+    choices = list(choices)
+    close = difflib.get_close_matches(word, choices, n=n)
+    close += [c for c in sorted(choices) if c.startswith(word) and c not in close]
+    return f" (did you mean {', '.join(close[:n])}?)" if close else ""
 
 
 def get(claim_id: str) -> Claim:
@@ -279,11 +326,7 @@ def get(claim_id: str) -> Claim:
     try:
         return claims[claim_id]
     except KeyError:
-        import difflib
-
-        close = difflib.get_close_matches(claim_id, list(claims), n=3)
-        hint = f" (did you mean {', '.join(close)}?)" if close else ""
-        raise KeyError(f"unknown claim {claim_id!r}{hint}") from None
+        raise KeyError(f"unknown claim {claim_id!r}{did_you_mean(claim_id, claims)}") from None
 
 
 def natural_key(claim_id: str) -> tuple:

@@ -27,6 +27,7 @@ from theorylab.hmm.constructions import (
     theorem6_pair,
     theorem8_case2_pair,
 )
+from theorylab.hmm.interop import from_hmmlearn, to_hmmlearn
 from theorylab.hmm.models import GHMM, HMM, AssumptionError
 from theorylab.hmm.predictors import optimal_predictor, parse_task, predictor_by_enumeration, triple_factors
 from theorylab.hmm.recovery import NotIdentifiableError, recover_from_predictor
@@ -41,6 +42,7 @@ __all__ = [
     "Relabeling",
     "claim1_pair",
     "example_247",
+    "from_hmmlearn",
     "householder",
     "householder_pair",
     "lemma7_pair",
@@ -63,6 +65,7 @@ __all__ = [
     "theorem4_pair",
     "theorem6_pair",
     "theorem8_case2_pair",
+    "to_hmmlearn",
     "triple_factors",
     "verify_nonidentifiable_pair",
     "verify_recovery",

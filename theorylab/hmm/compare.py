@@ -6,7 +6,6 @@ import itertools
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.optimize import linear_sum_assignment
 
 from theorylab.hmm.models import GHMM, HMM
 from theorylab.hmm.predictors import optimal_predictor
@@ -49,6 +48,8 @@ def relabeling_distance(m1: HMM | GHMM, m2: HMM | GHMM) -> Relabeling:
         best = int(np.argmin(np.maximum(e, t)))
         return Relabeling(perms[best], float(e[best]), float(t[best]))
     cost = np.linalg.norm(E1[:, :, None] - E2[:, None, :], axis=0)
+    from scipy.optimize import linear_sum_assignment  # lazy: scipy.optimize costs ~1 s to import
+
     rows, cols = linear_sum_assignment(cost)
     perm = cols[np.argsort(rows)]
     e = float(np.max(np.abs(E1 - E2[:, perm])))

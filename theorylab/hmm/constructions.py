@@ -16,7 +16,6 @@ Notation: $J=\\mathbb 1\\mathbb 1^\\top$, $P$ the cyclic shift ($Pe_1=e_2$, $Pe_
 from __future__ import annotations
 
 import numpy as np
-from scipy.linalg import expm, null_space
 
 from theorylab.hmm.models import GHMM, HMM
 
@@ -154,6 +153,8 @@ def rotation_fixing_ones(
     ``skew`` given)."""
     if k < 3:
         raise ValueError("a non-permutation rotation fixing the all-ones vector needs k >= 3")
+    from scipy.linalg import expm, null_space  # lazy import
+
     V = null_space(np.ones((1, k)))
     if skew is None:
         rng = np.random.default_rng(0) if rng is None else rng
@@ -298,6 +299,8 @@ def lemma7_pair(model: GHMM, c: float | None = None, w=None) -> GHMM:
     if not 0 < c < 2 / uu:
         raise ValueError(f"c must lie in (0, 2/|u|^2) = (0, {2 / uu:.4g})")
     if w is None:
+        from scipy.linalg import null_space  # lazy import
+
         w = null_space(M.T)[:, 0]
     w = np.asarray(w, dtype=float)
     w = w - M @ np.linalg.lstsq(M, w, rcond=None)[0]

@@ -61,9 +61,15 @@ def _check_transition(T: np.ndarray, tol: float) -> None:
             "Assumption 5", f"T has negative entries (min {T.min():.3g}); it must be stochastic"
         )
     if np.max(np.abs(T.sum(axis=0) - 1)) > tol:
+        hint = (
+            "; T looks row-stochastic (hmmlearn's transmat_[i, j] = P(h_t+1 = j | h_t = i)): theorylab's "
+            "T[i, j] = P(h_t+1 = i | h_t = j) is column-stochastic, pass T.T or use theorylab.hmm.from_hmmlearn"
+            if np.max(np.abs(T.sum(axis=1) - 1)) <= tol
+            else ""
+        )
         raise AssumptionError(
             "Assumption 5",
-            f"columns of T must sum to 1 (off by up to {np.max(np.abs(T.sum(axis=0) - 1)):.3g})",
+            f"columns of T must sum to 1 (off by up to {np.max(np.abs(T.sum(axis=0) - 1)):.3g}){hint}",
         )
     row_gap = np.max(np.abs(T.sum(axis=1) - 1))
     if row_gap > tol:
@@ -83,6 +89,13 @@ def _check_rank(assumption: str, name: str, X: np.ndarray, k: int) -> None:
 class HMM:
     """Discrete HMM with emission ``O`` (d x k, column-stochastic) and doubly stochastic transition ``T``.
 
+    Convention (column-stochastic, the thesis's): ``O[x, h] = P(x_t = x | h_t = h)`` and
+    ``T[i, j] = P(h_{t+1} = i | h_t = j)``; the initial state is uniform (Assumption 5). hmmlearn's row-stochastic
+    ``emissionprob_`` / ``transmat_`` are the transposes: convert with :func:`theorylab.hmm.from_hmmlearn` /
+    :func:`theorylab.hmm.to_hmmlearn`. A row-stochastic ``O`` or ``T`` that is not column-stochastic is rejected
+    with a hint; a doubly stochastic ``T`` cannot be told from its transpose (it would be read as the reversed
+    chain), so say which one you mean.
+
     ``validate=False`` skips the assumption checks (for signed / noisy parameters, e.g. read-outs of trained
     predictors); shapes and finiteness are always checked. ``tol``: absolute tolerance of the sum checks.
     """
@@ -99,7 +112,13 @@ class HMM:
         object.__setattr__(self, "T", T)
         d, k = O.shape
         if T.shape != (k, k):
-            raise ValueError(f"T must be k x k with k = {k} (columns of O), got shape {T.shape}")
+            hint = (
+                "; O looks like hmmlearn's emissionprob_ (states x symbols): theorylab's O is symbols x states, "
+                "pass O.T or use theorylab.hmm.from_hmmlearn"
+                if T.shape == (d, d)
+                else ""
+            )
+            raise ValueError(f"T must be k x k with k = {k} (columns of O), got shape {T.shape}{hint}")
         if not self.validate:
             return
         _check_transition(T, self.tol)
@@ -109,8 +128,14 @@ class HMM:
                 f"O has negative entries (min {O.min():.3g}); its columns must be distributions",
             )
         if np.max(np.abs(O.sum(axis=0) - 1)) > self.tol:
+            hint = (
+                "; O looks row-stochastic (hmmlearn's emissionprob_ convention): theorylab's O[x, h] = "
+                "P(x | h), pass O.T or use theorylab.hmm.from_hmmlearn"
+                if np.max(np.abs(O.sum(axis=1) - 1)) <= self.tol
+                else ""
+            )
             raise AssumptionError(
-                "HMM definition", f"O must be column-stochastic (column sums {O.sum(axis=0)})"
+                "HMM definition", f"O must be column-stochastic (column sums {O.sum(axis=0)}){hint}"
             )
         if np.any(O.sum(axis=1) <= 0):
             rows = np.flatnonzero(O.sum(axis=1) <= 0).tolist()
@@ -155,6 +180,9 @@ class HMM:
 @dataclass(frozen=True, eq=False)
 class GHMM:
     """Gaussian HMM: means ``M`` (d x k, unit-norm columns by Assumption 9) and doubly stochastic ``T``.
+
+    Convention (column-stochastic): ``M[:, h]`` is the mean of state ``h`` and ``T[i, j] = P(h_{t+1} = i | h_t =
+    j)``; hmmlearn's ``means_`` (k x d) and ``transmat_`` are the transposes (see :func:`theorylab.hmm.from_hmmlearn`).
 
     ``norm`` is the common column norm (Assumption 9 / footnote 9); ``norm=None`` drops Assumption 9 (Theorem
     9 needs only Assumptions 5 and 8). ``validate=False`` skips the assumption checks.

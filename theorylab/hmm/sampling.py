@@ -16,16 +16,19 @@ def _categorical(rng: np.random.Generator, probs_by_column: np.ndarray, states: 
     return np.minimum((u[None, :] >= cdf).sum(axis=0), probs_by_column.shape[0] - 1)
 
 
-def sample(model: HMM | GHMM, n: int, length: int, rng: np.random.Generator, *, return_hidden: bool = False):
+def sample(model: HMM | GHMM, rng: np.random.Generator, n: int, length: int, *, return_hidden: bool = False):
     """``n`` independent stationary sequences of ``length`` tokens: $h_1$ uniform (Assumption 5), $h_{t+1}\\sim
     T_{:,h_t}$, $x_t\\sim O_{:,h_t}$ (int64, shape (n, length)) or $\\mathcal N(\\mu_{h_t}, I)$ (float, shape
     (n, length, d)). With ``return_hidden`` also the hidden states (n, length)."""
     if not isinstance(model, HMM | GHMM):
         raise TypeError(f"model must be an HMM or GHMM, got {type(model).__name__}")
+    if not isinstance(rng, np.random.Generator):
+        raise TypeError(
+            f"rng must be a numpy.random.Generator, got {type(rng).__name__}: the order is sample(model, rng, n, "
+            "length), as for every theorylab sampler (Semiautomaton.sample, Dyck.sample, sample_ffl, ...)"
+        )
     if int(n) != n or n < 1 or int(length) != length or length < 1:
         raise ValueError(f"n and length must be positive integers, got n={n}, length={length}")
-    if not isinstance(rng, np.random.Generator):
-        raise TypeError("rng must be a numpy.random.Generator")
     if np.min(model.T) < 0 or (isinstance(model, HMM) and np.min(model.O) < 0):
         raise ValueError("cannot sample from a model with negative probabilities")
     n, length = int(n), int(length)

@@ -60,7 +60,7 @@ class MaskedPredictionTask:
         from theorylab.nn.tasks import Batch
 
         targets, given = parse_task(self.task)
-        x = sample(self.model, batch * T, max(*targets, given), rng)
+        x = sample(self.model, rng, batch * T, max(*targets, given))
         inputs, cls = self.encode(x)
         return Batch(inputs.reshape(batch, T), cls.reshape(batch, T), np.ones((batch, T), dtype=bool))
 

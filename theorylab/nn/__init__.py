@@ -2,8 +2,14 @@
 
 Names are resolved lazily so that ``import theorylab.nn`` does not import torch.
 Each submodule registers its public names in ``_EXPORTS`` (name -> submodule).
+
+``theorylab.nn.train`` is the training function (``train(task, model_config, budget, seeds, ...)``), even after
+its module ``theorylab/nn/train.py`` is imported (``from theorylab.nn.train import Budget`` keeps working): the
+package does not let the import system replace the function by the module of the same name.
 """
 
+import sys
+import types
 from importlib import import_module
 
 _EXPORTS: dict[str, str] = {
@@ -48,3 +54,16 @@ def __getattr__(name: str):
 
 def __dir__() -> list[str]:
     return sorted(_EXPORTS)
+
+
+class _Package(types.ModuleType):
+    """Keeps ``theorylab.nn.<name>`` pointing at the exported function when a submodule of the same name
+    (``train``) is imported: the import system's ``setattr(package, "train", module)`` is ignored."""
+
+    def __setattr__(self, name: str, value) -> None:
+        if isinstance(value, types.ModuleType) and _EXPORTS.get(name) == name:
+            return
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Package

@@ -21,7 +21,6 @@ import math
 import os
 import sys
 import time
-import types
 import zlib
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import contextmanager
@@ -774,13 +773,3 @@ def evaluate(
         "correct": correct,
         "count": count,
     }
-
-
-class _CallableModule(types.ModuleType):
-    """``theorylab.nn.train`` names both this module and the function; calling the module calls the function."""
-
-    def __call__(self, *args, **kwargs) -> TrainResult:
-        return train(*args, **kwargs)
-
-
-sys.modules[__name__].__class__ = _CallableModule

@@ -33,6 +33,24 @@ class CPDecomposition:
     def factors(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         return self.A, self.B, self.C
 
+    @property
+    def weights(self) -> np.ndarray:
+        """All ones: the scales are absorbed in the factors."""
+        return np.ones(self.A.shape[1])
+
+    def __iter__(self):
+        """Unpacks as tensorly's ``(weights, factors)`` pair, so ``tensorly.cp_to_tensor(result)`` works."""
+        return iter((self.weights, [self.A, self.B, self.C]))
+
+    def __len__(self) -> int:
+        return 2
+
+    def to_tensorly(self):
+        """A ``tensorly.cp_tensor.CPTensor`` (imports tensorly)."""
+        from tensorly.cp_tensor import CPTensor
+
+        return CPTensor((self.weights, [self.A, self.B, self.C]))
+
     def tensor(self) -> np.ndarray:
         return cp_to_tensor(self.A, self.B, self.C)
 

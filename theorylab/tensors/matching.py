@@ -5,7 +5,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.optimize import linear_sum_assignment
 
 __all__ = ["FactorMatch", "match_factors"]
 
@@ -47,6 +46,8 @@ def match_factors(X, Y, *, scale: bool = True, sign: bool = True, relative: bool
         cost = 1.0 - (np.abs(cos) if sign else cos)
     else:
         cost = np.linalg.norm(X[:, :, None] - Y[:, None, :], axis=0)
+    from scipy.optimize import linear_sum_assignment  # lazy: scipy.optimize costs ~1 s to import
+
     rows, cols = linear_sum_assignment(cost)
     perm = cols[np.argsort(rows)]
     Yp = Y[:, perm]
