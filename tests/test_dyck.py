@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 
-from theorylab.attention import dyck_balance as db
-from theorylab.attention import dyck_bounds as bd
-from theorylab.attention.dyck_exact import ExpSum
+from theorylab.attention.dyck import balance as db
+from theorylab.attention.dyck import bounds as bd
+from theorylab.attention.dyck.exact import ExpSum
 from theorylab.languages.dyck import Dyck
 from theorylab.strategies import dyck_prefixes
 
@@ -254,7 +254,7 @@ def test_bound_validation():
 # ------------------------------------------------------------------------------------------------ torch model
 def test_trained_model_api(rng):
     torch = pytest.importorskip("torch")
-    from theorylab.attention import dyck_trained as dt
+    from theorylab.attention.dyck import trained as dt
     from theorylab.nn.tasks import check_batch
 
     task = dt.DyckTask(2, 3, 0.5)
