@@ -16,7 +16,8 @@ groups of order at most :data:`CAYLEY_LIMIT` and raise :class:`GroupTooLargeErro
 the abelian sections (a section of order $m$ contributes $C_p$ for every prime power $p^k \\| m$, $k$ times)
 down to the perfect core $P$. $P$ is split by its action: on an orbit (image, and kernel = pointwise
 stabiliser) and, when transitive, on a minimal block system (image and kernel, sympy's homomorphisms), until
-the pieces are primitive. A primitive group of degree $m \\ge 5$ and order $m!/2$ is $A_m$ (simple); any other
+the pieces are primitive (a perfect group of order $|S|$ for a simple $S$ of order < 3000 none of whose smaller
+non-abelian simple orders divides $|S|$ is simple, e.g. order 168). A primitive group of degree $m \\ge 5$ and order $m!/2$ is $A_m$ (simple); any other
 primitive perfect group is split exactly through its Cayley table (maximal normal subgroups from conjugacy
 classes), which needs its order $\\le$ :data:`CAYLEY_LIMIT`.
 """
@@ -211,6 +212,10 @@ def _perfect_factors(P) -> list[CompositionFactor]:
     """Composition factors of a perfect group (every one non-abelian simple)."""
     from sympy.combinatorics.homomorphisms import block_homomorphism
 
+    order = int(P.order())
+    if order in SIMPLE_GROUP_NAMES and not any(order % k == 0 for k in SIMPLE_GROUP_NAMES if k < order):
+        # a non-simple perfect group has a non-abelian simple quotient of order properly dividing its own
+        return [CompositionFactor(order, False, SIMPLE_GROUP_NAMES[order])]
     orbits = [sorted(o) for o in P.orbits() if len(o) > 1]
     if len(orbits) > 1:  # intransitive: image on the first orbit, kernel = its pointwise stabiliser
         return _factors(_restrict(P, orbits[0])) + _factors(P.pointwise_stabilizer(orbits[0]))
@@ -335,8 +340,8 @@ class PermutationGroup:
     def _require_small(self, what: str) -> None:
         if self.order > CAYLEY_LIMIT:
             raise GroupTooLargeError(
-                f"{what} of a group of order {self.order} would need its element list/Cayley table; "
-                f"the limit is CAYLEY_LIMIT = {CAYLEY_LIMIT}. Use the table-free methods (order, contains, "
+                f"{what} of a group of order {self.order} is not built: the element list and Cayley table are "
+                f"limited to order CAYLEY_LIMIT = {CAYLEY_LIMIT}. Use the table-free methods (order, contains, "
                 "is_solvable(), composition_factors())."
             )
 
