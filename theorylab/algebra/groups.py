@@ -16,10 +16,11 @@ groups of order at most :data:`CAYLEY_LIMIT` and raise :class:`GroupTooLargeErro
 the abelian sections (a section of order $m$ contributes $C_p$ for every prime power $p^k \\| m$, $k$ times)
 down to the perfect core $P$. $P$ is split by its action: on an orbit (image, and kernel = pointwise
 stabiliser) and, when transitive, on a minimal block system (image and kernel, sympy's homomorphisms), until
-the pieces are primitive (a perfect group of order $|S|$ for a simple $S$ of order < 3000 none of whose smaller
-non-abelian simple orders divides $|S|$ is simple, e.g. order 168). A primitive group of degree $m \\ge 5$ and order $m!/2$ is $A_m$ (simple); any other
-primitive perfect group is split exactly through its Cayley table (maximal normal subgroups from conjugacy
-classes), which needs its order $\\le$ :data:`CAYLEY_LIMIT`.
+the pieces are primitive. Shortcuts: a perfect group whose order is that of a simple group of order < 3000 and
+divisible by no smaller non-abelian simple order is simple (a non-simple perfect group has a simple quotient of
+smaller order dividing its own; e.g. 168 = PSL(2,7)); a primitive group of degree $m \\ge 5$ and order $m!/2$ is
+$A_m$. Any other primitive perfect group is split exactly through its Cayley table (maximal normal subgroups from
+conjugacy classes), which needs its order $\\le$ :data:`CAYLEY_LIMIT`.
 """
 
 from __future__ import annotations
