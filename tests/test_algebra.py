@@ -287,9 +287,16 @@ def test_compile_constant_depth_names_the_group_size_limit():
     aut = Semiautomaton(np.array(gens), name="S4^3")
     assert permutation_group(gens).is_solvable()
     t = time.perf_counter()
-    with pytest.raises(GroupTooLargeError, match=rf"order 13824 \(solvable\).*CAYLEY_LIMIT = {CAYLEY_LIMIT}"):
+    with pytest.raises(
+        GroupTooLargeError, match=rf"solvable permutation group of order 13824.*CAYLEY_LIMIT = {CAYLEY_LIMIT}"
+    ):
         compile_constant_depth(aut, 8)
     assert time.perf_counter() - t < 5.0
+    # a non-solvable group above the limit is reported as such (S7 on 7 points, order 5040)
+    from theorylab.automata.constructions import NotSolvableError as CompileNotSolvable
+
+    with pytest.raises(CompileNotSolvable, match="non-solvable permutation group of order 5040"):
+        compile_constant_depth(Semiautomaton(np.array(_sym(7))), 8)
 
 
 def test_membership_agrees_with_enumeration():

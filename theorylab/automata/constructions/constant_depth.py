@@ -122,10 +122,15 @@ def _component_groups(cascade: Cascade) -> list[_GroupPlan]:
                 raise ValueError(f"component {i}: action {a} = {row} is neither a permutation nor a reset")
         G = PermutationGroup([acts[a] for a in perms] or [np.arange(n)])
         if G.order > CAYLEY_LIMIT:  # decided by Schreier-Sims, before anything is enumerated
-            solvable = "solvable" if G.is_solvable() else "not solvable"
+            if not G.is_solvable():
+                raise NotSolvableError(
+                    f"component {i} (level {comp.level}, {n} states) has a non-solvable permutation group of "
+                    f"order {G.order}. No constant-depth construction exists unless TC0 = NC1 (Thm 13); use "
+                    "compile_log_depth."
+                )
             raise GroupTooLargeError(
-                f"component {i} (level {comp.level}, {n} states) has a permutation group of order {G.order} "
-                f"({solvable}); compile_constant_depth tabulates the group (cyclic series and lookups over its "
+                f"component {i} (level {comp.level}, {n} states) has a solvable permutation group of order "
+                f"{G.order}; compile_constant_depth tabulates the group (cyclic series and lookups over its "
                 f"elements) and is limited to order CAYLEY_LIMIT = {CAYLEY_LIMIT}. compile_log_depth has no "
                 "such limit."
             )
