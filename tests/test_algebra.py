@@ -317,3 +317,24 @@ def test_is_permutation_reset_takes_a_table_or_an_automaton():
     )
     with pytest.raises(TypeError, match="transition table"):
         is_permutation_reset([[0.5, 1.0]])
+
+
+def test_cascade_from_functions_bad_input():
+    from theorylab.algebra import Cascade
+    from theorylab.automata.constructions import compile_cascade
+
+    par = np.array([[0, 1], [1, 0]])
+    with pytest.raises(ValueError, match="permutations or constant maps"):
+        Cascade.from_functions((np.array([[0, 0, 1]]),), (1,), lambda i, x, a: 0, (0,), lambda x: x[0], 1)
+    with pytest.raises(ValueError, match="one entry per component"):
+        Cascade.from_functions((par,), (1, 2), lambda i, x, a: a, (0,), lambda x: x[0], 2)
+    with pytest.raises(
+        ValueError, match="does not commute"
+    ):  # x0 AND x1 is not a function of (x0 AND x1, symbol)
+        Cascade.from_functions(
+            (par, par), (1, 2), lambda i, x, a: a if i == 0 else 1, (0, 0), lambda x: x[0] * x[1], 2
+        )
+    with pytest.raises(TypeError, match="Cascade"):
+        compile_cascade("not a cascade", 4)
+    c = Cascade.from_functions((par,), (7,), lambda i, x, a: a, (1,), lambda x: x[0], 2)
+    assert c.levels == ((0,),) and c.encode(1).tolist() == [1] and c.step((1,), 1) == (0,)
