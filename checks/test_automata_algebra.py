@@ -4,6 +4,7 @@ footnote 17), Krohn-Rhodes holonomy (Thm 15)."""
 from __future__ import annotations
 
 import dataclasses
+import itertools
 
 import numpy as np
 import pytest
@@ -516,7 +517,7 @@ def test_composition_factors_large_groups_without_table(measure):
         G = permutation_group(gens)
         factors = G.composition_factors()
         assert factors_verdict(G.order, factors, expected), (name, [f.name for f in factors])
-        assert not G.is_solvable()
+        assert not G.is_solvable() and not G.is_abelian()
         measure(f"|{name}|", G.order)
     gens = _random_solvable()
     G = permutation_group(gens)
@@ -528,6 +529,7 @@ def test_composition_factors_large_groups_without_table(measure):
     assert sorted(f.order for f in factors) == ref_orders and all(f.abelian for f in factors)
     assert [D.order for D in G.derived_subgroups()] == [int(D.order()) for D in sp.derived_series()]
     measure("|random solvable|", G.order)
+    assert not G.is_abelian() and permutation_group(_on_blocks([[1, 2, 0]], 3, swap=False)).is_abelian()
     assert groups_module.CAYLEY_LIMIT < G.order  # none of this went through a table
 
 
@@ -633,3 +635,50 @@ def test_permutation_reset_cascade_control():
     c = permutation_reset_cascade(zoo.standard()["S4"])
     bad = dataclasses.replace(c, decode_table=(c.decode_table + 1) % len(c.decode_table))
     assert not verify_cascade(bad).ok
+
+
+def _hand_cascade_parts():
+    """Level 1: a flip-flop (0 keep, 1 set 0, 2 set 1); level 2: parity of the steps at which the level-1 state
+    before the step was 1; decode 2 x0 + x1."""
+    ff = np.array([[0, 1], [0, 0], [1, 1]])
+    par = np.array([[0, 1], [1, 0]])
+
+    def dep(i, x, a):
+        return a if i == 0 else int(x[0] == 1)
+
+    return (ff, par), dep
+
+
+@pytest.mark.claim(KR, tier="exact")
+def test_hand_written_cascade_from_functions():
+    """Cascade.from_functions reads off the emulated automaton; it equals the Def 6 product computed by a plain
+    loop over all 4 tuples, its reachable set is the loop's, and verify_cascade accepts it."""
+    from theorylab.algebra import Cascade
+
+    (ff, par), dep = _hand_cascade_parts()
+    c = Cascade.from_functions((ff, par), (3, 9), dep, (0, 0), lambda x: 2 * x[0] + x[1], 3)
+    delta = np.zeros((3, 4), dtype=np.int64)
+    for x0, x1 in itertools.product(range(2), repeat=2):
+        for a in range(3):
+            y = (int(ff[a, x0]), int(par[dep(1, (x0, x1), a), x1]))
+            delta[a, 2 * x0 + x1] = 2 * y[0] + y[1]
+    assert np.array_equal(c.automaton.delta, delta)
+    assert [c.components[i].level for i in range(2)] == [1, 2]
+    assert len(c.reachable_from(0)) == 4 and c.step((1, 0), 0) == (1, 1)
+    assert verify_cascade(c).ok
+
+
+@pytest.mark.claim(KR, tier="exact", control=True)
+def test_hand_written_cascade_control():
+    """Wiring the level-2 input to the flip-flop state after the step (the printed Lemma 21 reading) gives a
+    different automaton than the Def 6 product."""
+    from theorylab.algebra import Cascade
+
+    (ff, par), dep = _hand_cascade_parts()
+    good = Cascade.from_functions((ff, par), (1, 2), dep, (0, 0), lambda x: 2 * x[0] + x[1], 3)
+
+    def dep_current(i, x, a):
+        return a if i == 0 else int(ff[a, x[0]] == 1)
+
+    bad = Cascade.from_functions((ff, par), (1, 2), dep_current, (0, 0), lambda x: 2 * x[0] + x[1], 3)
+    assert not np.array_equal(good.automaton.delta, bad.automaton.delta)
