@@ -15,7 +15,7 @@ import time
 
 import numpy as np
 
-from theorylab.attention import dyck_balance as db
+from theorylab.attention.dyck import balance as db
 from theorylab.languages.dyck import Dyck
 
 

@@ -17,7 +17,7 @@ from math import comb
 
 import numpy as np
 
-from theorylab.attention import topic as tp
+from theorylab.attention.topic import stage1 as tp
 from theorylab.languages.topic import TopicModel
 
 

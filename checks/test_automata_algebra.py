@@ -4,6 +4,7 @@ footnote 17), Krohn-Rhodes holonomy (Thm 15)."""
 from __future__ import annotations
 
 import dataclasses
+import itertools
 
 import numpy as np
 import pytest
@@ -424,3 +425,254 @@ def test_bounds_fail_on_counterexamples():
     for G in maximal_subgroups(aut):
         tg = G.group.table
         assert int((tg[np.arange(G.order), np.arange(G.order)] == 0).sum()) - 1 <= 1  # at most one involution
+
+
+# ---------------------------------------------------------------- groups without a Cayley table; is_group
+
+
+def _sym(n: int) -> list[list[int]]:
+    return [[1, 0] + list(range(2, n)), list(range(1, n)) + [0]]
+
+
+def _alt(n: int) -> list[list[int]]:
+    long = list(range(1, n)) + [0] if n % 2 else [0] + list(range(2, n)) + [1]
+    return [[1, 2, 0] + list(range(3, n)), long]
+
+
+def _psl27() -> list[list[int]]:
+    """PSL(2,7) on the projective line F_7 u {inf} (point 7): x -> x + 1 and x -> -1/x."""
+    inv = {1: 1, 2: 4, 3: 5, 4: 2, 5: 3, 6: 6}
+    return [[(x + 1) % 7 for x in range(7)] + [7], [7] + [(-inv[x]) % 7 for x in range(1, 7)] + [0]]
+
+
+def _on_blocks(gens: list[list[int]], k: int, swap: bool) -> list[list[int]]:
+    """``gens`` acting on each of ``k`` blocks independently (direct product), plus a block rotation if ``swap``
+    (wreath product)."""
+    n = len(gens[0])
+    out = [
+        [b * n + (g[i] if b == c else i) for b in range(k) for i in range(n)] for c in range(k) for g in gens
+    ]
+    if swap:
+        out.append([((b + 1) % k) * n + i for b in range(k) for i in range(n)])
+    return out
+
+
+def _product_action(gens: list[list[int]]) -> list[list[int]]:
+    """G x G on n^2 points, (i, j) -> (g i, h j): transitive, imprimitive (rows are blocks)."""
+    n = len(gens[0])
+    e = list(range(n))
+    return [
+        [a[i // n] * n + b[i % n] for i in range(n * n)]
+        for a, b in [(g, e) for g in gens] + [(e, g) for g in gens]
+    ]
+
+
+def _random_solvable(seed: int = 0) -> list[list[int]]:
+    rng = np.random.default_rng(seed)
+    return [np.concatenate([4 * b + rng.permutation(4) for b in range(5)]).tolist() for _ in range(3)]
+
+
+# name -> (generators, expected composition factor names as a multiset); the non-solvable ones cover every branch
+# of the table-free algorithm: alternating (primitive, order m!/2), simple by order (PSL(2,7)), intransitive perfect
+# core (orbit image + pointwise stabiliser), transitive imprimitive perfect group (block image + kernel)
+LARGE_GROUPS = {
+    "S7": (_sym(7), ["C2", "A7"]),
+    "S8": (_sym(8), ["C2", "A8"]),
+    "A9": (_alt(9), ["A9"]),
+    "PSL(2,7)": (_psl27(), ["PSL(2,7)"]),
+    "A5 wr C2": (_on_blocks(_alt(5), 2, swap=True), ["C2", "A5", "A5"]),
+    "A5 x A5 x A5": (_on_blocks(_alt(5), 3, swap=False), ["A5", "A5", "A5"]),
+    "A5 x A5 on 25 points": (_product_action(_alt(5)), ["A5", "A5"]),
+}
+
+
+def factors_verdict(order: int, factors, expected_names) -> bool:
+    """Jordan-Hölder bookkeeping: the factor orders multiply to |G|, abelian factors are C_p, and the multiset of
+    names is the expected one."""
+    ok = int(np.prod([f.order for f in factors], dtype=object)) == order
+    ok &= all(f.name == f"C{f.order}" and _is_prime(f.order) for f in factors if f.abelian)
+    return bool(ok and sorted(f.name for f in factors) == sorted(expected_names))
+
+
+def _is_prime(p: int) -> bool:
+    return p >= 2 and all(p % d for d in range(2, int(p**0.5) + 1))
+
+
+@pytest.mark.claim(JH, tier="exact")
+def test_composition_factors_large_groups_without_table(measure):
+    """Composition factors of groups up to order ~10^6 from Schreier-Sims alone (no element list): known answers
+    for the non-solvable groups, sympy's composition series for a random solvable group of order > 10^5."""
+    from sympy.combinatorics import Permutation
+    from sympy.combinatorics import PermutationGroup as SymPyGroup
+
+    import theorylab.algebra.groups as groups_module
+
+    for name, (gens, expected) in LARGE_GROUPS.items():
+        G = permutation_group(gens)
+        factors = G.composition_factors()
+        assert factors_verdict(G.order, factors, expected), (name, [f.name for f in factors])
+        assert not G.is_solvable() and not G.is_abelian()
+        measure(f"|{name}|", G.order)
+    gens = _random_solvable()
+    G = permutation_group(gens)
+    sp = SymPyGroup([Permutation(g) for g in gens])
+    assert G.order == sp.order() > 10**5 and G.is_solvable() and sp.is_solvable
+    ref = sp.composition_series()
+    ref_orders = sorted(int(a.order() // b.order()) for a, b in zip(ref[:-1], ref[1:], strict=True))
+    factors = G.composition_factors()
+    assert sorted(f.order for f in factors) == ref_orders and all(f.abelian for f in factors)
+    assert [D.order for D in G.derived_subgroups()] == [int(D.order()) for D in sp.derived_series()]
+    measure("|random solvable|", G.order)
+    assert not G.is_abelian() and permutation_group(_on_blocks([[1, 2, 0]], 3, swap=False)).is_abelian()
+    assert groups_module.CAYLEY_LIMIT < G.order  # none of this went through a table
+
+
+@pytest.mark.claim(JH, tier="exact", control=True)
+def test_composition_factors_large_groups_control():
+    """The verdict rejects factor lists that drop the kernel of the orbit/block action or a derived-series step."""
+    from theorylab.algebra.groups import CompositionFactor
+
+    A5, C2 = CompositionFactor(60, False), CompositionFactor(2, True)
+    assert not factors_verdict(7200, [C2, A5], ["C2", "A5", "A5"])  # image only
+    assert not factors_verdict(3600, [A5, CompositionFactor(60, True)], ["A5", "A5"])  # wrongly abelian
+    assert not factors_verdict(40320, [CompositionFactor(20160, False, "A8")], ["C2", "A8"])
+    assert not factors_verdict(4, [CompositionFactor(4, True)], ["C4"])  # C4 is not a composition factor
+
+
+@pytest.mark.claim(JH, tier="exact")
+def test_membership_matches_enumeration_and_sympy(rng):
+    """contains() by sifting agrees with the element list (small groups) and with sympy (S8, A9)."""
+    from sympy.combinatorics import Permutation
+    from sympy.combinatorics import PermutationGroup as SymPyGroup
+
+    for gens in (LARGE_GROUPS["PSL(2,7)"][0], _on_blocks(_sym(4), 2, swap=True)):
+        G = permutation_group(gens)
+        members = {tuple(r) for r in G.elements.tolist()}
+        n = G.degree
+        probes = [rng.permutation(n) for _ in range(100)] + [
+            G.elements[i] for i in rng.integers(0, G.order, 50)
+        ]
+        assert all(G.contains(p) == (tuple(p.tolist()) in members) for p in probes)
+    for name in ("S8", "A9"):
+        gens = LARGE_GROUPS[name][0]
+        G, sp = permutation_group(gens), SymPyGroup([Permutation(g) for g in gens])
+        for _ in range(100):
+            p = rng.permutation(G.degree)
+            assert G.contains(p) == sp.contains(Permutation(p.tolist()))
+
+
+def _group_by_axioms(S) -> bool:
+    """The group axioms on the element set, by brute force: an identity and an inverse for every element."""
+    elems = [tuple(int(v) for v in row) for row in S.elements]
+
+    def mul(f, g):
+        return tuple(g[x] for x in f)
+
+    ids = [e for e in elems if all(mul(e, s) == s == mul(s, e) for s in elems)]
+    return bool(ids) and all(any(mul(s, t) == ids[0] == mul(t, s) for t in elems) for s in elems)
+
+
+def _multiset_is_group(S) -> bool:
+    """The former is_group: sorted images compared as multisets (the bug)."""
+    e = S.elements
+    return bool(
+        (np.sort(e, axis=1) == np.sort(e[0])).all() and (_kernel_labels(e) == _kernel_labels(e[:1])).all()
+    )
+
+
+@pytest.mark.claim(DEF, tier="exact")
+def test_is_group_exhaustive_small():
+    """is_group equals the group axioms on every semiautomaton with one symbol on <= 4 states and two symbols on
+    <= 3 states, including {f, f^2} = C2 for the non-permutations [2, 2, 0] and [1, 0, 0]."""
+    import itertools
+
+    from theorylab.algebra import is_group
+
+    for d in ([[2, 2, 0]], [[1, 0, 0]]):
+        assert is_group(Semiautomaton(np.array(d)))
+    n_groups = 0
+    for n, k in ((1, 1), (2, 1), (3, 1), (4, 1), (2, 2), (3, 2)):
+        maps = list(itertools.product(range(n), repeat=n))
+        for rows in itertools.product(maps, repeat=k):
+            S = transformation_semigroup(Semiautomaton(np.array(rows)))
+            truth = _group_by_axioms(S)
+            assert is_group(S) == truth, rows
+            n_groups += truth
+    assert n_groups > 0
+
+
+@pytest.mark.claim(DEF, tier="exact", control=True)
+def test_is_group_control_multiset_images():
+    """The multiset comparison disagrees with the axioms on exactly the regression automata."""
+    for d in ([[2, 2, 0]], [[1, 0, 0]]):
+        S = transformation_semigroup(Semiautomaton(np.array(d)))
+        assert _group_by_axioms(S) and not _multiset_is_group(S)
+
+
+@pytest.mark.claim(KR, tier="exact")
+def test_permutation_reset_cascade_is_a_cascade():
+    """The one-component cascade of a permutation-reset automaton passes the same exhaustive cascade checks as a
+    holonomy decomposition."""
+    from theorylab.algebra import permutation_reset_cascade
+
+    std = zoo.standard()
+    for name in ("parity", "flipflop", "C5", "D8", "Q8", "A4", "S4"):
+        aut = std[name]
+        assert verify_cascade(permutation_reset_cascade(aut)).ok, name
+
+
+@pytest.mark.claim(KR, tier="exact", control=True)
+def test_permutation_reset_cascade_control():
+    """A cascade whose decoder is off by one state fails the same checks."""
+    from theorylab.algebra import permutation_reset_cascade
+
+    c = permutation_reset_cascade(zoo.standard()["S4"])
+    bad = dataclasses.replace(c, decode_table=(c.decode_table + 1) % len(c.decode_table))
+    assert not verify_cascade(bad).ok
+
+
+def _hand_cascade_parts():
+    """Level 1: a flip-flop (0 keep, 1 set 0, 2 set 1); level 2: parity of the steps at which the level-1 state
+    before the step was 1; decode 2 x0 + x1."""
+    ff = np.array([[0, 1], [0, 0], [1, 1]])
+    par = np.array([[0, 1], [1, 0]])
+
+    def dep(i, x, a):
+        return a if i == 0 else int(x[0] == 1)
+
+    return (ff, par), dep
+
+
+@pytest.mark.claim(KR, tier="exact")
+def test_hand_written_cascade_from_functions():
+    """Cascade.from_functions reads off the emulated automaton; it equals the Def 6 product computed by a plain
+    loop over all 4 tuples, its reachable set is the loop's, and verify_cascade accepts it."""
+    from theorylab.algebra import Cascade
+
+    (ff, par), dep = _hand_cascade_parts()
+    c = Cascade.from_functions((ff, par), (3, 9), dep, (0, 0), lambda x: 2 * x[0] + x[1], 3)
+    delta = np.zeros((3, 4), dtype=np.int64)
+    for x0, x1 in itertools.product(range(2), repeat=2):
+        for a in range(3):
+            y = (int(ff[a, x0]), int(par[dep(1, (x0, x1), a), x1]))
+            delta[a, 2 * x0 + x1] = 2 * y[0] + y[1]
+    assert np.array_equal(c.automaton.delta, delta)
+    assert [c.components[i].level for i in range(2)] == [1, 2]
+    assert len(c.reachable_from(0)) == 4 and c.step((1, 0), 0) == (1, 1)
+    assert verify_cascade(c).ok
+
+
+@pytest.mark.claim(KR, tier="exact", control=True)
+def test_hand_written_cascade_control():
+    """Wiring the level-2 input to the flip-flop state after the step (the printed Lemma 21 reading) gives a
+    different automaton than the Def 6 product."""
+    from theorylab.algebra import Cascade
+
+    (ff, par), dep = _hand_cascade_parts()
+    good = Cascade.from_functions((ff, par), (1, 2), dep, (0, 0), lambda x: 2 * x[0] + x[1], 3)
+
+    def dep_current(i, x, a):
+        return a if i == 0 else int(ff[a, x[0]] == 1)
+
+    bad = Cascade.from_functions((ff, par), (1, 2), dep_current, (0, 0), lambda x: 2 * x[0] + x[1], 3)
+    assert not np.array_equal(good.automaton.delta, bad.automaton.delta)

@@ -17,8 +17,8 @@ import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from theorylab.attention import dyck_balance as db
-from theorylab.attention import dyck_bounds as bd
+from theorylab.attention.dyck import balance as db
+from theorylab.attention.dyck import bounds as bd
 from theorylab.languages.dyck import Dyck
 from theorylab.strategies.dyck import dyck_shapes, perturbations
 
@@ -647,7 +647,7 @@ TRAINED_SIZES = {
 @pytest.fixture(scope="module")
 def trained_dyck(request):
     """Minimal-first-layer Transformers on Dyck_{2,4}, q = 0.5, trained without and with the contrastive term."""
-    from theorylab.attention import dyck_trained as dt
+    from theorylab.attention.dyck import trained as dt
     from theorylab.nn.train import Budget, train
 
     scale, device = request.getfixturevalue("scale"), request.getfixturevalue("device")
@@ -679,7 +679,7 @@ def trained_dyck(request):
 
 
 def summarize_models(models, lang, data) -> dict:
-    from theorylab.attention import dyck_trained as dt
+    from theorylab.attention.dyck import trained as dt
 
     out = {"acc": [], "acc_long": [], "excess": [], "violation": [], "ratio": [], "stack": [], "patterns": []}
     for m in models:
@@ -699,7 +699,7 @@ def summarize_models(models, lang, data) -> dict:
 def near_optimal_with_different_attention(arm, min_acc=0.97) -> bool:
     """Every seed predicts the closing bracket in distribution (>= 97%, the thesis's bar), yet the attention patterns
     differ across seeds (mean pairwise variation >= 10% of the random baseline) and are not stack-like."""
-    from theorylab.attention import dyck_trained as dt
+    from theorylab.attention.dyck import trained as dt
 
     variation = dt.attention_variation(arm["patterns"])
     baseline = dt.random_attention_variation(arm["patterns"][0].shape[0])
@@ -708,7 +708,7 @@ def near_optimal_with_different_attention(arm, min_acc=0.97) -> bool:
 
 @pytest.mark.claim("dyck.emp_attention_variety", tier="trained")
 def test_equally_good_models_attend_differently(trained_dyck, measure, figure):
-    from theorylab.attention import dyck_trained as dt
+    from theorylab.attention.dyck import trained as dt
 
     arm = trained_dyck["plain"]
     measure("closing_acc_min", float(arm["acc"].min()))

@@ -10,10 +10,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from theorylab.attention import topic as tp
-from theorylab.attention import topic_stage2 as s2
-from theorylab.attention.topic_counterexamples import TABLE_2_1
-from theorylab.attention.topic_symbolic import (
+from theorylab.attention.topic import stage1 as tp
+from theorylab.attention.topic import stage2 as s2
+from theorylab.attention.topic.counterexamples import TABLE_2_1
+from theorylab.attention.topic.symbolic import (
     block_prediction_residual,
     derive_block_values,
     prop211_total_mass,
@@ -510,7 +510,7 @@ def test_table21_control_consistent_table_not_refuted():
 # ------------------------------------------------------------------------------------------ two-stage (exact
 @pytest.mark.claim("topic.claim.two_stage", tier="exact")
 def test_two_stage_gradient_scales(rng, measure):
-    from theorylab.attention.topic_model import initial_gradient_norms
+    from theorylab.attention.topic.model import initial_gradient_norms
 
     p = TopicModel(10, 10, 3)
     zero = initial_gradient_norms(p, 0.0, rng)
@@ -524,7 +524,7 @@ def test_two_stage_gradient_scales(rng, measure):
 
 @pytest.mark.claim("topic.claim.two_stage", tier="exact", control=True)
 def test_two_stage_control_large_init(rng):
-    from theorylab.attention.topic_model import initial_gradient_norms
+    from theorylab.attention.topic.model import initial_gradient_norms
 
     g = initial_gradient_norms(TopicModel(10, 10, 3), 1.0, rng)
     assert not g["W_K"] / g["W_V"] < 1.0
@@ -542,7 +542,7 @@ def _sizes(scale: str, small: dict, full: dict) -> dict:
 def stage1_run(request):
     """Stage 1: frozen uniform attention, W^V trained (Adam) on a fixed pool of masked documents."""
 
-    from theorylab.attention.topic_model import TopicAttentionConfig, least_squares_value_matrix
+    from theorylab.attention.topic.model import TopicAttentionConfig, least_squares_value_matrix
     from theorylab.languages.topic import TopicMLMTask
     from theorylab.nn.train import Budget, train
 
@@ -564,8 +564,8 @@ def stage1_run(request):
 
 @pytest.mark.claim("topic.thm2.1.2", tier="trained")
 def test_thm212_trained_value_matrix_is_block_wise(stage1_run, measure, figure):
-    from theorylab.attention.topic_model import block_contrast, stage1_verdict
-    from theorylab.attention.topic_plots import block_pattern_figure
+    from theorylab.attention.topic.model import block_contrast, stage1_verdict
+    from theorylab.attention.topic.plots import block_pattern_figure
 
     p = TRAINED_PARAMS
     Ws, W_ls, result = stage1_run
@@ -583,7 +583,7 @@ def test_thm212_trained_value_matrix_is_block_wise(stage1_run, measure, figure):
     measure("train_seconds", result.seconds)
     # LDA documents (the thesis's experiments: Dir(0.1) topic mixtures, no fixed tau): the same statistic of the
     # least-squares optimum stays near c3 (catalog: 1.144); a loose 10% band, since LDA is outside the theorem
-    from theorylab.attention.topic_model import least_squares_value_matrix
+    from theorylab.attention.topic.model import least_squares_value_matrix
     from theorylab.languages.topic import TopicMLMTask
 
     lda = TopicMLMTask(p, lda_alpha=0.1, pool=4000, pool_length=64, pool_seed=8)
@@ -602,7 +602,7 @@ def test_thm212_trained_value_matrix_is_block_wise(stage1_run, measure, figure):
 
 @pytest.mark.claim("topic.thm2.1.2", tier="trained", control=True)
 def test_thm212_trained_control_scrambled_vocabulary(stage1_run, rng):
-    from theorylab.attention.topic_model import stage1_verdict
+    from theorylab.attention.topic.model import stage1_verdict
 
     p = TRAINED_PARAMS
     Ws, W_ls, _ = stage1_run
@@ -614,7 +614,7 @@ def test_thm212_trained_control_scrambled_vocabulary(stage1_run, rng):
 def stage2_run(request):
     """Stage 2: W^V frozen to the closed-form W^V*, W^K and W^Q trained (Adam) from a small random init."""
 
-    from theorylab.attention.topic_model import TopicAttentionConfig
+    from theorylab.attention.topic.model import TopicAttentionConfig
     from theorylab.languages.topic import TopicMLMTask
     from theorylab.nn.train import Budget, train
 
@@ -638,7 +638,7 @@ def stage2_run(request):
 
 @pytest.mark.claim("topic.thm2.1.3", tier="trained")
 def test_thm213_trained_attention_prefers_same_topic(stage2_run, measure):
-    from theorylab.attention.topic_model import attention_by_pair_type, attention_verdict
+    from theorylab.attention.topic.model import attention_by_pair_type, attention_verdict
 
     p = TRAINED_PARAMS
     _, result, masked = stage2_run
@@ -654,7 +654,7 @@ def test_thm213_trained_attention_prefers_same_topic(stage2_run, measure):
 
 @pytest.mark.claim("topic.thm2.1.3", tier="trained", control=True)
 def test_thm213_trained_control_initial_attention(stage2_run):
-    from theorylab.attention.topic_model import attention_by_pair_type, attention_verdict
+    from theorylab.attention.topic.model import attention_by_pair_type, attention_verdict
 
     cfg, _, masked = stage2_run
     stats = attention_by_pair_type(cfg.build(0), masked, TRAINED_PARAMS)
@@ -666,7 +666,7 @@ def test_thm213_trained_control_initial_attention(stage2_run):
 def joint_run(request):
     """K, Q, V trained jointly with plain SGD from a small init, norms logged along the way."""
 
-    from theorylab.attention.topic_model import TopicAttentionConfig, weight_norms
+    from theorylab.attention.topic.model import TopicAttentionConfig, weight_norms
     from theorylab.languages.topic import TopicMLMTask
     from theorylab.nn.train import Budget, train
 
@@ -700,7 +700,7 @@ def joint_run(request):
 
 @pytest.mark.claim("topic.claim.two_stage", tier="trained")
 def test_two_stage_trained(joint_run, measure, figure):
-    from theorylab.attention.topic_model import stage_onsets
+    from theorylab.attention.topic.model import stage_onsets
 
     steps, curves = joint_run
     for s in range(curves["W_V"].shape[0]):
@@ -723,7 +723,7 @@ def test_two_stage_trained(joint_run, measure, figure):
 
 @pytest.mark.claim("topic.claim.two_stage", tier="trained", control=True)
 def test_two_stage_trained_control_swapped_roles(joint_run):
-    from theorylab.attention.topic_model import stage_onsets
+    from theorylab.attention.topic.model import stage_onsets
 
     steps, curves = joint_run
     # feeding the value-norm curve as the key/query curves: "K/Q" then move first and the verdict must fail

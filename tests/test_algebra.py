@@ -149,3 +149,192 @@ def test_semigroup_size_backends():
     assert semigroup_size(t5) == 3125  # libsemigroups when installed
     with pytest.raises(ValueError):
         semigroup_size(t5, backend="gap")
+
+
+# ------------------------------------------------------------------ is_group (regression + independent definition)
+
+
+def _is_group_by_definition(S) -> bool:
+    """Group axioms checked by brute force on the element set: an identity e (e s = s e = s) and inverses."""
+    elems = [tuple(int(v) for v in row) for row in S.elements]
+    E = set(elems)
+
+    def mul(f, g):  # apply f, then g
+        return tuple(g[x] for x in f)
+
+    ids = [e for e in elems if all(mul(e, s) == s == mul(s, e) for s in elems)]
+    if not ids:
+        return False
+    e = ids[0]
+    return all(any(mul(s, t) == e == mul(t, s) for t in E) for s in elems)
+
+
+@pytest.mark.parametrize("delta", [[[2, 2, 0]], [[1, 0, 0]]])
+def test_is_group_regression_non_permutation_groups(delta):
+    """{f, f^2} with f^3 = f is C2 although f is not a permutation (the image is compared as a set)."""
+    aut = Semiautomaton(np.array(delta))
+    S = transformation_semigroup(aut)
+    assert S.size == 2 and _is_group_by_definition(S)
+    assert is_group(aut)
+
+
+def _group_or_not_deltas():
+    from hypothesis import strategies as st
+
+    @st.composite
+    def draw(draw):
+        n = draw(st.integers(2, 5))
+        k = draw(st.integers(1, 3))
+        kind = draw(st.sampled_from(["h_class", "h_class", "permutations", "any"]))
+        if kind == "any":
+            return np.array(
+                draw(
+                    st.lists(st.lists(st.integers(0, n - 1), min_size=n, max_size=n), min_size=k, max_size=k)
+                )
+            )
+        if kind == "permutations":
+            return np.array([draw(st.permutations(range(n))) for _ in range(k)])
+        # generators in the H-class of an idempotent e with image I (|I| < n): pi o e, pi permuting I
+        size = draw(st.integers(1, n - 1))
+        image = sorted(draw(st.permutations(range(n)))[:size])
+        e = [q if q in image else image[draw(st.integers(0, size - 1))] for q in range(n)]
+        rows = []
+        for _ in range(k):
+            perm = dict(zip(image, draw(st.permutations(image)), strict=True))
+            rows.append([perm[e[q]] for q in range(n)])
+        return np.array(rows)
+
+    return draw()
+
+
+def test_is_group_matches_the_definition():
+    from hypothesis import given
+
+    @given(_group_or_not_deltas())
+    def check(delta):
+        S = transformation_semigroup(Semiautomaton(delta))
+        assert is_group(S) == _is_group_by_definition(S)
+
+    check()
+
+
+# ------------------------------------------------------------------ permutation groups without a Cayley table
+
+
+def test_permutation_group_bad_input():
+    with pytest.raises(ValueError, match="empty generator list"):
+        permutation_group([])
+    with pytest.raises(ValueError, match="empty generator list"):
+        permutation_group(np.zeros((0, 3), dtype=int))
+    with pytest.raises(ValueError, match="mixed degrees"):
+        permutation_group([[1, 0], [1, 2, 0]])
+    with pytest.raises(ValueError, match=r"generator 1 = \[0, 0, 1\] is not a permutation"):
+        permutation_group([[1, 2, 0], [0, 0, 1]])
+    with pytest.raises(TypeError, match="integer"):
+        permutation_group([[1.0, 0.0]])
+    with pytest.raises(ValueError, match="not of scalars"):
+        permutation_group([1, 0])
+    with pytest.raises(ValueError, match="shape"):
+        permutation_group(np.array([1, 0]))
+    with pytest.raises(ValueError, match="permutation of range"):
+        permutation_group([[1, 0]]).contains([0, 0])
+
+
+def _sym(n):
+    return [[1, 0] + list(range(2, n)), list(range(1, n)) + [0]]
+
+
+def test_large_groups_without_a_table():
+    from theorylab.algebra import CAYLEY_LIMIT, GroupTooLargeError
+
+    S8 = permutation_group(_sym(8))
+    assert S8.order == 40320 and not S8.is_solvable()
+    assert [f.name for f in S8.composition_factors()] == ["C2", "A8"]
+    assert S8.contains(list(range(8))[::-1])
+    A8 = S8.derived_subgroups()[1]
+    assert (
+        A8.order == 20160
+        and not A8.contains([1, 0, 2, 3, 4, 5, 6, 7])
+        and A8.contains([1, 2, 0, 3, 4, 5, 6, 7])
+    )
+    with pytest.raises(GroupTooLargeError, match=f"CAYLEY_LIMIT = {CAYLEY_LIMIT}"):
+        S8.table  # noqa: B018
+    # solvable, order 24^3 = 13824: S4 on three blocks of 4 points
+    gens = [[b * 4 + g[i] for b in range(3) for i in range(4)] for g in _sym(4)]
+    gens += [
+        [(b * 4 + (g[i] if b == c else i)) for b in range(3) for i in range(4)]
+        for c in range(3)
+        for g in _sym(4)
+    ]
+    G = permutation_group(gens)
+    assert G.order == 13824 and G.is_solvable()
+    assert sorted(f.order for f in G.composition_factors()) == [2] * 9 + [3] * 3
+
+
+def test_compile_constant_depth_names_the_group_size_limit():
+    """A solvable permutation automaton whose group (S4^3, order 13824) is too large to tabulate: a clear error
+    naming the limit, raised before anything is enumerated."""
+    import time
+
+    from theorylab.algebra import CAYLEY_LIMIT, GroupTooLargeError
+    from theorylab.automata.constructions import compile_constant_depth
+
+    gens = [
+        [(b * 4 + (g[i] if b == c else i)) for b in range(3) for i in range(4)]
+        for c in range(3)
+        for g in _sym(4)
+    ]
+    aut = Semiautomaton(np.array(gens), name="S4^3")
+    assert permutation_group(gens).is_solvable()
+    t = time.perf_counter()
+    with pytest.raises(
+        GroupTooLargeError, match=rf"solvable permutation group of order 13824.*CAYLEY_LIMIT = {CAYLEY_LIMIT}"
+    ):
+        compile_constant_depth(aut, 8)
+    assert time.perf_counter() - t < 5.0
+    # a non-solvable group above the limit is reported as such (S7 on 7 points, order 5040)
+    from theorylab.automata.constructions import NotSolvableError as CompileNotSolvable
+
+    with pytest.raises(CompileNotSolvable, match="non-solvable permutation group of order 5040"):
+        compile_constant_depth(Semiautomaton(np.array(_sym(7))), 8)
+
+
+def test_membership_agrees_with_enumeration():
+    rng = np.random.default_rng(0)
+    for n in (4, 5, 6):
+        gens = np.array([rng.permutation(n) for _ in range(2)])
+        G = permutation_group(gens)
+        members = {tuple(r) for r in G.elements.tolist()}
+        assert len(members) == G.order
+        for _ in range(40):
+            p = rng.permutation(n)
+            assert G.contains(p) == (tuple(p.tolist()) in members)
+
+
+def test_is_permutation_reset_takes_a_table_or_an_automaton():
+    assert is_permutation_reset(np.array([[1, 0], [0, 0]])) and not is_permutation_reset(
+        np.array([[0, 0, 1]])
+    )
+    with pytest.raises(TypeError, match="transition table"):
+        is_permutation_reset([[0.5, 1.0]])
+
+
+def test_cascade_from_functions_bad_input():
+    from theorylab.algebra import Cascade
+    from theorylab.automata.constructions import compile_cascade
+
+    par = np.array([[0, 1], [1, 0]])
+    with pytest.raises(ValueError, match="permutations or constant maps"):
+        Cascade.from_functions((np.array([[0, 0, 1]]),), (1,), lambda i, x, a: 0, (0,), lambda x: x[0], 1)
+    with pytest.raises(ValueError, match="one entry per component"):
+        Cascade.from_functions((par,), (1, 2), lambda i, x, a: a, (0,), lambda x: x[0], 2)
+    with pytest.raises(
+        ValueError, match="does not commute"
+    ):  # x0 AND x1 is not a function of (x0 AND x1, symbol)
+        Cascade.from_functions(
+            (par, par), (1, 2), lambda i, x, a: a if i == 0 else 1, (0, 0), lambda x: x[0] * x[1], 2
+        )
+    with pytest.raises(TypeError, match="Cascade"):
+        compile_cascade("not a cascade", 4)
+    c = Cascade.from_functions((par,), (7,), lambda i, x, a: a, (1,), lambda x: x[0], 2)
+    assert c.levels == ((0,),) and c.encode(1).tolist() == [1] and c.step((1,), 1) == (0,)

@@ -6,6 +6,8 @@ import numpy as np
 import pytest
 import torch
 
+from theorylab.algebra import permutation_group
+from theorylab.algebra.polycyclic import NotSolvableGroup, polycyclic_series
 from theorylab.automata import Semiautomaton, zoo
 from theorylab.automata.constructions import (
     Cascade,
@@ -19,7 +21,6 @@ from theorylab.automata.constructions import (
     mod_counter,
 )
 from theorylab.automata.constructions.gadgets import interp_mlp, interp_mlp_1d, threshold_mlp
-from theorylab.automata.constructions.groups import NotSolvableGroup, PermGroup, polycyclic_series
 from theorylab.automata.constructions.verify import adversarial_words, all_words, verify_simulation
 from theorylab.nn.theory import MLP, Block, Head, TheoryTransformer
 
@@ -168,15 +169,15 @@ def test_stats_and_info():
 
 
 def test_polycyclic_series():
-    S4 = PermGroup.generate([[1, 0, 2, 3], [1, 2, 3, 0]], 4)
+    S4 = permutation_group([[1, 0, 2, 3], [1, 2, 3, 0]])
     pcs = polycyclic_series(S4)
     assert S4.order == 24 and sorted(p.p for p in pcs) == [2, 2, 2, 3]
     assert int(np.prod([p.p for p in pcs])) == 24
-    A5 = PermGroup.generate([[1, 2, 0, 3, 4], [1, 3, 2, 0, 4], [1, 4, 2, 3, 0]], 5)
+    A5 = permutation_group([[1, 2, 0, 3, 4], [1, 3, 2, 0, 4], [1, 4, 2, 3, 0]])
     with pytest.raises(NotSolvableGroup, match="order 60"):
         polycyclic_series(A5)
     with pytest.raises(ValueError, match="not a permutation"):
-        PermGroup.generate([[0, 0, 1]], 3)
+        permutation_group([[0, 0, 1]])
 
 
 def test_hand_cascade_previous_state_convention():
@@ -188,7 +189,7 @@ def test_hand_cascade_previous_state_convention():
     def dep(i, s, a):
         return a if i == 0 else int(s[0] == 1)
 
-    cas = Cascade((ff, par), (1, 2), dep, (0, 0), lambda s: 2 * s[0] + s[1], 3)
+    cas = Cascade.from_functions((ff, par), (1, 2), dep, (0, 0), lambda s: 2 * s[0] + s[1], 3)
     delta = np.zeros((3, 4), dtype=int)
     for q in range(4):
         for a in range(3):
@@ -197,7 +198,7 @@ def test_hand_cascade_previous_state_convention():
     words = all_words(3, 6)
     c = compile_cascade(cas, 6)
     assert verify_simulation(c, aut, words, 0).ok
-    assert np.array_equal(np.array([cas.run(w) for w in words[:50]]), aut.run(words[:50], 0))
+    assert np.array_equal(np.array([cas.simulate(w)[0] for w in words[:50]]), aut.run(words[:50], 0))
     bad = compile_cascade(cas, 6, printed_lemma21=True)
     assert not verify_simulation(bad, aut, words, 0).ok
 

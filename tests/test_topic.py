@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 
-from theorylab.attention import topic as tp
-from theorylab.attention import topic_stage2 as s2
+from theorylab.attention.topic import stage1 as tp
+from theorylab.attention.topic import stage2 as s2
 from theorylab.counterexamples import available, save
 from theorylab.languages.topic import (
     TopicMLMTask,
@@ -228,7 +228,7 @@ def test_task_batches_pass_harness_checks(rng):
 def test_model_uniform_path_matches_attention_path():
     import torch
 
-    from theorylab.attention.topic_model import TopicAttentionConfig
+    from theorylab.attention.topic.model import TopicAttentionConfig
 
     p = TopicModel(4, 3, 2)
     tokens = torch.as_tensor(np.random.default_rng(0).integers(0, p.V, size=(3, 9)))
@@ -244,7 +244,7 @@ def test_model_uniform_path_matches_attention_path():
 
 
 def test_least_squares_reference_beats_closed_form_on_its_data(rng):
-    from theorylab.attention.topic_model import least_squares_value_matrix
+    from theorylab.attention.topic.model import least_squares_value_matrix
 
     p = TopicModel(3, 2, 1)
     docs = p.sample_documents(rng, 300, 40)
@@ -261,7 +261,7 @@ def test_least_squares_reference_beats_closed_form_on_its_data(rng):
 
 
 def test_stage_onsets():
-    from theorylab.attention.topic_model import stage_onsets
+    from theorylab.attention.topic.model import stage_onsets
 
     steps = np.array([0, 1, 2, 3])
     onsets = stage_onsets(steps, [1, 1, 1, 3], [1, 1, 1, 1], [0, 5, 9, 10])

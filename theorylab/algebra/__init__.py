@@ -1,7 +1,20 @@
-"""theorylab.algebra: transformation semigroups, permutation groups, solvability, Krohn-Rhodes holonomy."""
+"""theorylab.algebra: transformation semigroups, permutation groups, solvability, cascades, Krohn-Rhodes
+holonomy.
 
-from theorylab.algebra.groups import CompositionFactor, PermutationGroup, permutation_group
-from theorylab.algebra.holonomy import CascadeComponent, HolonomyCascade, holonomy_decomposition
+One permutation-group type (:class:`PermutationGroup`, product ``a * b`` = apply ``a``, then ``b``; table-free
+Schreier-Sims for order, membership, solvability and composition factors) and one cascade type
+(:class:`Cascade`) for the whole library.
+"""
+
+from theorylab.algebra.cascade import Cascade, CascadeComponent, HolonomyCascade, permutation_reset_cascade
+from theorylab.algebra.groups import (
+    CAYLEY_LIMIT,
+    CompositionFactor,
+    GroupTooLargeError,
+    PermutationGroup,
+    permutation_group,
+)
+from theorylab.algebra.holonomy import holonomy_decomposition
 from theorylab.algebra.semigroup import (
     MaximalSubgroup,
     NotSolvableError,
@@ -17,7 +30,10 @@ from theorylab.algebra.semigroup import (
 )
 
 __all__ = [
+    "CAYLEY_LIMIT",
+    "Cascade",
     "CascadeComponent",
+    "GroupTooLargeError",
     "CompositionFactor",
     "HolonomyCascade",
     "MaximalSubgroup",
@@ -32,6 +48,7 @@ __all__ = [
     "is_solvable",
     "maximal_subgroups",
     "permutation_group",
+    "permutation_reset_cascade",
     "semigroup_size",
     "transformation_semigroup",
 ]

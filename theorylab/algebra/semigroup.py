@@ -227,7 +227,9 @@ def maximal_subgroups(S: TransformationSemigroup | Semiautomaton) -> list[Maxima
         perms = pos[e[members][:, image]]
         order = np.argsort([0 if m == idem else 1 for m in members], kind="stable")  # identity first
         out.append(
-            MaximalSubgroup(int(idem), tuple(int(q) for q in image), members, PermutationGroup(perms[order]))
+            MaximalSubgroup(
+                int(idem), tuple(int(q) for q in image), members, PermutationGroup.from_elements(perms[order])
+            )
         )
     return out
 
@@ -268,14 +270,14 @@ def is_solvable(aut: Semiautomaton) -> bool:
 
 
 def is_group(aut: Semiautomaton | TransformationSemigroup) -> bool:
-    """Whether $\\mathcal T(\\mathcal A)$ is a group (a single $\\mathcal H$-class: same image and kernel for
-    all elements). For a permutation semiautomaton this is always true; it is also true e.g. for one constant
-    map."""
+    """Whether $\\mathcal T(\\mathcal A)$ is a group: all elements have the same image (as a set) and the same
+    kernel, i.e. $\\mathcal T(\\mathcal A)$ lies in one $\\mathcal H$-class of the full transformation monoid
+    (a finite subsemigroup of an $\\mathcal H$-class is a group). True for every permutation semiautomaton, for
+    one constant map, and for non-permutations such as ``[[2, 2, 0]]`` ($\\{f, f^2\\} \\cong C_2$, $f^3 = f$)."""
     S = aut if isinstance(aut, TransformationSemigroup) else transformation_semigroup(aut)
     e = S.elements
-    return bool(
-        (np.sort(e, axis=1) == np.sort(e[0])).all() and (_kernel_labels(e) == _kernel_labels(e[:1])).all()
-    )
+    images = _image_masks(e)
+    return bool((images == images[:1]).all() and (_kernel_labels(e) == _kernel_labels(e[:1])).all())
 
 
 def is_aperiodic(aut: Semiautomaton | TransformationSemigroup) -> bool:
@@ -284,10 +286,19 @@ def is_aperiodic(aut: Semiautomaton | TransformationSemigroup) -> bool:
     return all(G.order == 1 for G in maximal_subgroups(S))
 
 
-def is_permutation_reset(aut: Semiautomaton) -> bool:
-    """Def 7: every symbol acts as a permutation or as a constant map."""
-    d = _require_aut(aut).delta
-    n = aut.n_states
+def is_permutation_reset(aut) -> bool:
+    """Def 7: every symbol acts as a permutation or as a constant map. ``aut``: a :class:`Semiautomaton` or
+    its transition table ``delta[symbol, state]``."""
+    if isinstance(aut, _semiautomaton_class()):
+        d = aut.delta
+    else:
+        d = np.asarray(aut)
+        if d.dtype == bool or not np.issubdtype(d.dtype, np.integer) or d.ndim != 2 or d.shape[1] == 0:
+            raise TypeError(
+                "expected a Semiautomaton or an integer transition table delta[symbol, state], got "
+                f"{type(aut).__name__} of dtype {d.dtype}, shape {d.shape}"
+            )
+    n = d.shape[1]
     perm = (np.sort(d, axis=1) == np.arange(n)).all(axis=1)
     const = (d == d[:, :1]).all(axis=1)
     return bool((perm | const).all())

@@ -7,8 +7,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from theorylab.algebra.cascade import Cascade
 from theorylab.algebra.groups import PermutationGroup
-from theorylab.algebra.holonomy import HolonomyCascade
 from theorylab.algebra.semigroup import is_permutation_reset, is_solvable
 
 __all__ = ["CascadeReport", "verify_cascade", "verify_composition_series", "all_words", "solvability_routes"]
@@ -44,15 +44,16 @@ class CascadeReport:
         return not self.failures
 
 
-def verify_cascade(cascade: HolonomyCascade, word_length: int | None = None) -> CascadeReport:
+def verify_cascade(cascade: Cascade, word_length: int | None = None) -> CascadeReport:
     """Thm 15 for one cascade, exhaustively: (1) $\\mathcal W$ commutes with every reachable transition;
     (2) the transition is the componentwise product of the components' own transitions under $\\phi$;
     (3) $\\phi_c$ reads only higher levels; (4) components are permutation-reset; (5) ``encode(q0)`` decodes
     to ``q0``; (6) all words of length ``word_length`` (default: as long as ~5e4 words allow) from every
     $q_0$."""
-    if not isinstance(cascade, HolonomyCascade):
+    if not isinstance(cascade, Cascade):
         raise TypeError(
-            f"expected a HolonomyCascade (from holonomy_decomposition), got {type(cascade).__name__}"
+            "expected a HolonomyCascade (theorylab.algebra.Cascade, from holonomy_decomposition or "
+            f"permutation_reset_cascade), got {type(cascade).__name__}"
         )
     aut = cascade.automaton
     fails = []

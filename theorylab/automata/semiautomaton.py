@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["Semiautomaton"]
+__all__ = ["Semiautomaton", "check_automaton", "check_q0"]
 
 
 def _as_int_array(x, what: str) -> np.ndarray:
@@ -155,3 +155,19 @@ class Semiautomaton:
         for s in w:
             f = self.delta[s][f]
         return f
+
+
+def check_automaton(aut) -> Semiautomaton:
+    """``aut`` itself if it is a :class:`Semiautomaton`, else ``TypeError`` (the compilers' input check)."""
+    if not isinstance(aut, Semiautomaton):
+        raise TypeError(f"expected a theorylab.automata.Semiautomaton, got {type(aut).__name__}")
+    return aut
+
+
+def check_q0(aut: Semiautomaton, q0) -> int:
+    """A start state of ``aut`` as an ``int`` (``TypeError`` for a non-integer, ``ValueError`` out of range)."""
+    if isinstance(q0, bool) or not isinstance(q0, (int, np.integer)):
+        raise TypeError(f"q0 must be an int, got {type(q0).__name__}")
+    if not 0 <= q0 < aut.n_states:
+        raise ValueError(f"q0 = {q0} is out of range: states are range({aut.n_states})")
+    return int(q0)

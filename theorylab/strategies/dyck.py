@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 from hypothesis import strategies as st
 
-from theorylab.attention.dyck_balance import random_balanced_attention
+from theorylab.attention.dyck.balance import random_balanced_attention
 
 __all__ = ["dyck_shapes", "dyck_prefixes", "balanced_attentions", "perturbations"]
 

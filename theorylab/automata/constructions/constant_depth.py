@@ -4,7 +4,7 @@ Pipeline (thesis Lemma 15-21, Thm 16, over a Krohn-Rhodes cascade of permutation
 
 * **Groups (Lemma 15, 17, 18 + Thm 16, as a cyclic series).** For a component's permutation group $G$ take a
   series $G=G_1\\rhd\\cdots\\rhd G_{n+1}=N$ with cyclic factors $G_i/G_{i+1}=\\langle x_iG_{i+1}\\rangle$ of order $m_i$
-  and $N$ abelian (:func:`~theorylab.automata.constructions.groups.cyclic_series`). With $b^{(1)}_t=g_t$,
+  and $N$ abelian (:func:`~theorylab.algebra.polycyclic.cyclic_series`). With $b^{(1)}_t=g_t$,
   $\\ell_t$ the $x_i$-exponent of $b^{(i)}_t$, $k^{(i)}_t=\\sum_{s\\le t}\\ell_s \\bmod m_i$ (one Lemma-15 counter) and
   $b^{(i+1)}_t=x_i^{-k_t}b^{(i)}_tx_i^{(k_t-\\ell_t)\\bmod m_i}\\in G_{i+1}$ (a position-wise lookup), the prefix product
   is $g_t\\circ\\cdots\\circ g_1=x_1^{k^{(1)}_t}\\circ\\cdots\\circ x_n^{k^{(n)}_t}\\circ(b^{(n+1)}_t\\circ\\cdots\\circ b^{(n+1)}_1)$, and the
@@ -25,20 +25,17 @@ Every position-wise map is an exact Lemma-10/11 lookup on the finite set of valu
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 
+from theorylab.algebra.cascade import Cascade, permutation_reset_cascade
+from theorylab.algebra.groups import CAYLEY_LIMIT, GroupTooLargeError, PermutationGroup
+from theorylab.algebra.polycyclic import NotSolvableGroup, cyclic_series, exponent_vectors
+from theorylab.algebra.semigroup import is_permutation_reset
 from theorylab.automata.constructions.base import CompiledTransformer, NotSolvableError, check_length
 from theorylab.automata.constructions.circuit import Circuit
-from theorylab.automata.constructions.groups import (
-    NotSolvableGroup,
-    PermGroup,
-    cyclic_series,
-    exponent_vectors,
-)
-from theorylab.automata.constructions.log_depth import check_automaton, check_q0
+from theorylab.automata.semiautomaton import check_automaton, check_q0
 
 __all__ = [
     "Cascade",
@@ -49,70 +46,6 @@ __all__ = [
 ]
 
 _MAX_DECODE_TABLE = 1 << 22
-
-
-@dataclass(frozen=True, eq=False)
-class Cascade:
-    """A cascade product (Def 6) of permutation-reset components, with a decoder to the original states.
-
-    ``actions[i]``: int array ``[n_actions_i, n_states_i]`` (each row a permutation or a constant map);
-    ``levels[i]``: component ``i`` may depend only on components of strictly lower level;
-    ``dependency(i, states, symbol)``: the action index fed to component ``i`` given the full tuple of
-    **pre-transition** states and the input symbol; ``initial``: the start tuple; ``decode(states)``: the original
-    state. ``n_symbols``: the input alphabet size.
-    """
-
-    actions: tuple
-    levels: tuple
-    dependency: Callable
-    initial: tuple
-    decode: Callable
-    n_symbols: int
-
-    def step(self, states: tuple, symbol: int) -> tuple:
-        return tuple(
-            int(self.actions[i][self.dependency(i, states, symbol), s]) for i, s in enumerate(states)
-        )
-
-    def reachable(self) -> list[tuple]:
-        """All cascade states reachable from ``initial`` (breadth-first)."""
-        seen = {tuple(self.initial)}
-        frontier = [tuple(self.initial)]
-        while frontier:
-            new = []
-            for s in frontier:
-                for a in range(self.n_symbols):
-                    u = self.step(s, a)
-                    if u not in seen:
-                        seen.add(u)
-                        new.append(u)
-            frontier = new
-        return sorted(seen)
-
-    def run(self, word) -> list[int]:
-        """Decoded state sequence of the cascade on one word (a plain loop; for tests)."""
-        s, out = tuple(self.initial), []
-        for a in np.asarray(word).tolist():
-            s = self.step(s, a)
-            out.append(int(self.decode(s)))
-        return out
-
-
-def is_permutation_reset(delta: np.ndarray) -> bool:
-    """Def 7: every row of ``delta`` is a permutation or a constant map."""
-    n = delta.shape[1]
-    return all(len(set(r)) in (1, n) for r in np.asarray(delta).tolist())
-
-
-def permutation_reset_cascade(aut, q0: int = 0) -> Cascade:
-    """A permutation-reset semiautomaton as a one-component cascade (symbol = action)."""
-    if not is_permutation_reset(aut.delta):
-        raise ValueError(
-            "the semiautomaton is not permutation-reset (a symbol is neither a bijection nor constant)"
-        )
-    return Cascade(
-        (np.asarray(aut.delta),), (0,), lambda i, s, a: a, (int(q0),), lambda s: s[0], aut.n_symbols
-    )
 
 
 def compile_constant_depth(
@@ -127,11 +60,13 @@ def compile_constant_depth(
     aut = check_automaton(aut)
     T = check_length(T)
     q0 = check_q0(aut, q0)
-    if is_permutation_reset(aut.delta):
-        cascade = permutation_reset_cascade(aut, q0)
+    if is_permutation_reset(aut):
+        cascade = permutation_reset_cascade(aut)
         source = "permutation-reset"
     else:
-        cascade = _holonomy_cascade(aut, q0)
+        from theorylab.algebra.holonomy import holonomy_decomposition
+
+        cascade = holonomy_decomposition(aut)
         source = "holonomy"
     c = compile_cascade(
         cascade, T, name=f"thm11[{aut.name or 'aut'}]", q0=q0,
@@ -143,28 +78,12 @@ def compile_constant_depth(
     return c
 
 
-def _holonomy_cascade(aut, q0: int) -> Cascade:
-    """The holonomy decomposition of ``aut`` (``theorylab.algebra``) as a :class:`Cascade` started at ``q0``."""
-    from theorylab.algebra import holonomy_decomposition
-
-    H = holonomy_decomposition(aut)
-    index = {tuple(int(v) for v in x): r for r, x in enumerate(H.states)}
-    return Cascade(
-        actions=tuple(np.asarray(c.semiautomaton.delta) for c in H.components),
-        levels=tuple(int(c.level) for c in H.components),
-        dependency=lambda i, s, a: int(H.inputs[index[tuple(s)], a, i]),
-        initial=tuple(int(v) for v in H.encode(q0)),
-        decode=lambda s: int(H.decode_table[index[tuple(s)]]),
-        n_symbols=aut.n_symbols,
-    )
-
-
 @dataclass(frozen=True, eq=False)
 class _GroupPlan:
     """How one component's permutation group is simulated: sequential cyclic levels ``top`` (one counter and one
     lookup each), then an abelian bottom ``N`` = direct product of ``bottom`` (all counters in one layer)."""
 
-    G: PermGroup
+    G: PermutationGroup
     top: list
     bottom: list
     bexp: np.ndarray  # exponent vectors of the elements of N w.r.t. ``bottom``
@@ -190,8 +109,8 @@ class _GroupPlan:
 
 def _component_groups(cascade: Cascade) -> list[_GroupPlan]:
     out = []
-    for i, acts in enumerate(cascade.actions):
-        acts = np.asarray(acts)
+    for i, comp in enumerate(cascade.components):
+        acts = np.asarray(comp.semiautomaton.delta)
         n = acts.shape[1]
         perms, resets = [], []
         for a, row in enumerate(acts.tolist()):
@@ -201,12 +120,25 @@ def _component_groups(cascade: Cascade) -> list[_GroupPlan]:
                 resets.append(a)
             else:
                 raise ValueError(f"component {i}: action {a} = {row} is neither a permutation nor a reset")
-        G = PermGroup.generate([acts[a] for a in perms], n)
+        G = PermutationGroup([acts[a] for a in perms] or [np.arange(n)])
+        if G.order > CAYLEY_LIMIT:  # decided by Schreier-Sims, before anything is enumerated
+            if not G.is_solvable():
+                raise NotSolvableError(
+                    f"component {i} (level {comp.level}, {n} states) has a non-solvable permutation group of "
+                    f"order {G.order}. No constant-depth construction exists unless TC0 = NC1 (Thm 13); use "
+                    "compile_log_depth."
+                )
+            raise GroupTooLargeError(
+                f"component {i} (level {comp.level}, {n} states) has a solvable permutation group of order "
+                f"{G.order}; compile_constant_depth tabulates the group (cyclic series and lookups over its "
+                f"elements) and is limited to order CAYLEY_LIMIT = {CAYLEY_LIMIT}. compile_log_depth has no "
+                "such limit."
+            )
         try:
             top, bottom = cyclic_series(G)
         except NotSolvableGroup as err:
             raise NotSolvableError(
-                f"component {i} (level {cascade.levels[i]}, {n} states) has a non-solvable permutation group: {err}. "
+                f"component {i} (level {comp.level}, {n} states) has a non-solvable permutation group: {err}. "
                 "No constant-depth construction exists unless TC0 = NC1 (Thm 13); use compile_log_depth."
             ) from None
         bexp = exponent_vectors(G, bottom)
@@ -227,17 +159,31 @@ def compile_cascade(
 
     ``printed_lemma20``: no reset row at position 0; a non-reset symbol carries the initial state as its memory value
     (Lemma 16's trick), so with no reset before $t$ the memory head attends to $t$ itself and the component outputs
-    its initial state. ``printed_lemma21``: the wiring reads the lower levels' states at $t$, not $t-1$."""
+    its initial state. ``printed_lemma21``: the wiring reads the lower levels' states at $t$, not $t-1$.
+    ``cascade``: a :class:`~theorylab.algebra.Cascade`, started at ``cascade.encode(q0)``."""
+    if not isinstance(cascade, Cascade):
+        raise TypeError(f"expected a theorylab.algebra.Cascade, got {type(cascade).__name__}")
     T = check_length(T)
+    q0 = check_q0(cascade.automaton, q0)
     groups = _component_groups(cascade)
-    reach = cascade.reachable()
+    actions = tuple(c.semiautomaton.delta for c in cascade.components)
+    levels = tuple(c.level for c in cascade.components)
+    initial = tuple(int(v) for v in cascade.encode(q0))
+    reach = [tuple(int(v) for v in cascade.states[r]) for r in cascade.reachable_from(q0)]
+
+    def dependency(i: int, s: tuple, a: int) -> int:
+        return int(cascade.inputs[cascade.index_of(s), a, i])
+
+    def decode(s: tuple) -> int:
+        return int(cascade.decode_table[cascade.index_of(s)])
+
     circ = Circuit(T, cascade.n_symbols)
-    ncomp = len(cascade.actions)
+    ncomp = len(actions)
     q_ch: dict[int, int] = {}
     direct: dict = {}
     next_layer = 0
-    for li, lvl in enumerate(sorted(set(cascade.levels))):
-        comps = [i for i in range(ncomp) if cascade.levels[i] == lvl]
+    for li, lvl in enumerate(sorted(set(levels))):
+        comps = [i for i in range(ncomp) if levels[i] == lvl]
         fields = {
             i: [circ.channel(f"c{i}.g")]
             + [circ.channel(f"c{i}.l{j}") for j in range(groups[i].n_inputs)]
@@ -247,33 +193,33 @@ def compile_cascade(
 
         def inputs(i, s, a):
             plan = groups[i]
-            act = cascade.dependency(i, s, a)
+            act = dependency(i, s, a)
             zeros = (0.0,) * plan.n_inputs
             if act in plan.resets:
-                return (float(plan.G.identity),) + zeros + (1.0, float(cascade.actions[i][act][0]))
+                return (0.0,) + zeros + (1.0, float(actions[i][act][0]))
             g = plan.index[act]
-            tgt = float(cascade.initial[i]) if printed_lemma20 else 0.0
+            tgt = float(initial[i]) if printed_lemma20 else 0.0
             return (float(g),) + plan.input_exponents(g) + (0.0, tgt)
 
         def at_bos(i):
             plan = groups[i]
             reset = 0.0 if printed_lemma20 else 1.0
-            return (float(plan.G.identity),) + (0.0,) * plan.n_inputs + (reset, float(cascade.initial[i]))
+            return (0.0,) + (0.0,) * plan.n_inputs + (reset, float(initial[i]))
 
         if li == 0:
-            s0 = tuple(cascade.initial)
+            s0 = tuple(initial)
             for i in comps:
                 vals = np.array([inputs(i, s0, a) for a in range(cascade.n_symbols)])
                 for f, ch in enumerate(fields[i]):
                     circ.set_input(ch, vals[:, f], at_bos(i)[f])
             start = next_layer
         else:
-            lower = [j for j in range(ncomp) if cascade.levels[j] < lvl]
+            lower = [j for j in range(ncomp) if levels[j] < lvl]
             if printed_lemma21:
                 prev = [q_ch[j] for j in lower]
             else:
                 prev = [circ.channel(f"prev.c{j}") for j in lower]
-                vmax = max(np.asarray(cascade.actions[j]).shape[1] for j in lower)
+                vmax = max(np.asarray(actions[j]).shape[1] for j in lower)
                 circ.previous_copy(next_layer, [q_ch[j] for j in lower], prev, vmax)
             table: dict = {}
             for s in reach:
@@ -282,7 +228,7 @@ def compile_cascade(
                     val = tuple(v for i in comps for v in inputs(i, s, a))
                     if table.setdefault(key, val) != val:
                         raise ValueError(f"level {lvl}: the dependency reads components of level >= {lvl}")
-            key = tuple(float(cascade.initial[j]) for j in lower) + (float(cascade.n_symbols),)
+            key = tuple(float(initial[j]) for j in lower) + (float(cascade.n_symbols),)
             table[key] = tuple(v for i in comps for v in at_bos(i))
             outs = [ch for i in comps for ch in fields[i]]
             circ.lookup(next_layer, prev + [circ.sym], outs, table)
@@ -290,40 +236,46 @@ def compile_cascade(
         end = start - 1
         for i in comps:
             q_ch[i], e = _component(
-                circ, start, i, groups[i], fields[i], cascade, printed_lemma20, direct if ncomp == 1 else None
+                circ,
+                start,
+                i,
+                groups[i],
+                fields[i],
+                actions[i],
+                initial[i],
+                printed_lemma20,
+                direct if ncomp == 1 else None,
             )
             end = max(end, e)
         next_layer = end + 1
     readout = [q_ch[i] for i in range(ncomp)]
-    radices = [np.asarray(a).shape[1] for a in cascade.actions]
+    radices = [np.asarray(a).shape[1] for a in actions]
     if direct:  # one group component: W maps the counters (mixed radix) to the state
         readout, radices = direct["channels"], direct["radices"]
-        table = np.array([cascade.decode((q,)) for q in direct["states"]], dtype=np.int64)
+        table = np.array([decode((q,)) for q in direct["states"]], dtype=np.int64)
     elif int(np.prod(radices, dtype=float)) <= _MAX_DECODE_TABLE:
         table = np.full(int(np.prod(radices)), -1, dtype=np.int64)
         for s in reach:
-            table[np.ravel_multi_index(s, radices)] = cascade.decode(s)
+            table[np.ravel_multi_index(s, radices)] = decode(s)
     else:  # a final lookup layer maps reachable tuples to the state
         out = circ.channel("out")
-        circ.lookup(
-            next_layer, readout, [out], {tuple(map(float, s)): (float(cascade.decode(s)),) for s in reach}
-        )
-        n_out = 1 + max(int(cascade.decode(s)) for s in reach)
+        circ.lookup(next_layer, readout, [out], {tuple(map(float, s)): (float(decode(s)),) for s in reach})
+        n_out = 1 + max(int(decode(s)) for s in reach)
         readout, radices, table = [out], [n_out], np.arange(n_out)
     net, emb, prefix, positions = circ.build()
     orders = [g.G.order for g in groups]
-    n_states = max(np.asarray(a).shape[1] for a in cascade.actions)
+    n_states = max(np.asarray(a).shape[1] for a in actions)
     bounds = {"component_depth": [3 * np.log2(max(o, 2)) + 2 for o in orders]}
     info = {
         "claim": "automata.thm11",
         "bounds": bounds,
         "components": [
-            {"level": cascade.levels[i], "n_states": np.asarray(cascade.actions[i]).shape[1],
+            {"level": levels[i], "n_states": np.asarray(actions[i]).shape[1],
              "group_order": orders[i], "n_counters": groups[i].n_counters,
              "sequential_levels": len(groups[i].top), "n_resets": len(groups[i].resets)}
             for i in range(ncomp)
         ],
-        "n_levels": len(set(cascade.levels)),
+        "n_levels": len(set(levels)),
         "max_component_states": n_states,
         "channels": list(circ.names),
     }  # fmt: skip
@@ -348,7 +300,8 @@ def _component(
     i: int,
     plan: _GroupPlan,
     fields,
-    cascade: Cascade,
+    actions: np.ndarray,
+    init: int,
     printed_lemma20: bool,
     direct: dict | None = None,
 ) -> tuple[int, int]:
@@ -357,9 +310,8 @@ def _component(
     channels, their moduli and the state of each counter tuple are put into ``direct`` for the decoder."""
     G, top, bottom, resets = plan.G, plan.top, plan.bottom, plan.resets
     g_ch, l_chs, r_ch, tgt_ch = fields[0], fields[1:-2], fields[-2], fields[-1]
-    n_states = np.asarray(cascade.actions[i]).shape[1]
-    init = int(cascade.initial[i])
-    targets = sorted({int(cascade.actions[i][a][0]) for a in resets} | {init})
+    n_states = np.asarray(actions).shape[1]
+    targets = sorted({int(actions[a][0]) for a in resets} | {init})
     gens = [(pc.x, pc.p) for pc in top] + [(f.x, f.p) for f in bottom]
     if not gens and not resets:  # trivial group, no resets: the state never changes
         q = circ.channel(f"c{i}.q")
@@ -383,12 +335,12 @@ def _component(
         last_top = lev == len(top) - 1
         if last_top and not bottom:
             break
-        xinv = int(G.inverse[pc.x])
+        xinv = int(G.inverse[pc.x])  # below, G.compose(a, b) is a o b (apply b first)
         table = {}
         for kk in range(pc.p):
             for b in pc.members:
                 ell = int(pc.exponent[b])
-                nxt = int(G.mul[G.mul[G.power(xinv, kk), b], G.power(pc.x, (kk - ell) % pc.p)])
+                nxt = G.compose(G.compose(G.power(xinv, kk), b), G.power(pc.x, (kk - ell) % pc.p))
                 if last_top:  # into the abelian bottom: its exponent vector
                     table[(float(kk), float(b))] = tuple(float(e) for e in plan.bexp[nxt])
                 else:
@@ -407,9 +359,9 @@ def _component(
     q = circ.channel(f"c{i}.q")
     prods = {}
     for kvec in np.ndindex(*[p for _, p in gens]):
-        P = G.identity
+        P = 0  # the identity
         for (x, _), kk in zip(gens, kvec, strict=True):
-            P = G.mul[P, G.power(x, kk)]
+            P = G.compose(P, G.power(x, kk))
         prods[tuple(float(v) for v in kvec)] = G.elements[P]
     if not resets and direct is not None:  # the decoder W reads the counters themselves (no lookup layer)
         direct.update(

@@ -20,25 +20,10 @@ import numpy as np
 
 from theorylab.automata.constructions.base import CompiledTransformer, check_length
 from theorylab.automata.constructions.gadgets import composition_mlp, embed_mlp
+from theorylab.automata.semiautomaton import check_automaton, check_q0
 from theorylab.nn.theory import Block, Head, TheoryTransformer
 
-__all__ = ["compile_log_depth", "check_automaton", "check_q0"]
-
-
-def check_automaton(aut):
-    from theorylab.automata.semiautomaton import Semiautomaton
-
-    if not isinstance(aut, Semiautomaton):
-        raise TypeError(f"expected a theorylab.automata.Semiautomaton, got {type(aut).__name__}")
-    return aut
-
-
-def check_q0(aut, q0) -> int:
-    if isinstance(q0, bool) or not isinstance(q0, (int, np.integer)):
-        raise TypeError(f"q0 must be an int, got {type(q0).__name__}")
-    if not 0 <= q0 < aut.n_states:
-        raise ValueError(f"q0 = {q0} is out of range: states are range({aut.n_states})")
-    return int(q0)
+__all__ = ["compile_log_depth"]
 
 
 def compile_log_depth(

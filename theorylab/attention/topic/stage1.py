@@ -439,24 +439,3 @@ def hessian_rank(params: TopicModel, rtol: float = 1e-10) -> int:
     $\tau = T$); Remark 2.1.8 prints 1."""
     eig = np.linalg.eigvalsh(second_moments(params)[0].astype(float))
     return int((eig > rtol * eig.max()).sum())
-
-
-_STAGE2 = (
-    "block_attention_loss",
-    "diagonal_attention_loss",
-    "attention_loss_explicit",
-    "optimal_gamma",
-    "optimal_diagonal_attention",
-    "stage2_constants",
-    "gamma_in_interval",
-    "diagonal_bounds_hold",
-)
-
-
-def __getattr__(name: str):
-    """The stage-2 API (Thms 2.1.3 / 2.1.5) lives in :mod:`theorylab.attention.topic_stage2`; re-exported lazily."""
-    if name in _STAGE2:
-        from theorylab.attention import topic_stage2
-
-        return getattr(topic_stage2, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from theorylab.attention import topic as tp
+from theorylab.attention.topic import stage1 as tp
 from theorylab.counterexamples import register
 from theorylab.languages.topic import TopicModel
 

@@ -8,7 +8,7 @@ tokens by a stack-free depth count. The trainable second layer is the theory lay
 $W_Q,W_K\in\mathbb R^{m_a\times m}$, $W_V\in\mathbb R^{m\times m}$, causal softmax attention, the theory
 LayerNorm $\mathrm{LN}(x)=\mathcal P_\perp x/\sqrt{\|\mathcal P_\perp x\|^2+\epsilon}$, the residual added
 after it, then a 2-layer ReLU MLP $g^{(2)}$ and a linear head. So $M=W_K^\top W_Q$ and $W_V$ are read directly
-from the weights and :func:`theorylab.attention.dyck_balance.balance_ratio` applies unchanged.
+from the weights and :func:`theorylab.attention.dyck.balance.balance_ratio` applies unchanged.
 
 This module imports torch; the exact tier does not import it.
 """
@@ -22,7 +22,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from theorylab.attention.dyck_balance import DyckWeights, balance_ratio, balance_violation, one_hot_embeddings
+from theorylab.attention.dyck.balance import DyckWeights, balance_ratio, balance_violation, one_hot_embeddings
 from theorylab.languages.dyck import Dyck
 from theorylab.nn.tasks import Batch
 

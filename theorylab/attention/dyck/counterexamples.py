@@ -6,14 +6,14 @@ from dataclasses import replace
 
 import numpy as np
 
-from theorylab.attention.dyck_balance import (
+from theorylab.attention.dyck.balance import (
     DyckSolution,
     balance_violation,
     construct_solution,
     pumping_counterexample,
     random_balanced_attention,
 )
-from theorylab.attention.dyck_bounds import lemma24_gap, lemma24_radius_printed, lemma41_printed
+from theorylab.attention.dyck.bounds import lemma24_gap, lemma24_radius_printed, lemma41_printed
 from theorylab.counterexamples import register
 from theorylab.languages.dyck import Dyck
 

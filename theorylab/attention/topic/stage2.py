@@ -25,7 +25,12 @@ from math import comb
 
 import numpy as np
 
-from theorylab.attention.topic import _check_matrix, constants, diagonal_value_matrix, optimal_value_matrix
+from theorylab.attention.topic.stage1 import (
+    _check_matrix,
+    constants,
+    diagonal_value_matrix,
+    optimal_value_matrix,
+)
 from theorylab.languages.topic import TopicModel
 
 CONVENTIONS = ("thesis", "literal")

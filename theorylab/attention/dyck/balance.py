@@ -29,7 +29,7 @@ from fractions import Fraction
 import mpmath
 import numpy as np
 
-from theorylab.attention.dyck_exact import ExpSum, to_fraction
+from theorylab.attention.dyck.exact import ExpSum, to_fraction
 from theorylab.languages.dyck import Dyck
 
 __all__ = [

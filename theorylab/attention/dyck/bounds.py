@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from theorylab.attention.dyck_balance import (
+from theorylab.attention.dyck.balance import (
     DyckSolution,
     DyckWeights,
     _pair_columns,
