@@ -1,0 +1,82 @@
+"""Constrained generation with oracles and verifiers: rejection sampling, tokenwise rejection sampling,
+backtracking (Algorithm 1) and VGB, with exact laws and query counts on enumerable prefix trees (Li Ch. 3,
+`003_69b23422e33c905a.txt`)."""
+
+from theorylab.generation.algorithms import (
+    Generation,
+    backtracking_generation,
+    rejection_sampling,
+    tokenwise_rejection_sampling,
+)
+from theorylab.generation.exact import (
+    GenerationLaw,
+    backtracking_law,
+    exact_values,
+    rejection_sampling_law,
+    restricted_law,
+    sequence_law,
+    tokenwise_law,
+    total_variation,
+)
+from theorylab.generation.hardness import (
+    argmax_trap,
+    parity_language,
+    parity_minimax_queries,
+    parity_optimal_cost,
+    parity_order_cost,
+    parity_printed_bound,
+    prop312_instance,
+    prop312_tv,
+    subset_sum_generate,
+    subset_sum_language,
+    subset_sum_solve,
+)
+from theorylab.generation.oracles import Oracle, ParitySecretOracle, TabularOracle, UniformOracle
+from theorylab.generation.verifiers import (
+    ProcessVerifier,
+    SubsetSumVerifier,
+    check_prefix_closed,
+    language_from_predicate,
+    perfect_verifier,
+    support_aware_verifier,
+)
+from theorylab.generation.vgb import VGB, vgb, vgb_gap_formula
+
+__all__ = [
+    "Generation",
+    "GenerationLaw",
+    "Oracle",
+    "ParitySecretOracle",
+    "ProcessVerifier",
+    "SubsetSumVerifier",
+    "TabularOracle",
+    "UniformOracle",
+    "VGB",
+    "argmax_trap",
+    "backtracking_generation",
+    "backtracking_law",
+    "check_prefix_closed",
+    "exact_values",
+    "language_from_predicate",
+    "parity_language",
+    "parity_minimax_queries",
+    "parity_optimal_cost",
+    "parity_order_cost",
+    "parity_printed_bound",
+    "perfect_verifier",
+    "prop312_instance",
+    "prop312_tv",
+    "rejection_sampling",
+    "rejection_sampling_law",
+    "restricted_law",
+    "sequence_law",
+    "subset_sum_generate",
+    "subset_sum_language",
+    "subset_sum_solve",
+    "support_aware_verifier",
+    "tokenwise_law",
+    "tokenwise_rejection_sampling",
+    "total_variation",
+    "vgb",
+    "vgb_gap_formula",
+]
