@@ -7,6 +7,7 @@ from theorylab.generation.algorithms import (
     backtracking_generation,
     rejection_sampling,
     tokenwise_rejection_sampling,
+    verifier_only_generation,
 )
 from theorylab.generation.exact import (
     GenerationLaw,
@@ -17,6 +18,7 @@ from theorylab.generation.exact import (
     sequence_law,
     tokenwise_law,
     total_variation,
+    value_guided_law,
 )
 from theorylab.generation.hardness import (
     argmax_trap,
@@ -77,6 +79,8 @@ __all__ = [
     "tokenwise_law",
     "tokenwise_rejection_sampling",
     "total_variation",
+    "value_guided_law",
+    "verifier_only_generation",
     "vgb",
     "vgb_gap_formula",
 ]

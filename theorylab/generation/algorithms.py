@@ -16,7 +16,13 @@ from theorylab.generation.exact import check_budget
 from theorylab.generation.oracles import Oracle
 from theorylab.generation.verifiers import ProcessVerifier, _check_D
 
-__all__ = ["Generation", "rejection_sampling", "tokenwise_rejection_sampling", "backtracking_generation"]
+__all__ = [
+    "Generation",
+    "rejection_sampling",
+    "tokenwise_rejection_sampling",
+    "backtracking_generation",
+    "verifier_only_generation",
+]
 
 Prefix = tuple[int, ...]
 
@@ -107,3 +113,21 @@ def backtracking_generation(
                 for _ in range(B):
                     s = s + (oracle.argmax(x + s),)
     return Generation(s, oracle.calls - q0, verifier.calls - v0, backtracks)
+
+
+def verifier_only_generation(oracle: Oracle, D: int, verifier: ProcessVerifier) -> Generation:
+    """Claim after Prop 3.1.1 (l.2756): with a perfect process verifier, query $V(s\\circ t)$ for each $t$ (in order)
+    and keep the first accepted token the oracle can emit; at most $|\\Sigma|D$ verifier calls and no oracle
+    sampling (the oracle's support is read from its law). Returns tokens None if every extension is rejected."""
+    D = _check_D(D)
+    v0 = verifier.calls
+    s: Prefix = ()
+    while len(s) < D:
+        support = oracle.probs(s)
+        for t in range(oracle.vocab_size):
+            if support[t] > 0 and verifier(s + (t,)):
+                s = s + (t,)
+                break
+        else:
+            return Generation(None, 0, verifier.calls - v0)
+    return Generation(s, 0, verifier.calls - v0)

@@ -32,6 +32,7 @@ __all__ = [
     "backtracking_law",
     "total_variation",
     "check_budget",
+    "value_guided_law",
 ]
 
 Prefix = tuple[int, ...]
@@ -225,3 +226,26 @@ def backtracking_law(
 
 def all_strings(vocab_size: int, D: int) -> Iterable[Prefix]:
     return itertools.product(range(vocab_size), repeat=D)
+
+
+def value_guided_law(oracle: Oracle, D: int, value: Callable[[Prefix], Real]) -> dict[Prefix, Real]:
+    """Tokenwise sampling with a value instead of a 0/1 verifier: child $u\\circ a$ w.p.
+    $\\propto\\mathcal O(a\\mid u)\\widehat V(u\\circ a)$. With $\\widehat V=V^*=p_{\\mathcal O}(A\\mid\\cdot)$ the output
+    law is exactly $p_A$ (the telescoping product); ValueError if a reached node has no valued child."""
+    D = _check_D(D)
+    law: dict[Prefix, Real] = {}
+
+    def walk(u: Prefix, mass: Real) -> None:
+        if len(u) == D:
+            law[u] = mass
+            return
+        weights = [(a, p * value(u + (a,))) for a, p in enumerate(oracle.probs(u))]
+        total = sum(w for _, w in weights)
+        if total == 0:
+            raise ValueError(f"every child of the reached prefix {u} has value 0")
+        for a, w in weights:
+            if w:
+                walk(u + (a,), mass * w / total)
+
+    walk((), Fraction(1) if _exact(oracle) else 1.0)
+    return law
