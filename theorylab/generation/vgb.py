@@ -37,8 +37,9 @@ def vgb_gap_formula(H: int) -> float:
 
 
 class VGB:
-    """The VGB walk on the full prefix tree of depth ``H`` with values ``value(prefix)``; leaves use
-    ``reward`` when given (Algorithm 2, line 2). Values must be positive on every node (else rows divide by 0)."""
+    """The VGB walk on the prefix tree of depth ``H`` with values ``value(prefix)``; leaves use ``reward`` when
+    given (Algorithm 2, line 2). Nodes of value 0 (and their subtrees) are removed: the walk lives on the support,
+    as in the Sinclair-Jerrum walk; every kept internal node must reach a kept leaf."""
 
     def __init__(
         self,
@@ -55,30 +56,37 @@ class VGB:
         if (k ** (H + 1) - 1) // max(k - 1, 1) > 200_000:
             raise ValueError(f"the prefix tree with |Sigma|={k}, H={H} is too large to enumerate")
         self.oracle, self.H, self.k = oracle, H, k
-        self.nodes: list[Prefix] = [s for h in range(H + 1) for s in itertools.product(range(k), repeat=h)]
-        self.index = {u: i for i, u in enumerate(self.nodes)}
         self.values: dict[Prefix, Real] = {}
-        for u in self.nodes:
-            v = reward(u) if (reward is not None and len(u) == H) else value(u)
-            if not v > 0:
-                raise ValueError(f"value at {u} is {v}; VGB needs positive values on every node of the tree")
-            self.values[u] = v
+        self.nodes: list[Prefix] = []
+        for h in range(H + 1):
+            for u in itertools.product(range(k), repeat=h):
+                if u and u[:-1] not in self.values:
+                    continue  # below a zero-valued node: outside the walk's support
+                v = reward(u) if (reward is not None and h == H) else value(u)
+                if v < 0:
+                    raise ValueError(f"value at {u} is {v}; VGB needs non-negative values")
+                if v > 0:
+                    self.values[u] = v
+                    self.nodes.append(u)
+        if not any(len(u) == H for u in self.nodes):
+            raise ValueError(
+                "every leaf has value 0 (or lies below a zero-valued node): the walk has no leaf"
+            )
+        self.index = {u: i for i, u in enumerate(self.nodes)}
         self.ref: dict[Prefix, Real] = {(): Fraction(1) if _exact(oracle) else 1.0}
         for u in self.nodes:
             if len(u) < H:
                 for a, p in enumerate(oracle.probs(u)):
                     self.ref[u + (a,)] = self.ref[u] * p
-        # edge weight on the edge (parent(c), c)
+        # edge weight on the edge (parent(c), c); nodes with value 0 are removed (Sinclair-Jerrum: restrict to support)
         self.weight = {c: self.ref[c] * self.values[c] for c in self.nodes if c}
+        self.children = {u: [u + (a,) for a in range(k) if u + (a,) in self.values] for u in self.nodes}
         self.W = {u: self._W(u) for u in self.nodes}
         if any(w == 0 for w in self.W.values()):
-            raise ValueError("a node has zero total edge weight (the base model puts 0 mass on a subtree)")
+            raise ValueError("a node has zero total edge weight (the base model puts 0 mass on its subtree)")
 
     def _W(self, u: Prefix) -> Real:
-        total = self.weight[u] if u else 0
-        if len(u) < self.H:
-            total += sum(self.weight[u + (a,)] for a in range(self.k))
-        return total
+        return (self.weight[u] if u else 0) + sum(self.weight[c] for c in self.children[u])
 
     @property
     def leaves(self) -> list[Prefix]:
@@ -89,9 +97,7 @@ class VGB:
         n = len(self.nodes)
         P = [[0] * n for _ in range(n)] if exact else np.zeros((n, n))
         for u, i in self.index.items():
-            nbrs = ([(u[:-1], self.weight[u])] if u else []) + (
-                [(u + (a,), self.weight[u + (a,)]) for a in range(self.k)] if len(u) < self.H else []
-            )
+            nbrs = ([(u[:-1], self.weight[u])] if u else []) + [(c, self.weight[c]) for c in self.children[u]]
             for v, w in nbrs:
                 val = w / self.W[u]
                 P[i][self.index[v]] = (val / 2 if lazy else val) if exact else float(val) / (2 if lazy else 1)
@@ -137,17 +143,17 @@ class VGB:
             if len(u) == self.H:
                 conductance[u] = None  # grounded: infinite conductance to the boundary
             else:
-                conductance[u] = sum(self._branch(u + (a,), conductance) for a in range(self.k))
+                conductance[u] = sum(self._branch(c, conductance) for c in self.children[u])
         law: dict[Prefix, Real] = {}
         flow: dict[Prefix, Real] = {(): Fraction(1) if _exact(self.oracle) else 1.0}
         for u in self.nodes:
             if len(u) == self.H:
                 law[u] = flow[u]
                 continue
-            branches = [self._branch(u + (a,), conductance) for a in range(self.k)]
+            branches = [self._branch(c, conductance) for c in self.children[u]]
             total = sum(branches)
-            for a, b in enumerate(branches):
-                flow[u + (a,)] = flow[u] * b / total
+            for c, b in zip(self.children[u], branches, strict=True):
+                flow[c] = flow[u] * b / total
         return law
 
     def value_guided_law(self) -> dict[Prefix, Real]:
@@ -155,10 +161,10 @@ class VGB:
         with probability $\propto\pi_{\rm ref}(a\mid u)\widehat V(u\circ a)$."""
         law: dict[Prefix, Real] = {(): Fraction(1) if _exact(self.oracle) else 1.0}
         for u in self.nodes:
-            if len(u) < self.H:
-                total = sum(self.weight[u + (a,)] for a in range(self.k))
-                for a in range(self.k):
-                    law[u + (a,)] = law[u] * self.weight[u + (a,)] / total
+            if self.children[u]:
+                total = sum(self.weight[c] for c in self.children[u])
+                for c in self.children[u]:
+                    law[c] = law[u] * self.weight[c] / total
         return {y: law[y] for y in self.leaves}
 
     def _branch(self, c: Prefix, conductance) -> Real:
