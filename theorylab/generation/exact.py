@@ -19,6 +19,8 @@ from fractions import Fraction
 from functools import cache
 from numbers import Real
 
+import numpy as np
+
 from theorylab.generation.oracles import Oracle, argmax_token
 from theorylab.generation.verifiers import ProcessVerifier, _check_D
 
@@ -60,11 +62,11 @@ def total_variation(p: dict[Prefix, Real], q: dict[Prefix, Real]) -> Real:
 
 
 def check_budget(name: str, value: int, minimum: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
+    if isinstance(value, bool) or not isinstance(value, int | np.integer):
         raise TypeError(f"{name} must be an int, got {type(value).__name__}")
     if value < minimum:
         raise ValueError(f"{name} must be >= {minimum}, got {value}")
-    return value
+    return int(value)
 
 
 def _membership(A: Iterable[Sequence[int]] | Callable[[Prefix], bool]) -> Callable[[Prefix], bool]:

@@ -488,3 +488,26 @@ class DyckCompletion:
             depth = depth + np.where(close, -1, 1)
             out[:, i - 1] = tok
         return out[:, :length]
+
+
+@dataclass(frozen=True)
+class DyckCompletionLM:
+    """Next-token language modelling on :class:`DyckCompletion` for the training harness: inputs
+    ``[BOS, w_1..w_{D-1}]`` (BOS = token 4), targets ``w_1..w_D``, every position scored; ``T`` must equal ``D``."""
+
+    completion: DyckCompletion
+    name: str = "dyck_completion"
+    vocab_size: int = 5
+    n_outputs: int = 4
+    loss: str = "ce"
+
+    BOS = 4
+
+    def sample_batch(self, rng: np.random.Generator, batch: int, T: int):
+        from theorylab.nn.tasks import Batch  # noqa: PLC0415
+
+        if T != self.completion.D:
+            raise ValueError(f"sequence length T={T} must equal the Dyck length D={self.completion.D}")
+        w = self.completion.sample(rng, batch)
+        x = np.concatenate([np.full((batch, 1), self.BOS, dtype=np.int64), w[:, :-1]], axis=1)
+        return Batch(x, w, np.ones_like(w, dtype=bool))
