@@ -374,7 +374,7 @@ def test_stored_argmax_trap_refutes_alg1_dominates_trs():
     assert backtracking_law(oracle, 4, V, 10, 2).success < tokenwise_law(oracle, 4, V).success
 
 
-@pytest.mark.claim("verifier.alg1", tier="exact")
+@pytest.mark.claim("verifier.alg1", tier="property")
 def test_sampler_matches_the_exact_law_on_the_argmax_trap(rng):
     oracle, A = g.argmax_trap(4)
     V = g.perfect_verifier(A, 3, 4)
@@ -575,3 +575,66 @@ def test_a_verifier_that_accepts_everything_gives_no_gain(scale, device):
         )
     plain, alg1, _ = _completion_errors(comp, model, spec, lambda x: g.ProcessVerifier(lambda s: True))
     assert np.array_equal(plain, alg1) and not alg1.sum() < plain.sum()
+
+
+# ---------------------------------------------------------------------------------------------- figure
+
+
+def error_vs_budget(D: int = 6, noise: float = 0.3):
+    """Exact error rate against expected oracle calls on the noisy Dyck oracle: Algorithm 1 for Q = 0..6 and
+    B = 1, 2 (exact verifier), tokenwise rejection sampling and rejection sampling (floats, exact recursions)."""
+    task = DyckCompletion(D)
+    oracle, V = task.oracle(noise), task.prefix_verifier()
+    rows = {}
+    for B in (1, 2):
+        rows[f"Algorithm 1, B={B}"] = [
+            (float(law.expected_queries), 1 - float(law.success))
+            for law in (backtracking_law(oracle, D, V, Q, B) for Q in range(7))
+        ]
+    trs = tokenwise_law(oracle, D, V)
+    rs = g.rejection_sampling_law(oracle, D, V.peek)
+    rows["tokenwise rejection sampling"] = [(float(trs.expected_queries), 1 - float(trs.success))]
+    rows["rejection sampling"] = [(float(rs.expected_queries), 0.0)]
+    return rows
+
+
+@pytest.mark.claim("verifier.alg1", tier="property")
+def test_error_rate_falls_with_the_backtracking_budget(measure, figure):
+    rows = error_vs_budget()
+    for B in (1, 2):
+        errs = [e for _, e in rows[f"Algorithm 1, B={B}"]]
+        assert all(b <= a + 1e-12 for a, b in itertools.pairwise(errs)) and errs[-1] < errs[0]
+        measure(f"Dyck D=6, noise 0.3: Alg1 B={B} error for Q=0..6", [round(e, 4) for e in errs])
+    measure(
+        "TRS, RS expected calls",
+        [rows["tokenwise rejection sampling"][0][0], rows["rejection sampling"][0][0]],
+    )
+    figure(_budget_figure(rows), "generation_error_vs_budget")
+
+
+@pytest.mark.claim("verifier.alg1", tier="property", control=True)
+def test_budget_curve_is_flat_with_a_vacuous_verifier():
+    task = DyckCompletion(6)
+    oracle = task.oracle(0.3)
+    accept_all = g.ProcessVerifier(lambda s: True)
+    errs = [
+        1 - float(backtracking_law(oracle, 6, accept_all, Q, 1, A=task.is_word).success) for Q in (0, 3, 6)
+    ]
+    assert max(errs) - min(errs) < 1e-12
+
+
+def _budget_figure(rows):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(5, 3.2))
+    for (name, pts), marker in zip(rows.items(), "os^D", strict=True):
+        x, y = zip(*pts, strict=True)
+        ax.plot(x, y, marker=marker, label=name)
+    ax.set(xlabel="expected oracle calls", ylabel="error rate (output not in Dyck$_6$)", xscale="log")
+    ax.set_title("Noisy Dyck oracle (noise 0.3), exact laws", fontsize=9)
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    return fig

@@ -178,8 +178,9 @@ class VGB:
             raise ValueError(f"output must be 'final', 'uniform_time' or 'first_leaf', got {output!r}")
         if isinstance(T, bool) or not isinstance(T, int) or T < 1:
             raise ValueError(f"the number of steps T must be an int >= 1, got {T!r}")
-        P = self.transition_matrix(lazy=True)
-        cdf = np.cumsum(P, axis=1)
+        if not hasattr(self, "_cdf"):
+            self._cdf = np.cumsum(self.transition_matrix(lazy=True), axis=1)
+        cdf = self._cdf
         i = self.index[tuple(start)]
         stop = rng.integers(1, T + 1) if output == "uniform_time" else T
         for step in range(1, T + 1):
