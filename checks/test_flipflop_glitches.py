@@ -151,3 +151,81 @@ def test_r4_mixture_training_lowers_the_median_glitch_rate(scale, device, measur
     for name in ("sparse", "dense"):
         measure(f"{name} errors baseline / mixture", [base.errors[name].tolist(), mix.errors[name].tolist()])
         assert np.median(mix.error_rate(name)) <= np.median(base.error_rate(name))
+
+
+# ------------------------------------------------------------------------------------------------ sharpening (R8)
+
+SHARP = {
+    # CPU: 2 seeds x 300 steps, twice (lam = 0 and 0.1); ~30 s on 2 idle cores, several times that under load
+    "small": dict(model=dict(d_model=32, n_layers=2, n_heads=2), T=16, p_ignore=0.5, steps=300, seeds=(0, 1)),
+    "full": dict(
+        model=dict(d_model=512, n_layers=6, n_heads=8),
+        T=512,
+        p_ignore=0.8,
+        steps=10_000,
+        seeds=tuple(range(8)),
+    ),
+}
+
+
+def _sharpened_runs(scale, device):
+    import torch
+
+    from theorylab.nn import AttentionSharpening, Budget, TransformerConfig, attention_penalty, train
+
+    spec = SHARP[scale]
+    T = spec["T"]
+    task = ff.FlipFlopTask.ffl(spec["p_ignore"])
+    cfg = TransformerConfig(vocab_size=5, n_outputs=5, max_len=T, **spec["model"])
+    budget = Budget(
+        steps=spec["steps"],
+        batch_size=64 if scale == "small" else 16,
+        seq_len=T,
+        lr=3e-3 if scale == "small" else 3e-4,
+        schedule="warmup_cosine",
+        warmup=20,
+    )
+    probe = torch.from_numpy(task.sample_batch(np.random.default_rng(5), 256 if T <= 64 else 8, T).inputs)
+    out = {}
+    for lam in (0.0, 0.1):
+        result = train(
+            task, AttentionSharpening(cfg, lam), budget, seeds=spec["seeds"], device=device, progress=False
+        )
+        entropy = []
+        for m in result.models:
+            m.eval().cpu()
+            with torch.no_grad():
+                _, weights = m(probe, return_attention=True)
+            entropy.append([float(attention_penalty([w])) for w in weights])
+        acc = ff.verify_read_accuracy(result.models, task, T, 2048 if T <= 64 else 256, 0.99, device=device)
+        out[lam] = (np.array(entropy), acc)
+    return out
+
+
+@pytest.mark.claim("flipflop.emp_R8_sharpening", tier="trained")
+def test_entropy_sharpening_lowers_attention_entropy_and_keeps_accuracy(scale, device, measure):
+    runs = _sharpened_runs(scale, device)
+    (ent0, acc0), (ent1, acc1) = runs[0.0], runs[0.1]
+    measure(
+        "mean attention entropy per layer, lam=0 / lam=0.1", [ent0.mean(0).tolist(), ent1.mean(0).tolist()]
+    )
+    measure("read accuracy per seed, lam=0 / lam=0.1", [acc0.accuracy.tolist(), acc1.accuracy.tolist()])
+    assert (ent1.mean(0) < 0.8 * ent0.mean(0)).all()  # every layer at least 20% sharper on average over seeds
+    assert acc1.ok  # in-distribution read accuracy >= 0.99 for every seed
+
+
+@pytest.mark.claim("flipflop.emp_R8_sharpening", tier="trained", control=True)
+def test_zero_weight_sharpening_is_the_plain_model():
+    """lam = 0: same weights as the plain config and a zero auxiliary loss, so training is unchanged."""
+    import torch
+
+    from theorylab.nn import AttentionSharpening, TransformerConfig
+
+    cfg = TransformerConfig(vocab_size=5, n_outputs=5, max_len=16, d_model=32, n_layers=2, n_heads=2)
+    plain, wrapped = cfg.build(3), AttentionSharpening(cfg, 0.0).build(3)
+    x = torch.from_numpy(ff.FlipFlopTask.ffl(0.5).sample_batch(np.random.default_rng(0), 8, 16).inputs)
+    wrapped.train()
+    out, aux = wrapped(x)
+    assert torch.equal(out, plain(x)) and float(aux) == 0.0
+    out1, aux1 = AttentionSharpening(cfg, 0.1).build(3).train()(x)
+    assert torch.equal(out1, out) and float(aux1) > 0

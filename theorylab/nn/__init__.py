@@ -33,6 +33,8 @@ _EXPORTS: dict[str, str] = {
     "cpu_threads": "train",
     "reference_forward": "reference",
     "TheoryTransformer": "theory",
+    "AttentionSharpening": "regularizers",
+    "attention_penalty": "regularizers",
     "causal_softmax": "theory",
 }
 
