@@ -100,3 +100,13 @@ def test_dyck_completion_inputs():
     with pytest.raises(ValueError, match="noise must lie"):
         task.oracle(2)
     assert task.is_completable((0, 2)) and not task.is_completable((0, 2, 3, 0))  # depth 1 > 0 left
+
+
+def test_as_chain_needs_the_markov_module():
+    walk = g.VGB(g.UniformOracle(2), 2, lambda u: Fraction(1))
+    try:
+        chain = walk.as_chain()
+    except ImportError as err:  # until theorylab.markov.FiniteChain lands
+        assert "FiniteChain" in str(err)
+    else:
+        assert chain is not None
