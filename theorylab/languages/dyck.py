@@ -321,3 +321,193 @@ class Dyck:
             excess=float(weight @ excess),
             max_error=float(np.abs(pred - truth).max()),
         )
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Li's Dyck completion task (Def 3.2.1 + Remark 3.2.1, `003_69b23422e33c905a.txt`)
+
+
+@dataclass(frozen=True)
+class DyckCompletion:
+    r"""Li's $\mathrm{Dyck}_D$ distribution: balanced strings of exact (even) length $D$ over two bracket types,
+    generated autoregressively (Remark 3.2.1). With depth $d$ before position $i$ (1-based): at $d=0$ open ``[``
+    w.p. $p$ and ``(`` w.p. $1-p$; at $d=D-i+1$ close the top w.p. 1; otherwise open ``[`` w.p. $qp$, ``(`` w.p.
+    $q(1-p)$ and close the top w.p. $1-q$.
+
+    Unlike Liu's :class:`Dyck` (depth bounded by a constant, open probability ``q``, uniform type), the depth is
+    bounded by the remaining length and ``p`` sets the type. Tokens follow :class:`Dyck` with $k=2$: ``[``=0,
+    ``]``=1, ``(``=2, ``)``=3. Exact process verifier: a prefix $w_{1:i}$ can be completed iff every close matches
+    the top of the stack and $d(w_{1:i})\le D-i$ (parity is automatic for even $D$).
+    """
+
+    D: int
+    p: float | Fraction = Fraction(1, 5)
+    q: float | Fraction = Fraction(1, 2)
+
+    def __post_init__(self) -> None:
+        if isinstance(self.D, bool) or not isinstance(self.D, int | np.integer):
+            raise TypeError(f"D must be an int, got {type(self.D).__name__}")
+        if self.D < 2 or self.D % 2:
+            raise ValueError(f"D must be an even length >= 2, got {self.D}")
+        for name in ("p", "q"):
+            value = getattr(self, name)
+            if not isinstance(value, float | int | Fraction | np.floating) or not 0 < value < 1:
+                raise ValueError(f"{name} must be a number in the open interval (0, 1), got {value!r}")
+
+    vocab_size = 4
+
+    @property
+    def grammar(self) -> Dyck:
+        """The underlying bracket grammar: :class:`Dyck` with 2 types and depth $D/2$."""
+        return Dyck(2, self.D // 2)
+
+    def _state(self, prefix: Sequence[int]) -> tuple[bool, int, int]:
+        """(valid, depth, top type) after ``prefix`` (valid: no mismatch, depth within 0..D/2); pure Python, since
+        the exact calculators call it on every node of the prefix tree."""
+        if len(prefix) > self.D:
+            raise ValueError(f"prefix of length {len(prefix)} is longer than D={self.D}")
+        stack: list[int] = []
+        for t in prefix:
+            if isinstance(t, bool) or not isinstance(t, int | np.integer) or not 0 <= t < 4:
+                raise ValueError(f"token {t!r} is not a bracket id in 0..3")
+            if t % 2 == 0:
+                if len(stack) == self.D // 2:
+                    return False, len(stack), stack[-1]
+                stack.append(int(t) // 2)
+            elif not stack or stack[-1] != t // 2:
+                return False, len(stack), stack[-1] if stack else -1
+            else:
+                stack.pop()
+        return True, len(stack), stack[-1] if stack else -1
+
+    def is_completable(self, prefix: Sequence[int]) -> bool:
+        """Exact process verifier: some completion of ``prefix`` to length $D$ is a balanced string."""
+        ok, depth, _ = self._state(prefix)
+        return ok and depth <= self.D - len(prefix)
+
+    def is_word(self, tokens: Sequence[int]) -> bool:
+        return len(tokens) == self.D and self.is_completable(tokens)
+
+    def prefix_verifier(self):
+        """The exact process verifier as a :class:`theorylab.generation.ProcessVerifier`."""
+        from theorylab.generation.verifiers import ProcessVerifier  # noqa: PLC0415
+
+        return ProcessVerifier(self.is_completable, f"Dyck_{self.D} prefix")
+
+    def next_token_distribution(self, prefix: Sequence[int], exact: bool = True) -> tuple:
+        """Remark 3.2.1's law of the next token after a completable ``prefix`` (length < D)."""
+        if len(prefix) >= self.D or not self.is_completable(prefix):
+            raise ValueError(f"{tuple(prefix)} is not a completable prefix of length < D={self.D}")
+        _, d, top = self._state(prefix)
+        p, q = (Fraction(self.p), Fraction(self.q)) if exact else (float(self.p), float(self.q))
+        one, zero = p * 0 + 1, p * 0
+        i = len(prefix) + 1
+        law = [zero] * 4
+        if d == 0:
+            law[0], law[2] = p, one - p
+        elif d == self.D - i + 1:
+            law[2 * top + 1] = one
+        else:
+            law[0], law[2], law[2 * top + 1] = q * p, q * (one - p), one - q
+        return tuple(law)
+
+    def probability(self, tokens: Sequence[int], exact: bool = True):
+        """$P(w)$ under the autoregressive process (0 for strings it cannot produce)."""
+        out = Fraction(1) if exact else 1.0
+        for i in range(len(tokens)):
+            if not self.is_completable(tokens[:i]):
+                return out * 0
+            out *= self.next_token_distribution(tokens[:i], exact)[int(tokens[i])]
+        return out if self.is_completable(tokens) else out * 0
+
+    def closed_form(self, tokens: Sequence[int], strict: bool = True):
+        r"""Eq (3.4): $p^{n_{[,d=1}}(1-p)^{n_{(,d=1}}(pq)^{n_{[,d>1}}((1-p)q)^{n_{(,d>1}}(1-q)^{n_c}$, $n_c$ = closes
+        with $d(w_{1:i})<D-i$ (``strict``, which equals the process) or $\le D-i$ (the printed version)."""
+        if not self.is_word(tokens):
+            raise ValueError(f"{tuple(tokens)} is not a balanced string of length D={self.D}")
+        p, q = Fraction(self.p), Fraction(self.q)
+        depth = self.grammar.depths(tokens)
+        out = Fraction(1)
+        for i, (t, d) in enumerate(zip(tokens, depth, strict=True), start=1):
+            if t % 2 == 0:
+                typ = p if t == 0 else 1 - p
+                out *= typ if d == 1 else typ * q
+            elif d < self.D - i or (not strict and d == self.D - i):
+                out *= 1 - q
+        return out
+
+    def words(self) -> list[tuple[int, ...]]:
+        """All balanced strings of length $D$ (there are $\\mathrm{Cat}(D/2)\\,2^{D/2}$)."""
+        out: list[tuple[int, ...]] = [()]
+        for _ in range(self.D):
+            out = [w + (t,) for w in out for t in range(4) if self.is_completable(w + (t,))]
+        return out
+
+    def oracle(self, noise: float | Fraction = 0):
+        """The process as a :class:`theorylab.generation.TabularOracle`, mixed with the uniform law on the 4
+        brackets with weight ``noise`` (so it can err; prefixes that cannot be completed get the uniform law)."""
+        from theorylab.generation.oracles import TabularOracle  # noqa: PLC0415
+
+        if not 0 <= noise <= 1:
+            raise ValueError(f"noise must lie in [0, 1], got {noise!r}")
+        eta = Fraction(noise) if isinstance(noise, int | Fraction) else float(noise)
+        exact = isinstance(eta, Fraction)
+
+        def law(prefix: tuple[int, ...]) -> tuple:
+            if not self.is_completable(prefix):
+                return (Fraction(1, 4) if exact else 0.25,) * 4
+            base = self.next_token_distribution(prefix, exact)
+            return tuple((1 - eta) * b + eta / 4 for b in base)
+
+        return TabularOracle(4, law)
+
+    def sample(
+        self, rng: np.random.Generator, n: int, p: float | None = None, length: int | None = None
+    ) -> np.ndarray:
+        """``n`` strings from the process (type probability ``p`` overrides ``self.p``: the thesis's OOD prompts use
+        $p=0.8$), truncated to ``length`` tokens. Vectorised over the batch."""
+        if not isinstance(rng, np.random.Generator):
+            raise TypeError(f"rng must be a numpy Generator, got {type(rng).__name__}")
+        length = self.D if length is None else int(length)
+        if n < 1 or not 0 <= length <= self.D:
+            raise ValueError(f"need n >= 1 and 0 <= length <= D, got n={n}, length={length}")
+        pp = float(self.p if p is None else p)
+        q = float(self.q)
+        out = np.zeros((n, self.D), dtype=np.int64)
+        stack = np.zeros((n, self.D // 2 + 1), dtype=np.int64)
+        depth = np.zeros(n, dtype=np.int64)
+        rows = np.arange(n)
+        for i in range(1, self.D + 1):
+            u, v = rng.random(n), rng.random(n)
+            forced = depth == self.D - i + 1
+            close = forced | ((depth > 0) & (u >= q))
+            typ = np.where(v < pp, 0, 1)
+            top = stack[rows, np.clip(depth - 1, 0, None)]
+            tok = np.where(close, 2 * top + 1, 2 * typ)
+            stack[rows, depth] = np.where(close, stack[rows, depth], typ)
+            depth = depth + np.where(close, -1, 1)
+            out[:, i - 1] = tok
+        return out[:, :length]
+
+
+@dataclass(frozen=True)
+class DyckCompletionLM:
+    """Next-token language modelling on :class:`DyckCompletion` for the training harness: inputs
+    ``[BOS, w_1..w_{D-1}]`` (BOS = token 4), targets ``w_1..w_D``, every position scored; ``T`` must equal ``D``."""
+
+    completion: DyckCompletion
+    name: str = "dyck_completion"
+    vocab_size: int = 5
+    n_outputs: int = 4
+    loss: str = "ce"
+
+    BOS = 4
+
+    def sample_batch(self, rng: np.random.Generator, batch: int, T: int):
+        from theorylab.nn.tasks import Batch  # noqa: PLC0415
+
+        if T != self.completion.D:
+            raise ValueError(f"sequence length T={T} must equal the Dyck length D={self.completion.D}")
+        w = self.completion.sample(rng, batch)
+        x = np.concatenate([np.full((batch, 1), self.BOS, dtype=np.int64), w[:, :-1]], axis=1)
+        return Batch(x, w, np.ones_like(w, dtype=bool))

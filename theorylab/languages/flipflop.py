@@ -609,3 +609,161 @@ def predicted_failure_length(head: LinearPEHead, case: int, T_max: int = 10**7) 
             if wrong(T) and (T == lo or not wrong(T - 1)):
                 return T
     return None
+
+
+# ------------------------------------------------------------------------------------------------ glitches (§3.5)
+
+#: The thesis's evaluation distributions (l.2976-2980): in-distribution FFL(0.8), sparse FFL(0.98), dense FFL(0.1).
+GLITCH_SETS = {"in_distribution": 0.8, "sparse": 0.98, "dense": 0.1}
+
+
+def glitch_eval_set(name: str, T: int, n: int, seed: int = 0) -> np.ndarray:
+    """The fixed evaluation strings of ``name`` (a key of ``GLITCH_SETS``): ``n`` strings of FFL(T, p_i) drawn
+    from ``np.random.default_rng([seed, T, round(1000 p_i)])``, identical for every model and every call."""
+    if name not in GLITCH_SETS:
+        raise ValueError(f"unknown evaluation set {name!r}; expected one of {sorted(GLITCH_SETS)}")
+    _check_length(T)
+    if isinstance(n, bool) or not isinstance(n, int | np.integer) or n < 1:
+        raise ValueError(f"the number of strings must be a positive int, got {n!r}")
+    p = GLITCH_SETS[name]
+    q = (1 - p) / 2
+    return sample_ffl(np.random.default_rng([seed, T, round(1000 * p)]), int(n), T, q, q, p)
+
+
+@dataclass(frozen=True)
+class GlitchReport:
+    """Read errors of several models on the fixed sparse / dense (and optionally in-distribution) sets.
+
+    ``errors[name]`` is an int array over models (wrong argmax predictions after reads), ``reads[name]`` the number
+    of reads scored (the same for every model)."""
+
+    T: int
+    errors: dict
+    reads: dict
+
+    def error_rate(self, name: str) -> np.ndarray:
+        return self.errors[name] / max(self.reads[name], 1)
+
+    @property
+    def glitching(self) -> np.ndarray:
+        """Per model: some read error on the sparse or the dense set."""
+        return (self.errors["sparse"] > 0) | (self.errors["dense"] > 0)
+
+
+def _predictions(model, x: np.ndarray, device: str, chunk: int) -> np.ndarray:
+    """Next-token predictions ``[n, T]``: a callable ``x -> [n, T]`` tokens, or a torch module (argmax of logits)."""
+    import sys  # noqa: PLC0415
+
+    torch = sys.modules.get(
+        "torch"
+    )  # a torch module cannot exist unless torch is imported: do not import it here
+    if torch is not None and isinstance(model, torch.nn.Module):
+        was_training = model.training
+        model.eval().to(device)
+        out = []
+        with torch.no_grad():
+            for i in range(0, len(x), chunk):
+                logits = model(torch.from_numpy(x[i : i + chunk]).to(device))
+                logits = logits[0] if isinstance(logits, tuple) else logits
+                out.append(logits.argmax(-1).cpu().numpy())
+        model.train(was_training)
+        return np.concatenate(out)
+    if callable(model):
+        return np.concatenate([np.asarray(model(x[i : i + chunk])) for i in range(0, len(x), chunk)])
+    raise TypeError(
+        f"a model must be a torch module or a callable x -> predicted tokens, got {type(model).__name__}"
+    )
+
+
+def glitch_report(
+    models,
+    T: int,
+    n_sparse: int,
+    n_dense: int,
+    n_in_distribution: int = 0,
+    seed: int = 0,
+    device: str = "cpu",
+    chunk: int = 256,
+) -> GlitchReport:
+    """Count read errors (R1's glitches) of each model on the fixed sets of :func:`glitch_eval_set`.
+
+    A model is a torch module returning logits ``[n, T, V]`` or a callable returning predicted next tokens
+    ``[n, T]`` (e.g. ``lambda x: prop3_predict(x)[0]``). Every read whose next token (the bit) is scored; the final
+    read of each string is scored too (its bit is the string's last token)."""
+    models = list(models)
+    if not models:
+        raise ValueError("glitch_report needs at least one model")
+    sets = {"sparse": n_sparse, "dense": n_dense}
+    if n_in_distribution:
+        sets["in_distribution"] = n_in_distribution
+    errors, reads = {}, {}
+    for name, n in sets.items():
+        x = glitch_eval_set(name, T, n, seed)
+        mask = read_positions(x)
+        mask[:, -1] = (
+            False  # the read instruction's position predicts the next token; the last token is a bit
+        )
+        target = np.zeros_like(x)
+        target[:, :-1] = x[:, 1:]
+        errs = []
+        for model in models:
+            pred = _predictions(model, x, device, chunk)
+            if pred.shape != x.shape:
+                raise ValueError(f"predictions have shape {pred.shape}, expected {x.shape}")
+            errs.append(int((mask & (pred != target)).sum()))
+        errors[name], reads[name] = np.array(errs), int(mask.sum())
+    return GlitchReport(T, errors, reads)
+
+
+@dataclass(frozen=True)
+class FlipFlopMixture:
+    """R4's training distribution: each sequence is drawn from FFL(p_i) with p_i uniform over ``p_ignores``
+    (thesis: the uniform mixture of FFL(0.9), FFL(0.98) and FFL(0.1)). Clean mode (reads scored)."""
+
+    p_ignores: tuple = (0.9, 0.98, 0.1)
+    mode: str = "clean"
+    name: str = "flipflop_mixture"
+    vocab_size: int = 5
+    n_outputs: int = 5
+    loss: str = "ce"
+
+    def __post_init__(self) -> None:
+        if not self.p_ignores:
+            raise ValueError("the mixture needs at least one component")
+        for p in self.p_ignores:
+            _check_p(p)
+        if self.mode != "clean":
+            raise ValueError("the mixture task is defined in clean mode")
+
+    def sample_components(
+        self, rng: np.random.Generator, batch: int, T: int
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """(strings ``[batch, T]``, component index of each string)."""
+        comp = rng.integers(len(self.p_ignores), size=batch)
+        x = np.empty((batch, T), dtype=np.int64)
+        for k, p in enumerate(self.p_ignores):
+            rows = np.flatnonzero(comp == k)
+            if rows.size:
+                q = (1 - p) / 2
+                x[rows] = sample_ffl(rng, rows.size, T, q, q, p)
+        return x, comp
+
+    def sample_batch(self, rng: np.random.Generator, batch: int, T: int) -> Batch:
+        x, _ = self.sample_components(rng, batch, T)
+        y = np.zeros_like(x)
+        y[:, :-1] = x[:, 1:]
+        return Batch(x, y, read_positions(x))
+
+
+def distance_probe(T: int, k: int) -> np.ndarray:
+    """Four strings of length ``T`` that isolate the write-read distance: filler writes of the opposite bit, then
+    ``w b``, ``k`` ignores with bit ``z``, and ``r b``, for (b, z) in {0,1}^2. Requires 0 <= k <= T/2 - 2."""
+    _check_length(T)
+    if isinstance(k, bool) or not isinstance(k, int | np.integer) or not 0 <= k <= T // 2 - 2:
+        raise ValueError(f"the distance k must be an int in 0..T/2-2 = {T // 2 - 2}, got {k!r}")
+    rows = []
+    for b, z in itertools.product((0, 1), repeat=2):
+        instr = [W] * (T // 2 - 2 - k) + [W] + [I] * k + [R]
+        bits = [1 - b] * (T // 2 - 2 - k) + [b] + [z] * k + [b]
+        rows.append([v for pair in zip(instr, [ZERO + t for t in bits], strict=True) for v in pair])
+    return np.array(rows, dtype=np.int64)

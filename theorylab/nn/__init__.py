@@ -39,6 +39,8 @@ _EXPORTS: dict[str, str] = {
     "cpu_threads": "train",
     "reference_forward": "reference",
     "TheoryTransformer": "theory",
+    "AttentionSharpening": "regularizers",
+    "attention_penalty": "regularizers",
     "causal_softmax": "theory",
     "ProgressiveSchedule": "distill",
     "DistillTask": "distill",

@@ -18,7 +18,7 @@ from torch import nn
 
 NORMS = ("pre", "post", "none")
 ATTENTIONS = ("softmax", "linear")
-POSITIONS = ("learned", "sinusoidal", "linear", "none")
+POSITIONS = ("learned", "sinusoidal", "linear", "none", "rope", "alibi")
 ACTIVATIONS = {"gelu": F.gelu, "relu": F.relu, "tanh": torch.tanh}
 
 
@@ -137,6 +137,8 @@ class TransformerConfig:
             raise ValueError(f"d_ff must be None or an int >= 0, got {self.d_ff!r}")
         if self.pos == "sinusoidal" and self.d_model % 2:
             raise ValueError("sinusoidal positions need an even d_model")
+        if self.pos == "rope" and (self.d_model // self.n_heads) % 2:
+            raise ValueError("rope positions need an even head dimension d_model / n_heads")
         if self.one_hot_embedding and self.vocab_size > self.d_model:
             raise ValueError(
                 f"one_hot_embedding needs vocab_size ({self.vocab_size}) <= d_model ({self.d_model})"
@@ -183,6 +185,25 @@ def _layer_norm(cfg: TransformerConfig) -> nn.Module:
     return nn.LayerNorm(cfg.d_model, eps=cfg.ln_eps, elementwise_affine=cfg.ln_affine)
 
 
+def rope_rotate(x: torch.Tensor) -> torch.Tensor:
+    r"""Rotary positions (Su et al.): rotate each pair (2i, 2i+1) of a head vector at position t (0-based) by the
+    angle $t\,10000^{-2i/d_h}$; ``x`` is ``[..., T, d_h]``. Scores then depend on positions only through $j-i$."""
+    T, dh = x.shape[-2], x.shape[-1]
+    freq = 10000.0 ** (-torch.arange(0, dh, 2, device=x.device, dtype=torch.float64) / dh)
+    angle = (torch.arange(T, device=x.device, dtype=torch.float64)[:, None] * freq).to(x.dtype)
+    cos, sin = torch.cos(angle), torch.sin(angle)
+    even, odd = x[..., 0::2], x[..., 1::2]
+    return torch.stack((even * cos - odd * sin, even * sin + odd * cos), dim=-1).flatten(-2)
+
+
+def alibi_bias(H: int, T: int, device=None, dtype=torch.float32) -> torch.Tensor:
+    r"""ALiBi (Press et al.): score bias $-m_h\,|i-j|$ with head slopes $m_h=2^{-8(h+1)/H}$, ``[H, T, T]``."""
+    slopes = 2.0 ** (-8.0 * torch.arange(1, H + 1, device=device, dtype=torch.float64) / H)
+    pos = torch.arange(T, device=device, dtype=torch.float64)
+    dist = (pos[:, None] - pos[None, :]).abs()
+    return (-slopes[:, None, None] * dist).to(dtype)
+
+
 class Attention(nn.Module):
     """Multi-head self-attention; returns the output and the attention weights ``[B, H, T, T]``."""
 
@@ -210,7 +231,11 @@ class Attention(nn.Module):
             scale = cfg.attn_scale if cfg.attn_scale is not None else 1.0 / math.sqrt(dh)
             q = self.q(x).reshape(B, T, H, dh).transpose(1, 2)
             k = self.k(x).reshape(B, T, H, dh).transpose(1, 2)
+            if cfg.pos == "rope":
+                q, k = rope_rotate(q), rope_rotate(k)
             s = (q @ k.transpose(-1, -2)) * scale
+            if cfg.pos == "alibi":
+                s = s + alibi_bias(H, T, x.device, s.dtype)
             if cfg.attention == "softmax":
                 w = torch.softmax(s.masked_fill(~allowed, float("-inf")), dim=-1)
             else:

@@ -47,6 +47,19 @@ def _sinusoid(T, d):
     return P
 
 
+def _rope(x):
+    """Rotary positions, written as an explicit 2x2 rotation per pair and position (float64)."""
+    T, dh = x.shape
+    out = np.empty_like(x)
+    for t in range(T):
+        for i in range(0, dh, 2):
+            a = t * 10000.0 ** (-i / dh)
+            c, s = math.cos(a), math.sin(a)
+            out[t, i] = c * x[t, i] - s * x[t, i + 1]
+            out[t, i + 1] = s * x[t, i] + c * x[t, i + 1]
+    return out
+
+
 def _attention(cfg, P, name, x):
     """x: [T, d] -> (output [T, d], weights [H, T, T]); query i may see key j iff j <= i (causal) or always."""
     T, d = x.shape
@@ -62,7 +75,13 @@ def _attention(cfg, P, name, x):
             w = allowed / allowed.sum(1, keepdims=True)
         else:
             scale = cfg.attn_scale if cfg.attn_scale is not None else 1.0 / math.sqrt(dh)
-            s = _linear(P, f"{name}.q", x)[:, sl] @ _linear(P, f"{name}.k", x)[:, sl].T * scale
+            qh, kh = _linear(P, f"{name}.q", x)[:, sl], _linear(P, f"{name}.k", x)[:, sl]
+            if cfg.pos == "rope":
+                qh, kh = _rope(qh), _rope(kh)
+            s = qh @ kh.T * scale
+            if cfg.pos == "alibi":
+                slope = 2.0 ** (-8.0 * (h + 1) / H)
+                s = s - slope * np.abs(np.arange(T)[:, None] - np.arange(T)[None, :])
             if cfg.attention == "softmax":
                 s = np.where(allowed, s, -np.inf)
                 e = np.exp(s - s.max(1, keepdims=True))

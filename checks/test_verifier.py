@@ -1,0 +1,640 @@
+"""Claim family `verifier`: query complexity of constrained generation with oracles and process verifiers, and
+tokenwise rejection sampling with backtracking (Li Ch. 3, `003_69b23422e33c905a.txt`)."""
+
+from __future__ import annotations
+
+import itertools
+import math
+from fractions import Fraction
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import theorylab.generation as g
+from theorylab.counterexamples import generate
+from theorylab.generation.exact import backtracking_law, tokenwise_law
+from theorylab.languages.dyck import DyckCompletion
+from theorylab.strategies.generation import instances
+
+# ------------------------------------------------------------------------------------------- definitions
+
+
+@pytest.mark.claim("verifier.def3.1.x", tier="property")
+@given(inst=instances(max_D=4), seed=st.integers(0, 2**16))
+def test_oracle_and_verifier_calls_are_counted_separately(inst, seed):
+    """Def 3.1.6 counts oracle calls; verifier calls are counted apart (claim 3.1.3 counts those)."""
+    V = g.perfect_verifier(inst.A, inst.k, inst.D)
+    run = g.backtracking_generation(inst.oracle, inst.D, V, 2, 1, np.random.default_rng(seed))
+    assert run.queries == inst.oracle.calls and run.verifier_calls == V.calls
+    assert run.verifier_calls <= run.queries  # the verifier is called once per sampled token, at most
+    assert run.queries == inst.D + run.backtracks  # B = 1: each backtrack re-adds exactly the erased token
+
+
+@pytest.mark.claim("verifier.def3.1.x", tier="property", control=True)
+def test_a_verifier_that_rejects_an_accepted_prefix_is_not_a_process_verifier():
+    A = g.language_from_predicate(lambda s: s[-1] == 1, 2, 3)
+    g.check_prefix_closed(g.perfect_verifier(A, 2, 3), 2, 3)
+    broken = g.ProcessVerifier(lambda s: len(s) != 1 or s[0] == 1)  # rejects (0,) but accepts (0, 1)
+    with pytest.raises(ValueError, match="not prefix-closed"):
+        g.check_prefix_closed(broken, 2, 3)
+
+
+# ---------------------------------------------------------------------------------------------- thm3.1.1
+
+
+@pytest.mark.claim("verifier.thm3.1.1", tier="exact")
+@pytest.mark.parametrize("D", [2, 3, 4])
+def test_parity_secret_exact_minimax_over_all_strategies(D, measure):
+    """Bellman recursion over every deterministic adaptive strategy (uniform prior on the 2^(D-1) secrets)."""
+    best = g.parity_optimal_cost(D)
+    M = 2 ** (D - 1)
+    assert best == g.parity_minimax_queries(D) == Fraction((M - 1) * (M + 2), 2 * M)
+    assert best >= Fraction(2 ** (D - 2))  # the corrected Omega(2^D) bound
+    if D == 4:
+        return  # 8! orders: the enumeration below is run for D <= 3 (the property tier samples orders for D <= 10)
+    # a uniformly random query order attains it for EVERY secret (so it is also the randomized minimax, Yao)
+    orders = list(itertools.permutations(itertools.product((0, 1), repeat=D - 1)))
+    for secret in itertools.product((0, 1), repeat=D - 1):
+        mean = Fraction(sum(g.parity_order_cost(o, secret) for o in orders), len(orders))
+        assert mean == best
+    measure(f"exact minimax queries D={D}", float(best))
+
+
+@pytest.mark.claim("verifier.thm3.1.1", tier="exact")
+def test_parity_secret_oracle_admits_one_valid_output_per_secret():
+    D = 4
+    A = g.parity_language(D)
+    for secret in itertools.product((0, 1), repeat=D - 1):
+        oracle = g.ParitySecretOracle(secret)
+        valid = [s for s, p in g.sequence_law(oracle, D).items() if s in A and p > 0]
+        assert valid == [secret + (sum(secret) % 2,)]
+        assert ((0,) * D in valid) == (
+            secret == (0,) * (D - 1)
+        )  # Remark 3.5.1: 0^D is valid only for 0^(D-1)
+
+
+@pytest.mark.claim("verifier.thm3.1.1", tier="exact", control=True)
+def test_printed_bound_fails_on_the_stored_counterexample():
+    data = generate("verifier.thm3.1.1")
+    D, cost = int(data["D"]), Fraction(int(data["optimal_numerator"]), int(data["optimal_denominator"]))
+    assert cost == g.parity_optimal_cost(D) == Fraction(9, 4)
+    assert not cost >= g.parity_printed_bound(D) == int(data["printed_bound"])  # printed: >= 2^(D-1) = 4
+    # an algorithm that stops one candidate early (guessing the last two) is cheaper but not always correct
+    order = [tuple(r) for r in data["query_order"]]
+    wrong = [s for s in order if order.index(s) >= len(order) - 2]
+    assert (
+        len({s + (sum(s) % 2,) for s in wrong}) == 2
+    )  # two secrets, two different valid outputs: one guess fails
+
+
+@pytest.mark.claim("verifier.thm3.1.1", tier="property")
+@given(D=st.integers(2, 10), seed=st.integers(0, 2**32 - 1))
+def test_parity_secret_random_order_cost_is_the_position_of_the_secret(D, seed):
+    rng = np.random.default_rng(seed)
+    M = 2 ** (D - 1)
+    cands = list(itertools.product((0, 1), repeat=D - 1))
+    order = [cands[i] for i in rng.permutation(M)]
+    secret = cands[int(rng.integers(M))]
+    assert g.parity_order_cost(order, secret) == min(order.index(secret) + 1, M - 1)
+    # averaging over the secret position gives the closed form exactly
+    assert Fraction(sum(min(i, M - 1) for i in range(1, M + 1)), M) == g.parity_minimax_queries(D)
+
+
+@pytest.mark.claim("verifier.thm3.1.1", tier="property", control=True)
+@given(D=st.integers(3, 10))
+def test_the_printed_constant_is_violated_for_every_D_ge_3(D):
+    assert g.parity_minimax_queries(D) < g.parity_printed_bound(D)
+
+
+@pytest.mark.claim("verifier.thm3.1.1", tier="exact")
+def test_support_unaware_verifier_traps_tokenwise_sampling_on_the_parity_instance():
+    """AMB-3: with Def 3.1.3's verifier TRS never terminates; with the support-aware one it costs 2(D-1)+1."""
+    D, secret = 4, (1, 0, 1)
+    oracle, A = g.ParitySecretOracle(secret), g.parity_language(D)
+    stuck = tokenwise_law(oracle, D, g.perfect_verifier(A, 2, D))
+    assert not stuck.terminates and stuck.expected_queries == math.inf
+    ok = tokenwise_law(oracle, D, g.support_aware_verifier(A, oracle, D))
+    assert ok.terminates and ok.success == 1 and ok.expected_queries == 2 * (D - 1) + 1
+
+
+# ---------------------------------------------------------------------------------------------- thm3.1.2
+
+
+@pytest.mark.claim("verifier.thm3.1.2", tier="exact")
+def test_knapsack_generation_agrees_with_brute_force(rng):
+    for _ in range(30):
+        D = int(rng.integers(1, 11))
+        w = [int(x) for x in rng.integers(0, 30, size=D)]
+        c = int(rng.integers(0, sum(w) + 2))
+        A = g.subset_sum_language(w, c)
+        law = tokenwise_law(g.UniformOracle(2), D, g.SubsetSumVerifier(w, c), A=A) if A else None
+        assert (g.subset_sum_solve(w, c) is not None) == bool(A)
+        if A:
+            assert g.subset_sum_solve(w, c) in A and law.success == 1 and set(law.law) <= A
+            assert law.expected_queries <= 2 * D
+
+
+@pytest.mark.claim("verifier.thm3.1.2", tier="exact", control=True)
+def test_dp_verifier_without_the_suffix_check_fails_feasible_instances():
+    """A verifier that only checks 'running sum <= c' accepts doomed prefixes: TRS then outputs strings not in A."""
+    w, c = [3, 5, 7], 10  # 3 + 7
+    A = g.subset_sum_language(w, c)
+    loose = g.ProcessVerifier(lambda s: sum(x for x, b in zip(w, s, strict=False) if b) <= c)
+    assert tokenwise_law(g.UniformOracle(2), 3, loose, A=A).success < 1
+    assert tokenwise_law(g.UniformOracle(2), 3, g.SubsetSumVerifier(w, c), A=A).success == 1
+
+
+@pytest.mark.claim("verifier.thm3.1.2", tier="property")
+@given(
+    w=st.lists(st.integers(0, 50), min_size=1, max_size=12),
+    feasible=st.booleans(),
+    seed=st.integers(0, 2**32 - 1),
+)
+def test_tokenwise_sampling_with_the_dp_verifier_solves_subset_sum(w, feasible, seed):
+    rng = np.random.default_rng(seed)
+    c = int(sum(x for x in w if rng.random() < 0.5)) if feasible else int(rng.integers(0, sum(w) + 3))
+    A = g.subset_sum_language(w, c)
+    out, run = g.subset_sum_generate(w, c, rng)
+    assert (out is None) == (not A)  # FAIL exactly on infeasible instances
+    if A:
+        assert out in A
+        rejected = run.queries - len(w)
+        assert 0 <= rejected <= run.verifier_calls and run.queries <= run.verifier_calls
+
+
+@pytest.mark.claim("verifier.thm3.1.2", tier="property", control=True)
+@given(w=st.lists(st.integers(1, 20), min_size=2, max_size=8), seed=st.integers(0, 2**32 - 1))
+def test_generation_without_a_verifier_fails_some_feasible_instance(w, seed):
+    """The full-support oracle alone: one sampled string is in A only by luck (p_O(A) < 1 when c is a proper sum)."""
+    c = w[0]
+    A = g.subset_sum_language(w, c)
+    law = g.rejection_sampling_law(g.UniformOracle(2), len(w), A)
+    pA = Fraction(len(A), 2 ** len(w))
+    assert 0 < pA < 1 and law.expected_queries == len(w) / pA > len(w)
+
+
+# ---------------------------------------------------------------------------------------------- prop3.1.1
+
+
+@pytest.mark.claim("verifier.prop3.1.1", tier="exact")
+@pytest.mark.parametrize("D", [1, 2, 4, 6, 8])
+def test_rejection_vs_tokenwise_on_the_all_zero_target(D, measure):
+    A = {(0,) * D}
+    O = g.UniformOracle(2)
+    rs = g.rejection_sampling_law(O, D, A)
+    trs = tokenwise_law(O, D, g.perfect_verifier(A, 2, D))
+    assert rs.expected_queries == 2**D * D and trs.expected_queries == 2 * D
+    assert rs.law == trs.law == {(0,) * D: 1}
+    measure(f"E[calls] RS / TRS, D={D}", [int(rs.expected_queries), int(trs.expected_queries)])
+
+
+@pytest.mark.claim("verifier.prop3.1.1", tier="exact", control=True)
+def test_the_verdict_rejects_swapped_formulas():
+    D = 6
+    A = {(0,) * D}
+    rs = g.rejection_sampling_law(g.UniformOracle(2), D, A)
+    assert rs.expected_queries != 2 * D and rs.expected_queries != 2 ** (D - 1) * D
+
+
+@pytest.mark.claim("verifier.prop3.1.1", tier="exact")
+@pytest.mark.parametrize(("D", "rs_ref", "trs_ref"), [(8, 11.6, 8.39), (16, 30.7, 16.67)])
+def test_dyck_sandbox_query_counts(D, rs_ref, trs_ref, measure):
+    """Oracle = Remark 3.2.1's process (p=1/5, q=1/2) mixed with 10% uniform noise (the brief's rounded numbers).
+    Exact by dynamic programming over (position, stack) states; cross-checked against the tree at D=8."""
+    task = DyckCompletion(D)
+    oracle = task.oracle(Fraction(1, 10))
+    pA, trs = _dyck_dp(task, oracle)
+    if D == 8:  # the dynamic programme agrees with the prefix-tree calculators (on D = 6, to save time)
+        small = DyckCompletion(6)
+        o6, V = small.oracle(Fraction(1, 10)), small.prefix_verifier()
+        pA6, trs6 = _dyck_dp(small, o6)
+        assert g.rejection_sampling_law(o6, 6, V.peek).expected_queries == 6 / pA6
+        assert tokenwise_law(o6, 6, V).expected_queries == trs6
+    measure(f"Dyck D={D}: E[calls] RS, TRS", [float(D / pA), float(trs)])
+    assert round(float(D / pA), 1) == rs_ref and round(float(trs), 2) == trs_ref
+    assert trs < D / pA
+
+
+def _dyck_dp(task, oracle):
+    """(p_O(Dyck_D), E[TRS calls]): the noisy oracle depends on the prefix only through (position, stack)."""
+    from collections import defaultdict
+
+    rs, trs = {(): Fraction(1)}, {(): Fraction(1)}  # oracle mass / TRS mass of each reachable stack
+    expected = Fraction(0)
+    for i in range(task.D):
+        rs_next, trs_next = defaultdict(Fraction), defaultdict(Fraction)
+        for stack in rs:
+            prefix = (0, 1) * ((i - len(stack)) // 2) + tuple(2 * t for t in stack)
+            law = oracle.probs(prefix)
+            ok = [t for t in range(4) if task.is_completable(prefix + (t,))]
+            P = sum(law[t] for t in ok)
+            expected += trs[stack] / P  # geometric wait for an accepted token
+            for t in ok:
+                nxt = stack + (t // 2,) if t % 2 == 0 else stack[:-1]
+                rs_next[nxt] += rs[stack] * law[t]
+                trs_next[nxt] += trs[stack] * law[t] / P
+        rs, trs = rs_next, trs_next
+    return rs[()], expected
+
+
+@pytest.mark.claim("verifier.prop3.1.1", tier="property")
+@given(inst=instances(), seed=st.integers(0, 2**16))
+def test_exact_query_formulas_match_simulation(inst, seed):
+    rng = np.random.default_rng(seed)
+    V = g.support_aware_verifier(inst.A, inst.oracle, inst.D)
+    trs = tokenwise_law(inst.oracle, inst.D, V)
+    rs = g.rejection_sampling_law(inst.oracle, inst.D, inst.A)
+    assert rs.expected_queries == inst.D / sum(
+        p for s, p in g.sequence_law(inst.oracle, inst.D).items() if s in inst.A
+    )
+    n = 200
+    runs = [g.tokenwise_rejection_sampling(inst.oracle, inst.D, V, rng) for _ in range(n)]
+    costs = np.array([r.queries for r in runs], dtype=float)
+    # 6 standard errors (plus a floor for near-deterministic costs): a fixed-seed test that a wrong formula fails
+    assert abs(costs.mean() - float(trs.expected_queries)) <= 6 * costs.std() / math.sqrt(n) + 1e-9
+    assert all(r.tokens in trs.law for r in runs)
+
+
+@pytest.mark.claim("verifier.prop3.1.1", tier="property", control=True)
+def test_simulation_check_rejects_an_off_by_one_formula(rng):
+    O, D, A = g.UniformOracle(2), 6, {(0,) * 6}
+    V = g.perfect_verifier(A, 2, D)
+    costs = np.array([g.tokenwise_rejection_sampling(O, D, V, rng).queries for _ in range(1000)], dtype=float)
+    se = costs.std() / math.sqrt(len(costs))
+    assert abs(costs.mean() - 2 * D) <= 6 * se and abs(costs.mean() - 2 * (D + 1)) > 6 * se
+
+
+# ---------------------------------------------------------------------------------------------- claim3.1.3
+
+
+@pytest.mark.claim("verifier.claim3.1.3", tier="property")
+@given(inst=instances())
+def test_sigma_times_D_verifier_calls_suffice(inst):
+    V = g.support_aware_verifier(inst.A, inst.oracle, inst.D)
+    run = g.verifier_only_generation(inst.oracle, inst.D, V)
+    assert run.tokens in inst.A and run.queries == 0 and run.verifier_calls <= inst.k * inst.D
+
+
+@pytest.mark.claim("verifier.claim3.1.3", tier="property", control=True)
+def test_without_the_verifier_the_greedy_scan_dead_ends():
+    """A 'verifier' that only checks the last token (not prefix-closed, not a process verifier) dead-ends."""
+    D, A = 3, {(1, 1, 0)}
+    V = g.ProcessVerifier(lambda s: len(s) < D or s in A)
+    assert g.verifier_only_generation(g.UniformOracle(2), D, V).tokens is None
+
+
+# ---------------------------------------------------------------------------------------------- prop3.1.2
+
+
+@pytest.mark.claim("verifier.prop3.1.2", tier="exact")
+@pytest.mark.parametrize("D", [2, 3, 4, 6, 8, 10])
+def test_tokenwise_law_and_its_total_variation_to_the_restricted_law(D, measure):
+    O, A = g.prop312_instance(D)
+    law = tokenwise_law(O, D, g.perfect_verifier(A, 2, D)).law
+    assert law[(1,) * (D - 1) + (0,)] == Fraction(1, 2 ** (D - 1)) and (1,) * D not in law
+    assert all(p == Fraction(1, 2**D) for s, p in law.items() if s != (1,) * (D - 1) + (0,))
+    tv = g.total_variation(law, g.restricted_law(O, D, A))
+    assert tv == g.prop312_tv(D) == Fraction(1, 2 ** (D - 1)) - Fraction(1, 2**D - 1)
+    measure(f"TV(TRS, p_A) D={D}", float(tv))
+
+
+@pytest.mark.claim("verifier.prop3.1.2", tier="exact", control=True)
+def test_the_exact_value_removes_the_bias():
+    D = 6
+    O, A = g.prop312_instance(D)
+    Vstar = g.exact_values(O, D, lambda s: int(s in A))
+    assert g.total_variation(g.value_guided_law(O, D, Vstar.__getitem__), g.restricted_law(O, D, A)) == 0
+
+
+@pytest.mark.claim("verifier.prop3.1.2", tier="property")
+@given(inst=instances())
+def test_value_guided_sampling_with_exact_values_is_the_restricted_law(inst):
+    Vstar = g.exact_values(inst.oracle, inst.D, lambda s: int(s in inst.A))
+    target = g.restricted_law(inst.oracle, inst.D, inst.A)
+    assert g.value_guided_law(inst.oracle, inst.D, Vstar.__getitem__) == target
+    trs = tokenwise_law(inst.oracle, inst.D, g.support_aware_verifier(inst.A, inst.oracle, inst.D))
+    assert trs.success == 1 and set(trs.law) == set(target)  # same support, generally a different law
+
+
+@pytest.mark.claim("verifier.prop3.1.2", tier="property", control=True)
+def test_tokenwise_sampling_is_not_the_restricted_law_in_general():
+    """The search the catalog asks for: random instances on which binary-verifier TRS differs from p_A."""
+    found = 0
+    for seed in range(20):
+        inst = _instance(seed)
+        trs = tokenwise_law(inst.oracle, inst.D, g.support_aware_verifier(inst.A, inst.oracle, inst.D))
+        found += g.total_variation(trs.law, g.restricted_law(inst.oracle, inst.D, inst.A)) > 0
+    assert found >= 10
+
+
+def _instance(seed: int):
+    from theorylab.strategies.generation import Instance, random_oracle
+
+    rng = np.random.default_rng(seed)
+    oracle = random_oracle(rng, 2, 4, zeros=False)
+    A = frozenset(s for s in itertools.product((0, 1), repeat=4) if rng.random() < 0.5) or {(0, 0, 0, 0)}
+    return Instance(oracle, 2, 4, frozenset(A), seed)
+
+
+# ---------------------------------------------------------------------------------------------- alg1
+
+
+@pytest.mark.claim("verifier.alg1", tier="exact")
+def test_argmax_trap_exact_accuracies_and_queries(measure):
+    oracle, A = g.argmax_trap(4)
+    V = g.perfect_verifier(A, 3, 4)
+    trs = tokenwise_law(oracle, 4, V)
+    assert trs.success == 1 and trs.expected_queries == Fraction(11, 2)
+    plain = backtracking_law(oracle, 4, V, 0, 1)
+    assert plain.success == Fraction(2, 5) and plain.expected_queries == 4
+    for Q in range(6):
+        for B in (1, 2):
+            law = backtracking_law(oracle, 4, V, Q, B)
+            assert law.success == Fraction(2, 5)  # the erased token is re-generated by argmax as 2 again
+            assert law.max_queries <= 4 + Q * B
+    measure(
+        "argmax trap: Alg1(Q=4,B=2) accuracy, E[queries]",
+        [0.4, float(backtracking_law(oracle, 4, V, 4, 2).expected_queries)],
+    )
+    # the thesis's ablation (no argmax re-generation) escapes the trap
+    assert backtracking_law(oracle, 4, V, 4, 1, argmax=False).success > Fraction(2, 5)
+
+
+@pytest.mark.claim("verifier.alg1", tier="exact", control=True)
+def test_stored_argmax_trap_refutes_alg1_dominates_trs():
+    data = generate("verifier.alg1")
+    table = [
+        tuple(Fraction(p).limit_denominator(100) for p in row) for row in data["next_token_law_by_position"]
+    ]
+    oracle = g.TabularOracle(3, lambda u: table[len(u)])
+    A = g.language_from_predicate(lambda s: int(data["forbidden_token"]) not in s, 3, int(data["D"]))
+    V = g.perfect_verifier(A, 3, 4)
+    assert backtracking_law(oracle, 4, V, 10, 2).success < tokenwise_law(oracle, 4, V).success
+
+
+@pytest.mark.claim("verifier.alg1", tier="property")
+def test_sampler_matches_the_exact_law_on_the_argmax_trap(rng):
+    oracle, A = g.argmax_trap(4)
+    V = g.perfect_verifier(A, 3, 4)
+    exact = backtracking_law(oracle, 4, V, 2, 2)
+    runs = [g.backtracking_generation(oracle, 4, V, 2, 2, rng) for _ in range(1500)]
+    acc = np.mean([r.tokens in A for r in runs])
+    q = np.array([r.queries for r in runs], dtype=float)
+    assert abs(acc - 0.4) < 6 * math.sqrt(0.24 / 1500)
+    assert abs(q.mean() - float(exact.expected_queries)) < 6 * q.std() / math.sqrt(1500)
+    assert all(r.queries <= 4 + 2 * 2 and len(r.tokens) == 4 for r in runs)
+
+
+@pytest.mark.claim("verifier.alg1", tier="property")
+@given(inst=instances(max_D=4), Q=st.integers(0, 3), B=st.integers(1, 3))
+def test_backtracking_with_a_sound_verifier_never_hurts(inst, Q, B):
+    """Coupling (derived): if V(s)=0 only on doomed prefixes, success(Alg1(Q,B)) >= success(plain) and it is
+    non-decreasing in Q; queries <= D + QB on every path. Verifier noise: accept a random set of doomed prefixes."""
+    B = min(B, inst.D)
+    rng = np.random.default_rng(inst.seed)
+    perfect = g.perfect_verifier(inst.A, inst.k, inst.D)
+    lucky = {
+        s
+        for h in range(1, inst.D + 1)
+        for s in itertools.product(range(inst.k), repeat=h)
+        if rng.random() < 0.3
+    }
+    sound = g.ProcessVerifier(lambda s: perfect.peek(s) or s in lucky)  # false accepts only
+    for V in (perfect, sound):
+        plain = backtracking_law(inst.oracle, inst.D, V, 0, B, A=inst.A).success
+        prev = plain
+        for q in range(1, Q + 1):
+            law = backtracking_law(inst.oracle, inst.D, V, q, B, A=inst.A)
+            assert law.success >= prev and law.max_queries <= inst.D + q * B
+            prev = law.success
+
+
+@pytest.mark.claim("verifier.alg1", tier="property", control=True)
+def test_a_verifier_with_false_rejections_can_make_backtracking_worse():
+    """The Q-monotonicity verdict rejects a variant that backtracks on valid prefixes."""
+    worse = 0
+    for seed in range(40):
+        inst = _instance(seed)
+        perfect = g.perfect_verifier(inst.A, 2, 4)
+        rng = np.random.default_rng(seed)
+        unlucky = {s for h in range(1, 5) for s in itertools.product((0, 1), repeat=h) if rng.random() < 0.3}
+        noisy = g.ProcessVerifier(lambda s, p=perfect, u=unlucky: p.peek(s) and s not in u)
+        a = backtracking_law(inst.oracle, 4, noisy, 0, 1, A=inst.A).success
+        b = backtracking_law(inst.oracle, 4, noisy, 2, 1, A=inst.A).success
+        worse += b < a
+    assert worse > 0
+
+
+@pytest.mark.claim("verifier.alg1", tier="property", control=True)
+def test_accuracy_is_not_monotone_in_the_stride():
+    """Search (the catalog's 'let hypothesis find it'): an instance where a larger B lowers the success."""
+    found = None
+    for seed in range(200):
+        inst = _instance(seed)
+        V = g.perfect_verifier(inst.A, 2, 4)
+        s = [backtracking_law(inst.oracle, 4, V, 1, B, A=inst.A).success for B in (1, 2, 3)]
+        if s[1] < s[0] or s[2] < s[1]:
+            found = seed
+            break
+    assert found is not None
+
+
+# ---------------------------------------------------------------------------------------------- def3.2.1
+
+
+@pytest.mark.claim("verifier.def3.2.1", tier="exact")
+@pytest.mark.parametrize("D", [2, 4, 6, 8])
+def test_strict_closed_form_equals_the_autoregressive_process(D, measure):
+    task = DyckCompletion(D, Fraction(1, 5), Fraction(1, 2))
+    words = task.words()
+    assert len(words) == math.comb(D, D // 2) // (D // 2 + 1) * 2 ** (D // 2)  # Cat(D/2) 2^(D/2); 224 at D=8
+    assert all(task.probability(w) == task.closed_form(w) for w in words)
+    assert sum(task.probability(w) for w in words) == 1
+    measure(f"|Dyck_{D}|", len(words))
+
+
+@pytest.mark.claim("verifier.def3.2.1", tier="exact", control=True)
+def test_printed_closed_form_differs_from_the_process():
+    data = generate("verifier.def3.2.1")
+    process, printed = data["process"], data["printed_unnormalised"]
+    tv = 0.5 * np.abs(process - printed / printed.sum()).sum()
+    assert round(tv, 3) == 0.259  # the catalog's number; the strict form gives 0 (test above)
+    task = DyckCompletion(8, Fraction(1, 5), Fraction(1, 2))
+    w = tuple(int(t) for t in data["words"][0])
+    assert task.closed_form(w, strict=False) != task.probability(w)
+
+
+@pytest.mark.claim("verifier.def3.2.1", tier="property")
+@given(seed=st.integers(0, 2**32 - 1), D=st.sampled_from([4, 6, 8, 10]))
+def test_vectorised_sampler_produces_balanced_strings_with_prefix_verdicts(seed, D):
+    task = DyckCompletion(D)
+    x = task.sample(np.random.default_rng(seed), 64)
+    assert all(task.is_word(tuple(r)) for r in x)
+    bad = x.copy()
+    bad[:, -1] = 4 - bad[:, -1]  # swap the type of the final close: ] (1) <-> ) (3)
+    assert not any(task.is_completable(tuple(r)) for r in bad)
+
+
+# ---------------------------------------------------------------------------------------------- trained (Dyck LM)
+
+DYCK_LM = {
+    # CPU: ~30 s on 2 loaded cores (150 steps of 64 strings, D=16); out-of-distribution errors must stay nonzero
+    "small": dict(
+        D=16, model=dict(d_model=32, n_layers=2, n_heads=4), steps=150, lr=3e-3, prompts=150, Q=4, B=2
+    ),
+    # the thesis's sandbox: 6 layers, 8 heads, d=512, D=32, batch 32, lr 3e-4, 100 warm-up, wd 0.1
+    "full": dict(
+        D=32, model=dict(d_model=512, n_layers=6, n_heads=8), steps=5000, lr=3e-4, prompts=2000, Q=4, B=4
+    ),
+}
+
+
+def _dyck_lm(scale, device):
+    from theorylab.languages.dyck import DyckCompletionLM
+    from theorylab.nn import Budget, TransformerConfig, train
+
+    spec = DYCK_LM[scale]
+    task = DyckCompletionLM(DyckCompletion(spec["D"]))
+    cfg = TransformerConfig(vocab_size=5, n_outputs=4, max_len=spec["D"], **spec["model"])
+    budget = Budget(
+        steps=spec["steps"],
+        batch_size=64,
+        seq_len=spec["D"],
+        lr=spec["lr"],
+        schedule="warmup_cosine",
+        warmup=20,
+    )
+    result = train(task, cfg, budget, seeds=(0,), device=device, progress=False)
+    return task.completion, result.models[0].cpu(), cfg
+
+
+def _completion_errors(comp, model, spec, verifier_for):
+    """Paired prompts (OOD: p = 0.8 prefixes of length D-5..D-1) and common random numbers per prompt: plain
+    sampling (Q = 0) and Algorithm 1 see the same uniforms until the first backtrack."""
+    import torch
+
+    from theorylab.generation.lm import ModelOracle
+
+    torch.set_num_threads(1)
+    rng = np.random.default_rng(2024)
+    n, D = spec["prompts"], comp.D
+    lengths = rng.integers(D - 5, D, size=n)
+    prompts = comp.sample(rng, n, p=0.8)
+    plain, alg1, queries = [], [], []
+    for i in range(n):
+        x = tuple(int(a) for a in prompts[i, : lengths[i]])
+        oracle = ModelOracle(model, 4, start=(4, *x))
+        Dg = D - len(x)
+        runs = [
+            g.backtracking_generation(
+                oracle, Dg, verifier_for(x), Q, min(B, Dg), np.random.default_rng([7, i])
+            )
+            for Q, B in ((0, 1), (spec["Q"], spec["B"]))
+        ]
+        plain.append(not comp.is_word(x + runs[0].tokens))
+        alg1.append(not comp.is_word(x + runs[1].tokens))
+        queries.append(runs[1].queries - Dg)
+        assert runs[1].queries <= Dg + spec["Q"] * min(spec["B"], Dg)
+    return np.array(plain), np.array(alg1), np.array(queries)
+
+
+def _exact_verifier(comp):
+    return lambda x: g.ProcessVerifier(lambda s: comp.is_completable(x + s))
+
+
+@pytest.mark.claim("verifier.alg1", tier="trained")
+def test_backtracking_with_the_exact_verifier_fixes_errors_of_a_trained_dyck_lm(scale, device, measure):
+    spec = DYCK_LM[scale]
+    comp, model, cfg = _dyck_lm(scale, device)
+    plain, alg1, extra = _completion_errors(comp, model, spec, _exact_verifier(comp))
+    untrained_plain, _, _ = _completion_errors(comp, cfg.build(0).eval(), spec, _exact_verifier(comp))
+    measure(
+        "OOD completion errors: plain, Algorithm 1, untrained plain",
+        [int(plain.sum()), int(alg1.sum()), int(untrained_plain.sum())],
+    )
+    measure("mean extra queries of Algorithm 1", float(extra.mean()))
+    assert plain.sum() < untrained_plain.sum()  # the LM learned something (trivial baseline: untrained model)
+    assert plain.sum() > 0  # nonzero out-of-distribution error: there is something to fix
+    assert not (alg1 & ~plain).any()  # coupling: with an exact verifier backtracking never creates an error
+    assert alg1.sum() < plain.sum()
+
+
+@pytest.mark.claim("verifier.alg1", tier="trained", control=True)
+def test_a_verifier_that_accepts_everything_gives_no_gain(scale, device):
+    spec = DYCK_LM[scale]
+    comp, model, _ = _dyck_lm(scale, device) if scale == "full" else (DyckCompletion(spec["D"]), None, None)
+    if (
+        model is None
+    ):  # an untrained model suffices: the verdict must fail for any LM when the verifier is vacuous
+        from theorylab.nn import TransformerConfig
+
+        model = (
+            TransformerConfig(vocab_size=5, n_outputs=4, max_len=spec["D"], **spec["model"]).build(0).eval()
+        )
+    plain, alg1, _ = _completion_errors(comp, model, spec, lambda x: g.ProcessVerifier(lambda s: True))
+    assert np.array_equal(plain, alg1) and not alg1.sum() < plain.sum()
+
+
+# ---------------------------------------------------------------------------------------------- figure
+
+
+def error_vs_budget(D: int = 6, noise: float = 0.3):
+    """Exact error rate against expected oracle calls on the noisy Dyck oracle: Algorithm 1 for Q = 0..6 and
+    B = 1, 2 (exact verifier), tokenwise rejection sampling and rejection sampling (floats, exact recursions)."""
+    task = DyckCompletion(D)
+    oracle, V = task.oracle(noise), task.prefix_verifier()
+    rows = {}
+    for B in (1, 2):
+        rows[f"Algorithm 1, B={B}"] = [
+            (float(law.expected_queries), 1 - float(law.success))
+            for law in (backtracking_law(oracle, D, V, Q, B) for Q in range(7))
+        ]
+    trs = tokenwise_law(oracle, D, V)
+    rs = g.rejection_sampling_law(oracle, D, V.peek)
+    rows["tokenwise rejection sampling"] = [(float(trs.expected_queries), 1 - float(trs.success))]
+    rows["rejection sampling"] = [(float(rs.expected_queries), 0.0)]
+    return rows
+
+
+@pytest.mark.claim("verifier.alg1", tier="property")
+def test_error_rate_falls_with_the_backtracking_budget(measure, figure):
+    rows = error_vs_budget()
+    for B in (1, 2):
+        errs = [e for _, e in rows[f"Algorithm 1, B={B}"]]
+        assert all(b <= a + 1e-12 for a, b in itertools.pairwise(errs)) and errs[-1] < errs[0]
+        measure(f"Dyck D=6, noise 0.3: Alg1 B={B} error for Q=0..6", [round(e, 4) for e in errs])
+    measure(
+        "TRS, RS expected calls",
+        [rows["tokenwise rejection sampling"][0][0], rows["rejection sampling"][0][0]],
+    )
+    figure(_budget_figure(rows), "generation_error_vs_budget")
+
+
+@pytest.mark.claim("verifier.alg1", tier="property", control=True)
+def test_budget_curve_is_flat_with_a_vacuous_verifier():
+    task = DyckCompletion(6)
+    oracle = task.oracle(0.3)
+    accept_all = g.ProcessVerifier(lambda s: True)
+    errs = [
+        1 - float(backtracking_law(oracle, 6, accept_all, Q, 1, A=task.is_word).success) for Q in (0, 3, 6)
+    ]
+    assert max(errs) - min(errs) < 1e-12
+
+
+def _budget_figure(rows):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(5, 3.2))
+    for (name, pts), marker in zip(rows.items(), "os^D", strict=True):
+        x, y = zip(*pts, strict=True)
+        ax.plot(x, y, marker=marker, label=name)
+    ax.set(xlabel="expected oracle calls", ylabel="error rate (output not in Dyck$_6$)", xscale="log")
+    ax.set_title("Noisy Dyck oracle (noise 0.3), exact laws", fontsize=9)
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    return fig

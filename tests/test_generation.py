@@ -1,0 +1,112 @@
+"""Bad input to theorylab.generation raises clear errors."""
+
+from fractions import Fraction
+
+import numpy as np
+import pytest
+
+import theorylab.generation as g
+from theorylab.languages.dyck import DyckCompletion
+
+
+def test_empty_vocabulary_and_bad_types():
+    with pytest.raises(ValueError, match="vocabulary is empty"):
+        g.UniformOracle(0)
+    with pytest.raises(TypeError, match="vocab_size must be an int"):
+        g.UniformOracle(2.0)
+    with pytest.raises(TypeError, match="law must be callable"):
+        g.TabularOracle(2, {(): (1, 0)})
+    with pytest.raises(TypeError, match="accept must be callable"):
+        g.ProcessVerifier({(0,)})
+
+
+def test_oracle_laws_are_validated():
+    with pytest.raises(ValueError, match="sums to"):
+        g.TabularOracle(2, lambda u: (Fraction(1, 2), Fraction(1, 3))).probs(())
+    with pytest.raises(ValueError, match="negative"):
+        g.TabularOracle(2, lambda u: (Fraction(3, 2), Fraction(-1, 2))).probs(())
+    with pytest.raises(ValueError, match="3 entries, expected 2"):
+        g.TabularOracle(2, lambda u: (0.5, 0.25, 0.25)).probs(())
+    with pytest.raises(ValueError, match="tokens outside"):
+        g.UniformOracle(2).probs((0, 2))
+    with pytest.raises(TypeError, match="sequence of token ids"):
+        g.UniformOracle(2).probs("01")
+
+
+def test_budgets_below_one_are_rejected():
+    O, A = g.UniformOracle(2), {(0, 0)}
+    V = g.perfect_verifier(A, 2, 2)
+    rng = np.random.default_rng(0)
+    with pytest.raises(ValueError, match="stride B must be >= 1"):
+        g.backtracking_generation(O, 2, V, 1, 0, rng)
+    with pytest.raises(ValueError, match="quota Q must be >= 0"):
+        g.backtracking_law(O, 2, V, -1, 1)
+    with pytest.raises(ValueError, match="exceeds the length"):
+        g.backtracking_law(O, 2, V, 1, 3)
+    with pytest.raises(ValueError, match="max_queries must be >= 1"):
+        g.rejection_sampling(O, 2, A.__contains__, rng, max_queries=0)
+    with pytest.raises(ValueError, match="length D must be >= 1"):
+        g.tokenwise_rejection_sampling(O, 0, V, rng)
+    with pytest.raises(TypeError, match="rng must be a numpy Generator"):
+        g.tokenwise_rejection_sampling(O, 2, V, 0)
+    with pytest.raises(TypeError, match="quota Q must be an int"):
+        g.backtracking_law(O, 2, V, 1.5, 1)
+
+
+def test_non_prefix_closed_verifier_and_bad_languages():
+    bad = g.ProcessVerifier(lambda s: s != (0,))
+    with pytest.raises(ValueError, match="not prefix-closed"):
+        g.check_prefix_closed(bad, 2, 2)
+    with pytest.raises(ValueError, match="has length 3, expected D=2"):
+        g.perfect_verifier({(0, 0, 0)}, 2, 2)
+    with pytest.raises(ValueError, match="zero probability"):
+        g.restricted_law(g.TabularOracle(2, lambda u: (1, 0)), 2, {(1, 1)})
+
+
+def test_vgb_and_hardness_inputs():
+    with pytest.raises(ValueError, match="horizon H must be >= 1"):
+        g.VGB(g.UniformOracle(2), 0, lambda u: 1)
+    with pytest.raises(ValueError, match="non-negative"):
+        g.VGB(g.UniformOracle(2), 2, lambda u: -1)
+    with pytest.raises(ValueError, match="no leaf"):
+        g.VGB(g.UniformOracle(2), 2, lambda u: 1, reward=lambda y: 0)
+    walk = g.VGB(g.UniformOracle(2), 2, lambda u: Fraction(1))
+    with pytest.raises(ValueError, match="output must be"):
+        walk.sample(np.random.default_rng(0), 10, output="last")
+    with pytest.raises(ValueError, match="steps T must be"):
+        walk.sample(np.random.default_rng(0), 0)
+    with pytest.raises(ValueError, match="non-negative integers"):
+        g.SubsetSumVerifier([1, -2], 3)
+    with pytest.raises(ValueError, match="limited to D <= 5"):
+        g.parity_optimal_cost(6)
+    with pytest.raises(ValueError, match="each of the 2 candidate"):
+        g.parity_order_cost([(0,), (0,)], (1,))
+    with pytest.raises(ValueError, match="secret must have length"):
+        g.ParitySecretOracle(())
+
+
+def test_dyck_completion_inputs():
+    with pytest.raises(ValueError, match="even length"):
+        DyckCompletion(5)
+    with pytest.raises(ValueError, match="open interval"):
+        DyckCompletion(4, p=1.5)
+    task = DyckCompletion(4)
+    with pytest.raises(ValueError, match="not a completable prefix"):
+        task.next_token_distribution((1,))
+    with pytest.raises(ValueError, match="not a bracket id"):
+        task.is_completable((0, 7))
+    with pytest.raises(ValueError, match="not a balanced string"):
+        task.closed_form((0, 0, 1, 1, 0, 1))
+    with pytest.raises(ValueError, match="noise must lie"):
+        task.oracle(2)
+    assert task.is_completable((0, 2)) and not task.is_completable((0, 2, 3, 0))  # depth 1 > 0 left
+
+
+def test_as_chain_needs_the_markov_module():
+    walk = g.VGB(g.UniformOracle(2), 2, lambda u: Fraction(1))
+    try:
+        chain = walk.as_chain()
+    except ImportError as err:  # until theorylab.markov.FiniteChain lands
+        assert "FiniteChain" in str(err)
+    else:
+        assert chain is not None
