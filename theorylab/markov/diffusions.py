@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 from scipy.special import ndtr
@@ -55,6 +56,11 @@ def gaussian_tv_1d(m1: float, s1: float, m2: float, s2: float) -> float:
     d2 = ndtr((r2 - m2) / s2) - ndtr((r1 - m2) / s2)
     # between the roots the sign of A x^2 + B x + C is -sign(A)
     return float(abs(d1 - d2))
+
+
+@lru_cache(maxsize=8)
+def _leggauss(n: int) -> tuple[Array, Array]:
+    return np.polynomial.legendre.leggauss(n)
 
 
 @dataclass(frozen=True)
@@ -129,19 +135,39 @@ class OU:
         a, s2 = self.kernel_params(t)
         return gaussian_tv_1d(a * float(z), math.sqrt(s2), 0.0, math.sqrt(1 / self.rho))
 
-    def beta_mixing(self, t: float, n_nodes: int = 80) -> float:
-        """``beta(t) = E_{z~pi} TV(P^t(z, .), pi)`` (Def 1) by ``n_nodes``-point Gauss-Hermite quadrature in ``z``.
+    def tv_from_many(self, z, t: float) -> Array:
+        """``TV(P^t(z, .), pi)`` for an array of 1-D starting points (vectorised :func:`gaussian_tv_1d`)."""
+        if self.d != 1:
+            raise ValueError("tv_from_many is implemented for d = 1")
+        a, s2 = self.kernel_params(t)
+        m1 = a * np.asarray(z, dtype=float)
+        v2 = 1 / self.rho
+        A = 1 / (2 * v2) - 1 / (2 * s2)  # > 0: the kernel is narrower than pi
+        B = m1 / s2
+        C = -(m1**2) / (2 * s2) + 0.5 * math.log(v2 / s2)
+        root = np.sqrt(np.maximum(B * B - 4 * A * C, 0.0))
+        r1, r2 = (-B - root) / (2 * A), (-B + root) / (2 * A)
+        s1, sd = math.sqrt(s2), math.sqrt(v2)
+        d1 = ndtr((r2 - m1) / s1) - ndtr((r1 - m1) / s1)
+        d2 = ndtr(r2 / sd) - ndtr(r1 / sd)
+        return np.abs(d1 - d2)
 
-        ``TV(z)`` is smooth except for a kink at ``z = 0`` (where the two crossing points merge); 80 nodes give
-        ~1e-5 absolute accuracy, enough to compare with bounds and decay rates.
+    def beta_mixing(self, t: float, n_nodes: int = 400) -> float:
+        """``beta(t) = E_{z~pi} TV(P^t(z, .), pi)`` (Def 1) by Gauss-Legendre quadrature on ``[0, 12]`` standard
+        deviations, doubled.
+
+        ``TV(z)`` is even in ``z`` with a kink at ``z = 0`` (the two crossing points merge there), so the integral
+        is ``2 int_0^inf`` of a function smooth on the integration range (tail beyond 12 sd: < e^{-72}); 400 nodes
+        agree with adaptive ``scipy.integrate.quad`` to ~1e-12. (A Gauss-Hermite rule across the kink is off by
+        ~1e-4 at t = 2.)
         """
         if self.d != 1:
             raise ValueError("beta_mixing is implemented for d = 1")
         _positive("time t", t)
-        nodes, weights = np.polynomial.hermite_e.hermegauss(int(n_nodes))
-        weights = weights / weights.sum()
-        zs = nodes / math.sqrt(self.rho)
-        return float(sum(w * self.tv_from(z, t) for z, w in zip(zs, weights, strict=True)))
+        x, w = _leggauss(int(n_nodes))
+        v = 6.0 * (x + 1.0)  # [0, 12]
+        dens = np.exp(-v * v / 2) / math.sqrt(2 * math.pi)
+        return float(2 * 6.0 * w @ (self.tv_from_many(v / math.sqrt(self.rho), t) * dens))
 
 
 @dataclass(frozen=True)
