@@ -24,6 +24,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 from scipy.special import expit, logsumexp
@@ -235,6 +236,23 @@ def nce_grad_fn(fam: ExpFamily, t_star, t_q, form: str = "direct") -> Callable[[
     raise ValueError(f"form must be 'direct' or 'fused', got {form!r}")
 
 
+def gaussian_stats(x) -> Array:
+    """``T(x) = [x, -1]`` of the 1-D unit-variance Gaussian mean family, ``(n, 2)``."""
+    x = np.asarray(x, dtype=float)
+    return np.column_stack([x, -np.ones_like(x)])
+
+
+def sample_nce_grad(tau, x_star, x_q, t_q, stats: Callable[[Array], Array] = gaussian_stats) -> Array:
+    """Empirical NCE gradient from samples ``x_star ~ P_*`` and ``x_q ~ Q``:
+    ``1/2 mean_*[-expit(-u) T] + 1/2 mean_Q[expit(u) T]`` with ``u = T . (tau - tau_q)`` (base measures cancel)."""
+    tau, t_q = np.asarray(tau, dtype=float), np.asarray(t_q, dtype=float)
+    Ts, Tq = stats(x_star), stats(x_q)
+    if len(Ts) == 0 or len(Tq) == 0:
+        raise ValueError("need at least one sample from each of P_* and Q")
+    us, uq = Ts @ (tau - t_q), Tq @ (tau - t_q)
+    return 0.5 * (-(expit(-us) @ Ts) / len(Ts) + (expit(uq) @ Tq) / len(Tq))
+
+
 # ----------------------------------------------------------------------------------------------- optimisers
 @dataclass(frozen=True)
 class Run:
@@ -295,7 +313,7 @@ def gd_eta(R: float) -> float:
 
 
 def gauss_steps(R: float, method: str, eta: float | None = None, radius: float = 1.0, max_steps: int = 10**5,
-                h: float | None = None, form: str | None = None) -> Run:
+                h: float | None = None, form: str | None = None, stop: bool = True) -> Run:
     """GD (``eta = 8/(R^2+2)``) or NGD (``eta = 0.05``) on the population Gaussian NCE from ``tau_q`` to the
     ``radius`` ball around ``tau_*`` (the §4.1.3 experiment).
 
@@ -312,8 +330,9 @@ def gauss_steps(R: float, method: str, eta: float | None = None, radius: float =
     fam, ts, tq = gauss_setup(R, h=h)
     grad = nce_grad_fn(fam, ts, tq, form=form)
     if method == "gd":
-        return gd(grad, tq, gd_eta(R) if eta is None else eta, target=ts, radius=radius, max_steps=max_steps)
-    return ngd(grad, tq, 0.05 if eta is None else eta, target=ts, radius=radius, max_steps=max_steps)
+        return gd(grad, tq, gd_eta(R) if eta is None else eta, target=ts, radius=radius, max_steps=max_steps,
+                  stop=stop)
+    return ngd(grad, tq, 0.05 if eta is None else eta, target=ts, radius=radius, max_steps=max_steps, stop=stop)
 
 
 # ----------------------------------------------------------------------------------------------- landscape
@@ -332,7 +351,12 @@ class Landscape:
     L_star_scaled: float
     sigma_max_scaled: float
     sigma_min_scaled: float
-    H_q: Array
+
+    @cached_property
+    def H_q(self) -> Array:
+        """``H(tau_q)`` by quadrature on the full grid ``[-12, R + 12]`` (computed on first use)."""
+        fam, ts, tq = gauss_setup(self.R, h=min(0.05, 0.25 / self.R))
+        return nce_hessian(fam, tq, ts, tq)
 
     @property
     def kappa(self) -> float:
@@ -366,7 +390,7 @@ def landscape_constants(R: float, half_width: float = 12.0) -> Landscape:
     [[x^2, -x], [-x, 1]]`` with ``w = phi(y)/(2 cosh(R y/2))``. ``sigma_min`` comes from ``det = m^2 Var_w(y)/4``
     (``m`` the mass of ``w``), computed centred, so ``kappa ~ R^6`` costs no precision. The grid spacing
     ``min(0.01, 0.25/R)`` keeps the trapezoid error below ``exp(-2 pi^2/(R h)) <= e^{-78}`` (sech poles at
-    ``pi/R``). ``H(tau_q)`` is evaluated on the full grid ``[-12, R + 12]``.
+    ``pi/R``). ``H(tau_q)`` is evaluated lazily on the full grid ``[-12, R + 12]``.
     """
     R = _check_R(R)
     h = min(0.01, 0.25 / R)
@@ -378,7 +402,8 @@ def landscape_constants(R: float, half_width: float = 12.0) -> Landscape:
     ry = R * y
     # softplus(-Ry) in log space: log softplus(z) = z + log1p(e^{-z}...) ~ z for z << 0
     z = -ry
-    log_sp = np.where(z < -30, z, np.log(np.logaddexp(0.0, np.minimum(z, 700))))
+    with np.errstate(divide="ignore"):
+        log_sp = np.where(z < -30, z, np.log(np.logaddexp(0.0, np.minimum(z, 700))))
     L_scaled = float(np.exp(log_phi + ry / 2 + log_sp).sum())
     w = np.exp(log_phi - np.logaddexp(ry / 2, -ry / 2))  # phi / (2 cosh(Ry/2)) with the quadrature weight
     m = w.sum()
@@ -387,9 +412,7 @@ def landscape_constants(R: float, half_width: float = 12.0) -> Landscape:
     var_y = (w @ (y - (w @ y) / m) ** 2) / m
     a, b, c = 0.5 * m * ex2, -0.5 * m * ex, 0.5 * m
     smax, smin = _sym2_eigs(a, b, c, 0.25 * m * m * var_y)
-    fam, ts, tq = gauss_setup(R, h=min(0.05, 0.25 / R))
-    Hq = nce_hessian(fam, tq, ts, tq)
-    return Landscape(R, L_scaled, smax, smin, Hq)
+    return Landscape(R, L_scaled, smax, smin)
 
 
 # closed forms and the printed vs corrected constants -------------------------------------------------------
@@ -448,10 +471,13 @@ def sigma_max_q_closed_form(R: float) -> float:
     return (R * R + 4) / 16 + R * math.sqrt(R * R + 4) / 16
 
 
-def fit_power(xs, ys, extra_inverse_square: bool = True, level: float = 0.95) -> tuple[float, tuple[float, float]]:
-    """Least-squares exponent ``b`` in ``log y = a + b log x (+ c/x^2)`` with a ``level`` t-confidence interval.
+def fit_power(xs, ys, corrections: int = 2, level: float = 0.95) -> tuple[float, tuple[float, float]]:
+    """Least-squares exponent ``b`` in ``log y = a + b log x + sum_{j=1..corrections} c_j x^{-2j}`` with a
+    ``level`` t-confidence interval.
 
-    The ``c/x^2`` term absorbs the leading finite-``x`` correction of an asymptotic power law.
+    The ``x^{-2j}`` terms absorb the finite-``x`` corrections of an asymptotic power law (for the NCE landscape the
+    expansions are in ``1/R^2``). For deterministic data the interval measures the misfit of the truncated
+    expansion, not noise.
     """
     from scipy import stats
 
@@ -460,14 +486,14 @@ def fit_power(xs, ys, extra_inverse_square: bool = True, level: float = 0.95) ->
         raise ValueError("xs and ys must be 1-D arrays of equal length")
     if np.any(xs <= 0) or np.any(ys <= 0):
         raise ValueError("xs and ys must be positive")
-    cols = [np.ones_like(xs), np.log(xs)] + ([xs**-2.0] if extra_inverse_square else [])
-    A = np.column_stack(cols)
+    if int(corrections) != corrections or corrections < 0:
+        raise ValueError(f"corrections must be a non-negative integer, got {corrections}")
+    A = np.column_stack([np.ones_like(xs), np.log(xs)] + [xs ** (-2.0 * j) for j in range(1, int(corrections) + 1)])
     if len(xs) <= A.shape[1]:
         raise ValueError(f"need more than {A.shape[1]} points for the fit, got {len(xs)}")
     coef, *_ = np.linalg.lstsq(A, np.log(ys), rcond=None)
     resid = np.log(ys) - A @ coef
     dof = len(xs) - A.shape[1]
-    s2 = resid @ resid / dof
-    cov = s2 * np.linalg.inv(A.T @ A)
+    cov = (resid @ resid / dof) * np.linalg.inv(A.T @ A)
     half = stats.t.ppf(0.5 + level / 2, dof) * math.sqrt(cov[1, 1])
     return float(coef[1]), (float(coef[1] - half), float(coef[1] + half))

@@ -142,7 +142,9 @@ class OU:
         a, s2 = self.kernel_params(t)
         m1 = a * np.asarray(z, dtype=float)
         v2 = 1 / self.rho
-        A = 1 / (2 * v2) - 1 / (2 * s2)  # > 0: the kernel is narrower than pi
+        A = 1 / (2 * v2) - 1 / (2 * s2)  # < 0: the kernel is narrower than pi
+        if abs(A) * v2 < 1e-12:  # equal variances to rounding: TV(N(m, s^2), N(0, s^2)) = 2 Phi(|m|/(2 s)) - 1
+            return 2 * ndtr(np.abs(m1) / (2 * math.sqrt(v2))) - 1
         B = m1 / s2
         C = -(m1**2) / (2 * s2) + 0.5 * math.log(v2 / s2)
         root = np.sqrt(np.maximum(B * B - 4 * A * C, 0.0))
