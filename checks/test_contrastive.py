@@ -208,8 +208,16 @@ def test_def1_ou_beta_mixing(measure):
     from scipy.integrate import quad
 
     for t, b in zip(ts, betas, strict=True):
-        ref = 2 * quad(lambda z, t=t: ou.tv_from(z, t) * math.exp(-z * z / 2) / math.sqrt(2 * math.pi), 0, 12,
-                       epsabs=1e-13, limit=200)[0]
+        ref = (
+            2
+            * quad(
+                lambda z, t=t: ou.tv_from(z, t) * math.exp(-z * z / 2) / math.sqrt(2 * math.pi),
+                0,
+                12,
+                epsabs=1e-13,
+                limit=200,
+            )[0]
+        )
         assert abs(ref - b) < 1e-9
     assert np.round(betas, 4).tolist() == [0.2405, 0.1271, 0.0436, 0.0021]
     # e^{-rho t} decay: log beta(t) slope in t between t = 2 and 5 is close to -rho
@@ -228,8 +236,13 @@ def test_def1_control_tv_formula_against_direct_integration():
     from scipy.integrate import quad
     from scipy.stats import norm
 
-    direct = quad(lambda x: abs(norm.pdf(x, 0.0, math.sqrt(s2)) - norm.pdf(x)) / 2, -20, 20, points=[-1, 0, 1],
-                  limit=400)[0]
+    direct = quad(
+        lambda x: abs(norm.pdf(x, 0.0, math.sqrt(s2)) - norm.pdf(x)) / 2,
+        -20,
+        20,
+        points=[-1, 0, 1],
+        limit=400,
+    )[0]
     assert abs(direct - exact) < 1e-7 and abs(direct - wrong) > 1e-2
 
 
@@ -277,7 +290,10 @@ def test_remark1_expected_density_scales_like_eta_minus_half(measure):
     measure("remark1_slope", round(float(slope), 4))
     assert abs(slope + 0.5) < 0.01
     ou2 = OU(1.0, 2)
-    assert abs(np.polyfit(np.log(etas), np.log([C.remark1_expected_density(ou2, e) for e in etas]), 1)[0] + 1) < 0.01
+    assert (
+        abs(np.polyfit(np.log(etas), np.log([C.remark1_expected_density(ou2, e) for e in etas]), 1)[0] + 1)
+        < 0.01
+    )
 
 
 @pytest.mark.claim("contrastive.remark1", tier="exact", control=True)
@@ -295,7 +311,11 @@ def _fit_and_score(task, rng, m, quad, shuffle=False):
     w = C.fit_quadratic_classifier(z[:, 0], z1[:, 0], y)
     lg = lambda Z, Z1: C.quadratic_features(Z, Z1) @ w  # noqa: E731
     lp = lambda Z, Z1: lg(Z, Z1) + task.q.logpdf(Z1[..., None])  # noqa: E731
-    return C.excess_risk(task, lg, quad), C.kernel_l1_error(task, lp, quad), C.normalised_kl(task, lp, quad=quad)
+    return (
+        C.excess_risk(task, lg, quad),
+        C.kernel_l1_error(task, lp, quad),
+        C.normalised_kl(task, lp, quad=quad),
+    )
 
 
 @pytest.mark.claim("contrastive.trained_ou", tier="trained")
@@ -303,7 +323,9 @@ def test_trained_ou_classifier_recovers_kernel(rng, scale, measure):
     task = C.ContrastivePairs(OU(1.0), 0.5, C.GaussianNoise(1.0))
     quad = C.PairQuadrature.for_task(task)
     sizes, seeds = ((500, 5000, 50000), 3) if scale == "small" else ((500, 5000, 50000, 500000), 5)
-    res = np.array([[_fit_and_score(task, rng, m, quad) for _ in range(seeds)] for m in sizes])  # (sizes, seeds, 3)
+    res = np.array(
+        [[_fit_and_score(task, rng, m, quad) for _ in range(seeds)] for m in sizes]
+    )  # (sizes, seeds, 3)
     mean = res.mean(axis=1)
     measure("excess_risk", dict(zip(sizes, np.round(mean[:, 0], 7).tolist(), strict=True)))
     measure("l1_error", dict(zip(sizes, np.round(mean[:, 1], 5).tolist(), strict=True)))

@@ -33,7 +33,9 @@ def test_gauss_setup_corrected_tau_star_is_the_minimiser():
         # tau_* normalises N(R, 1): alpha = log Z(R) on the grid
         assert abs(fam.log_partition(R) - ts[1]) < QTOL * ts[1]
         g = nce.nce_grad(fam, ts, ts, tq)
-        assert np.linalg.norm(g) < 1e-15  # p = p_* pointwise: the integrand is zero up to rounding of O(1) terms
+        assert (
+            np.linalg.norm(g) < 1e-15
+        )  # p = p_* pointwise: the integrand is zero up to rounding of O(1) terms
         assert np.linalg.eigvalsh(nce.nce_hessian(fam, ts, ts, tq))[0] > 0  # strict local (and global) min
 
 
@@ -59,9 +61,9 @@ def test_lem44_minimiser_on_finite_families(rng):
         fam, ts, tq = _random_finite_family(rng, 6, 2)
         start = ts + rng.normal(size=3)
         res = minimize(
-            lambda t: nce.nce_loss(fam, t, ts, tq),
+            lambda t, fam=fam, ts=ts, tq=tq: nce.nce_loss(fam, t, ts, tq),
             start,
-            jac=lambda t: nce.nce_grad(fam, t, ts, tq),
+            jac=lambda t, fam=fam, ts=ts, tq=tq: nce.nce_grad(fam, t, ts, tq),
             method="BFGS",
             options={"gtol": 1e-13},
         )
@@ -105,7 +107,7 @@ def test_lem45_gradient_and_hessian_formulas(seed, K, d):
     H = nce.nce_hessian(fam, tau, ts, tq)
     # central differences: truncation O(eps^2 * third derivative) ~ 1e-12, rounding ~1e-16/eps = 1e-10
     assert np.allclose(g, _fd_grad(lambda t: nce.nce_loss(fam, t, ts, tq), tau), atol=1e-7)
-    Hfd = np.array([_fd_grad(lambda t: nce.nce_grad(fam, t, ts, tq)[i], tau) for i in range(d + 1)])
+    Hfd = np.array([_fd_grad(lambda t, i=i: nce.nce_grad(fam, t, ts, tq)[i], tau) for i in range(d + 1)])
     assert np.allclose(H, Hfd, atol=1e-7)
     assert np.linalg.eigvalsh(H)[0] >= -1e-12  # PSD
     assert np.allclose(nce.nce_grad_fn(fam, ts, tq)(tau), g, atol=1e-14)
@@ -121,7 +123,7 @@ def test_lem45_control_hessian_without_p_star_weight(rng):
     s = 1 / (1 + np.exp(lq - lp))
     w = 0.5 * np.exp(lq) * s * (1 - s)
     wrong = (fam.stats * w[:, None]).T @ fam.stats
-    Hfd = np.array([_fd_grad(lambda t: nce.nce_grad(fam, t, ts, tq)[i], tau) for i in range(3)])
+    Hfd = np.array([_fd_grad(lambda t, i=i: nce.nce_grad(fam, t, ts, tq)[i], tau) for i in range(3)])
     assert not np.allclose(wrong, Hfd, atol=1e-7)
 
 
@@ -132,7 +134,9 @@ def test_prop7_corrected_loss_range(measure):
         fam, ts, tq = _grid_family(R)
         assert abs(nce.nce_loss(fam, tq, ts, tq) - math.log(2)) < QTOL  # L(tau_q) = log 2 exactly
         # the landscape routine agrees with the direct loss on the full grid
-        assert abs(nce.landscape_constants(R).L_star - nce.nce_loss(fam, ts, ts, tq)) < QTOL * math.exp(-(R**2) / 8)
+        assert abs(nce.landscape_constants(R).L_star - nce.nce_loss(fam, ts, ts, tq)) < QTOL * math.exp(
+            -(R**2) / 8
+        )
     Rs = np.arange(5.0, 21.0)
     scaled = np.array([nce.landscape_constants(R).L_star_scaled for R in Rs])
     corrected = scaled * Rs  # L_* R e^{R^2/8}
@@ -147,7 +151,10 @@ def test_prop7_printed_interval_fails_from_R4(measure):
     out = nce_cx.prop7_r4()
     lo, hi = out["printed_interval"]
     inside = (out["L_star_times_exp_R2_over_8"] >= lo) & (out["L_star_times_exp_R2_over_8"] <= hi)
-    measure("L_star_exp_R2_over_8", dict(zip(out["R"].tolist(), np.round(out["L_star_times_exp_R2_over_8"], 4).tolist(), strict=True)))
+    measure(
+        "L_star_exp_R2_over_8",
+        dict(zip(out["R"].tolist(), np.round(out["L_star_times_exp_R2_over_8"], 4).tolist(), strict=True)),
+    )
     assert inside.tolist() == [True, False, False, False, False]  # R = 3 inside, R >= 4 outside
 
 
@@ -365,8 +372,15 @@ def test_thm19_control_large_step_violates_decrease(rng):
     H = _quadratic(rng, 100.0)
     delta = 0.1
     gamma = delta / 10
-    run = nce.ngd(lambda t: H @ t, rng.normal(size=3) * 3, 50 * gamma, target=np.zeros(3), radius=delta,
-                  max_steps=2000, stop=False)
+    run = nce.ngd(
+        lambda t: H @ t,
+        rng.normal(size=3) * 3,
+        50 * gamma,
+        target=np.zeros(3),
+        radius=delta,
+        max_steps=2000,
+        stop=False,
+    )
     d2 = run.distances**2
     outside = run.distances[:-1] > delta
     assert np.any(d2[:-1][outside] - d2[1:][outside] < (50 * gamma) ** 2)
@@ -465,8 +479,11 @@ def test_exp_sample_nce_converges_and_stalls_where_predicted(rng, scale, measure
         pop = nce.gauss_steps(R, method, max_steps=budget, stop=False)
         runs = [_sample_run(rng, R, method, budget, batch) for _ in range(seeds)]
         hits = [h for h, _ in runs]
-        out[f"R{R}_{method}"] = {"population": pop.steps_to_radius, "samples": hits,
-                                 "final_dist": [round(float(d[-1]), 3) for _, d in runs]}
+        out[f"R{R}_{method}"] = {
+            "population": pop.steps_to_radius,
+            "samples": hits,
+            "final_dist": [round(float(d[-1]), 3) for _, d in runs],
+        }
         assert _verdict(pop.steps_to_radius, hits, budget)
         # sample runs track the population trajectory (final distance within 10% or 0.2)
         for _, d in runs:

@@ -140,8 +140,15 @@ def test_langevin_grid_kernel_matches_ou():
 
 
 def test_counterexample_generators_registered():
-    for gid in ("nce.prop7", "nce.lem47", "nce.lem48", "nce.gauss_setup", "contrastive.eq2.2",
-                "contrastive.lemma5", "contrastive.thm1"):
+    for gid in (
+        "nce.prop7",
+        "nce.lem47",
+        "nce.lem48",
+        "nce.gauss_setup",
+        "contrastive.eq2.2",
+        "contrastive.lemma5",
+        "contrastive.thm1",
+    ):
         out = generate(gid)
         assert out and all(isinstance(v, np.ndarray) for v in out.values())
 

@@ -147,8 +147,9 @@ class PairQuadrature:
         return float(self.wz @ values @ self.w1)
 
 
-def excess_risk(task: ContrastivePairs, logit_h: Callable[[Array, Array], Array], quad: PairQuadrature | None = None
-                ) -> float:
+def excess_risk(
+    task: ContrastivePairs, logit_h: Callable[[Array, Array], Array], quad: PairQuadrature | None = None
+) -> float:
     """``R(h) - R(h*) = 1/2 E_{z~pi} int (p_* + q)(h - h*)^2 dz1`` (footnote 5; the bias-variance identity)."""
     quad = PairQuadrature.for_task(task) if quad is None else quad
     Z, Z1 = quad.grids()
@@ -158,8 +159,9 @@ def excess_risk(task: ContrastivePairs, logit_h: Callable[[Array, Array], Array]
     return 0.5 * quad.integrate((ps + q) * (h - hs) ** 2)
 
 
-def population_risk(task: ContrastivePairs, logit_h: Callable[[Array, Array], Array],
-                    quad: PairQuadrature | None = None) -> float:
+def population_risk(
+    task: ContrastivePairs, logit_h: Callable[[Array, Array], Array], quad: PairQuadrature | None = None
+) -> float:
     """``R(h) = 1/2 E_{z~pi} int [p_* (h - 1)^2 + q h^2] dz1`` (the squared loss (2.5) under the task)."""
     quad = PairQuadrature.for_task(task) if quad is None else quad
     Z, Z1 = quad.grids()
@@ -168,8 +170,9 @@ def population_risk(task: ContrastivePairs, logit_h: Callable[[Array, Array], Ar
     return 0.5 * quad.integrate(ps * (h - 1) ** 2 + q * h * h)
 
 
-def kernel_l1_error(task: ContrastivePairs, log_p: Callable[[Array, Array], Array],
-                    quad: PairQuadrature | None = None) -> float:
+def kernel_l1_error(
+    task: ContrastivePairs, log_p: Callable[[Array, Array], Array], quad: PairQuadrature | None = None
+) -> float:
     """``E_{z~pi, z1~p_*(z, .)} |p(z, z1) - p_*(z, z1)|`` (the left side of Theorem 3)."""
     quad = PairQuadrature.for_task(task) if quad is None else quad
     Z, Z1 = quad.grids()
@@ -177,16 +180,21 @@ def kernel_l1_error(task: ContrastivePairs, log_p: Callable[[Array, Array], Arra
     return quad.integrate(ps * np.abs(np.exp(log_p(Z, Z1)) - ps))
 
 
-def kernel_masses(task: ContrastivePairs, log_p: Callable[[Array, Array], Array],
-                  quad: PairQuadrature | None = None) -> Array:
+def kernel_masses(
+    task: ContrastivePairs, log_p: Callable[[Array, Array], Array], quad: PairQuadrature | None = None
+) -> Array:
     """``int p(z, z1) dz1`` at each quadrature node ``z`` (1 for a normalised kernel)."""
     quad = PairQuadrature.for_task(task) if quad is None else quad
     Z, Z1 = quad.grids()
     return np.exp(log_p(Z, Z1)) @ quad.w1
 
 
-def normalised_kl(task: ContrastivePairs, log_p: Callable[[Array, Array], Array], normalise: bool = True,
-                  quad: PairQuadrature | None = None) -> float:
+def normalised_kl(
+    task: ContrastivePairs,
+    log_p: Callable[[Array, Array], Array],
+    normalise: bool = True,
+    quad: PairQuadrature | None = None,
+) -> float:
     """``E_{z~pi} KL(p_*(z, .) || p(z, .))``, with ``p(z, .)`` normalised per context first if ``normalise``
     (without it the "KL" of the unnormalised (2.12) estimate can be negative)."""
     quad = PairQuadrature.for_task(task) if quad is None else quad
@@ -247,8 +255,9 @@ def _thm1_args(Delta: float, delta: float, B: float, K: float) -> None:
         raise ValueError(f"delta must lie in (0, 1), got {delta}")
 
 
-def min_T_thm1(Delta: float, delta: float, B: float = 1.0, K: float = 1.0, C: float = 1.0,
-               mu_max: int = 10**8) -> tuple[float, int]:
+def min_T_thm1(
+    Delta: float, delta: float, B: float = 1.0, K: float = 1.0, C: float = 1.0, mu_max: int = 10**8
+) -> tuple[float, int]:
     """Smallest ``T`` (and its ``mu``) satisfying the proof's inequalities literally: (2.20) with
     ``Delta_appr = B mu^{3/2}/sqrt(T)`` (Lemma 3, constant 1) and ``Delta_appr < delta``.
 
@@ -261,7 +270,7 @@ def min_T_thm1(Delta: float, delta: float, B: float = 1.0, K: float = 1.0, C: fl
 
     def T_of(mu):
         A = Delta * np.sqrt(mu) / C - K * np.sqrt(np.log(mu))
-        D = delta - np.exp(-np.where(A > 0, A, 0.0) ** 2)
+        D = delta - np.exp(-(np.where(A > 0, A, 0.0) ** 2))
         ok = (A > 0) & (D > 0)
         return np.where(ok, B**2 * mu**3 / np.where(ok, D, 1.0) ** 2, np.inf)
 

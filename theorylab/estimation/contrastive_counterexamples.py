@@ -20,7 +20,10 @@ def eq22_ou() -> dict[str, np.ndarray]:
     }
 
 
-@register("contrastive.lemma5", "OU rho = 1 from z = 5: TV 0.910 / 0.660 / 0.266 > B/sqrt(2 pi t) at t = 0.5 / 1 / 2")
+@register(
+    "contrastive.lemma5",
+    "OU rho = 1 from z = 5: TV 0.910 / 0.660 / 0.266 > B/sqrt(2 pi t) at t = 0.5 / 1 / 2",
+)
 def lemma5_z5() -> dict[str, np.ndarray]:
     ou = OU(1.0)
     ts = np.array([0.5, 1.0, 2.0])

@@ -54,7 +54,9 @@ class ExpFamily:
         if base.shape != (stats.shape[0],):
             raise ValueError(f"log_base must have shape ({stats.shape[0]},), got {base.shape}")
         if not np.all(stats[:, -1] == -1.0):
-            raise ValueError("the last sufficient statistic must be the constant -1 (extended parameterisation)")
+            raise ValueError(
+                "the last sufficient statistic must be the constant -1 (extended parameterisation)"
+            )
         object.__setattr__(self, "stats", stats)
         object.__setattr__(self, "log_base", base)
 
@@ -285,7 +287,9 @@ def _run(step, tau0, target, radius: float, max_steps: int, stop: bool) -> Run:
     return Run(hit, tau, t, dists[: t + 1])
 
 
-def gd(grad, tau0, eta: float, *, target, radius: float = 1.0, max_steps: int = 10**5, stop: bool = True) -> Run:
+def gd(
+    grad, tau0, eta: float, *, target, radius: float = 1.0, max_steps: int = 10**5, stop: bool = True
+) -> Run:
     """Gradient descent ``tau <- tau - eta grad(tau)``; stops at the first step inside the ``radius`` ball around
     ``target`` (if ``stop``) or after ``max_steps``."""
     if not (math.isfinite(eta) and eta > 0):
@@ -293,7 +297,9 @@ def gd(grad, tau0, eta: float, *, target, radius: float = 1.0, max_steps: int = 
     return _run(lambda t: t - eta * grad(t), tau0, target, radius, max_steps, stop)
 
 
-def ngd(grad, tau0, eta: float, *, target, radius: float = 1.0, max_steps: int = 10**5, stop: bool = True) -> Run:
+def ngd(
+    grad, tau0, eta: float, *, target, radius: float = 1.0, max_steps: int = 10**5, stop: bool = True
+) -> Run:
     """Normalised gradient descent ``tau <- tau - eta grad/||grad||`` (Thm 19); a zero gradient ends the run."""
     if not (math.isfinite(eta) and eta > 0):
         raise ValueError(f"step size eta must be > 0, got {eta}")
@@ -312,8 +318,16 @@ def gd_eta(R: float) -> float:
     return 8.0 / (R * R + 2.0)
 
 
-def gauss_steps(R: float, method: str, eta: float | None = None, radius: float = 1.0, max_steps: int = 10**5,
-                h: float | None = None, form: str | None = None, stop: bool = True) -> Run:
+def gauss_steps(
+    R: float,
+    method: str,
+    eta: float | None = None,
+    radius: float = 1.0,
+    max_steps: int = 10**5,
+    h: float | None = None,
+    form: str | None = None,
+    stop: bool = True,
+) -> Run:
     """GD (``eta = 8/(R^2+2)``) or NGD (``eta = 0.05``) on the population Gaussian NCE from ``tau_q`` to the
     ``radius`` ball around ``tau_*`` (the §4.1.3 experiment).
 
@@ -330,9 +344,18 @@ def gauss_steps(R: float, method: str, eta: float | None = None, radius: float =
     fam, ts, tq = gauss_setup(R, h=h)
     grad = nce_grad_fn(fam, ts, tq, form=form)
     if method == "gd":
-        return gd(grad, tq, gd_eta(R) if eta is None else eta, target=ts, radius=radius, max_steps=max_steps,
-                  stop=stop)
-    return ngd(grad, tq, 0.05 if eta is None else eta, target=ts, radius=radius, max_steps=max_steps, stop=stop)
+        return gd(
+            grad,
+            tq,
+            gd_eta(R) if eta is None else eta,
+            target=ts,
+            radius=radius,
+            max_steps=max_steps,
+            stop=stop,
+        )
+    return ngd(
+        grad, tq, 0.05 if eta is None else eta, target=ts, radius=radius, max_steps=max_steps, stop=stop
+    )
 
 
 # ----------------------------------------------------------------------------------------------- landscape
@@ -365,15 +388,15 @@ class Landscape:
 
     @property
     def L_star(self) -> float:
-        return self.L_star_scaled * math.exp(-self.R**2 / 8)
+        return self.L_star_scaled * math.exp(-(self.R**2) / 8)
 
     @property
     def sigma_min(self) -> float:
-        return self.sigma_min_scaled * math.exp(-self.R**2 / 8)
+        return self.sigma_min_scaled * math.exp(-(self.R**2) / 8)
 
     @property
     def sigma_max(self) -> float:
-        return self.sigma_max_scaled * math.exp(-self.R**2 / 8)
+        return self.sigma_max_scaled * math.exp(-(self.R**2) / 8)
 
     @property
     def sigma_max_q(self) -> float:
@@ -488,7 +511,9 @@ def fit_power(xs, ys, corrections: int = 2, level: float = 0.95) -> tuple[float,
         raise ValueError("xs and ys must be positive")
     if int(corrections) != corrections or corrections < 0:
         raise ValueError(f"corrections must be a non-negative integer, got {corrections}")
-    A = np.column_stack([np.ones_like(xs), np.log(xs)] + [xs ** (-2.0 * j) for j in range(1, int(corrections) + 1)])
+    A = np.column_stack(
+        [np.ones_like(xs), np.log(xs)] + [xs ** (-2.0 * j) for j in range(1, int(corrections) + 1)]
+    )
     if len(xs) <= A.shape[1]:
         raise ValueError(f"need more than {A.shape[1]} points for the fit, got {len(xs)}")
     coef, *_ = np.linalg.lstsq(A, np.log(ys), rcond=None)

@@ -12,7 +12,11 @@ from theorylab.estimation import nce
 def prop7_r4() -> dict[str, np.ndarray]:
     Rs = np.array([3.0, 4.0, 6.0, 10.0, 16.0])
     scaled = np.array([nce.landscape_constants(R).L_star_scaled for R in Rs])
-    return {"R": Rs, "L_star_times_exp_R2_over_8": scaled, "printed_interval": np.array(nce.PROP7_PRINTED_INTERVAL)}
+    return {
+        "R": Rs,
+        "L_star_times_exp_R2_over_8": scaled,
+        "printed_interval": np.array(nce.PROP7_PRINTED_INTERVAL),
+    }
 
 
 @register("nce.lem47", "sigma_min(H_*) R e^{R^2/8} -> 0: the printed Theta(e^{-R^2/8}/R) fails")

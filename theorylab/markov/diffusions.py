@@ -76,7 +76,9 @@ class OU:
     def __post_init__(self) -> None:
         rho = float(self.rho)
         if not math.isfinite(rho) or rho <= 0:
-            raise ValueError(f"OU needs rho > 0 to be mixing (stationary law N(0, I/rho)), got rho={self.rho}")
+            raise ValueError(
+                f"OU needs rho > 0 to be mixing (stationary law N(0, I/rho)), got rho={self.rho}"
+            )
         object.__setattr__(self, "rho", rho)
         object.__setattr__(self, "d", _dim(self.d))
 
@@ -143,7 +145,9 @@ class OU:
         m1 = a * np.asarray(z, dtype=float)
         v2 = 1 / self.rho
         A = 1 / (2 * v2) - 1 / (2 * s2)  # < 0: the kernel is narrower than pi
-        if abs(A) * v2 < 1e-12:  # equal variances to rounding: TV(N(m, s^2), N(0, s^2)) = 2 Phi(|m|/(2 s)) - 1
+        if (
+            abs(A) * v2 < 1e-12
+        ):  # equal variances to rounding: TV(N(m, s^2), N(0, s^2)) = 2 Phi(|m|/(2 s)) - 1
             return 2 * ndtr(np.abs(m1) / (2 * math.sqrt(v2))) - 1
         B = m1 / s2
         C = -(m1**2) / (2 * s2) + 0.5 * math.log(v2 / s2)
@@ -236,8 +240,10 @@ def log_cosh_example(rho: float = 1.0, d: int = 1) -> Langevin:
 
     def f(x):
         x = np.asarray(x, dtype=float)
-        return rho * x * x / 2 + np.logaddexp(x, -x) - math.log(2) if d == 1 else (
-            np.sum(rho * x * x / 2 + np.logaddexp(x, -x) - math.log(2), axis=-1)
+        return (
+            rho * x * x / 2 + np.logaddexp(x, -x) - math.log(2)
+            if d == 1
+            else (np.sum(rho * x * x / 2 + np.logaddexp(x, -x) - math.log(2), axis=-1))
         )
 
     return Langevin(f, lambda x: rho * np.asarray(x) + np.tanh(x), rho, d)
