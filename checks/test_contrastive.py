@@ -341,6 +341,14 @@ def test_trained_ou_classifier_recovers_kernel(rng, scale, measure):
     base_l1 = C.kernel_l1_error(task, lambda Z, Z1: task.q.logpdf(Z1[..., None]) + 0 * Z, quad)
     measure("baseline_l1", round(base_l1, 4))
     assert mean[-1, 1] < 0.1 * base_l1
+    # the unnormalised (2.12) estimate of the last fit: per-context masses and its naive "KL"
+    z, z1, y = task.sample(rng, sizes[-1])
+    w = C.fit_quadratic_classifier(z[:, 0], z1[:, 0], y)
+    lp = lambda Z, Z1: C.quadratic_features(Z, Z1) @ w + task.q.logpdf(Z1[..., None])  # noqa: E731
+    central = np.abs(quad.z) <= 2.0
+    masses = C.kernel_masses(task, lp, quad)[central]
+    measure("mass_range_central_contexts", [round(float(masses.min()), 4), round(float(masses.max()), 4)])
+    measure("unnormalised_kl", round(C.normalised_kl(task, lp, normalise=False, quad=quad), 6))
 
 
 @pytest.mark.claim("contrastive.trained_ou", tier="trained", control=True)
