@@ -207,7 +207,7 @@ def test_def1_ou_beta_mixing(measure):
     # adaptive quadrature of TV(z) pi(z) (independent route; abs error ~1e-12)
     from scipy.integrate import quad
 
-    for t, b in zip(ts, betas, strict=True):
+    for t, b in ((2.0, betas[2]),):  # t = 2: where a rule across the kink at z = 0 is off by 1e-4
         ref = (
             2
             * quad(
