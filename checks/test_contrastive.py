@@ -270,7 +270,10 @@ def test_lemma5_mixing_bounds_property(rho, t, z):
     ou = OU(rho)
     b = ou.beta_mixing(t)
     assert b <= C.lemma5_bound(ou.mean_norm(), t)
-    assert ou.beta_mixing(1.5 * t) < b  # strictly decreasing in t
+    b_later = ou.beta_mixing(1.5 * t)
+    # decreasing in t; strictly while beta is above the ~1e-15 absolute rounding of the TV differences (at
+    # rho t ~ 40 both are 0.0)
+    assert b_later <= b and (b < 1e-12 or b_later < b)
     # TV from z is increasing in |z|; beta is the pi-average, so TV(0) <= beta <= sup_z TV
     assert ou.tv_from(0.0, t) <= b <= ou.tv_from(abs(z) + 10 / math.sqrt(rho), t) + 1e-12
 
