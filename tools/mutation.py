@@ -26,14 +26,17 @@ MUTMUT = str(Path(sys.executable).with_name("mutmut"))
 FAMILIES: dict[str, tuple[list[str], list[str]]] = {
     "hmm": (["theorylab/hmm/*.py", "theorylab/tensors/*.py"], ["checks/test_hmm.py"]),
     "topic": (
-        ["theorylab/languages/topic.py", "theorylab/attention/topic*.py", "theorylab/attention/topic/*.py"],
+        ["theorylab/languages/topic.py", "theorylab/attention/topic/*.py"],
         ["checks/test_topic.py"],
     ),
     "dyck": (
-        ["theorylab/languages/dyck.py", "theorylab/attention/dyck*.py", "theorylab/attention/dyck/*.py"],
+        ["theorylab/languages/dyck.py", "theorylab/attention/dyck/*.py"],
         ["checks/test_dyck.py"],
     ),
-    "flipflop": (["theorylab/languages/flipflop.py"], ["checks/test_flipflop.py"]),
+    "flipflop": (
+        ["theorylab/languages/flipflop.py"],
+        ["checks/test_flipflop.py", "checks/test_flipflop_glitches.py"],
+    ),
     "automata": (
         ["theorylab/algebra/*.py", "theorylab/automata/*.py", "theorylab/automata/constructions/*.py"],
         ["checks/test_automata_algebra.py", "checks/test_automata_constructions.py"],
@@ -48,6 +51,13 @@ FAMILIES: dict[str, tuple[list[str], list[str]]] = {
         ["checks/test_mple.py"],
     ),
     "gibbs": (["theorylab/ising/*.py", "theorylab/markov/chain.py"], ["checks/test_gibbs.py"]),
+    "verifier": (["theorylab/generation/*.py", "theorylab/languages/dyck.py"], ["checks/test_verifier.py"]),
+    "vgb": (["theorylab/generation/*.py"], ["checks/test_vgb.py"]),
+    "nce": (["theorylab/estimation/nce.py"], ["checks/test_nce.py"]),
+    "contrastive": (
+        ["theorylab/estimation/contrastive.py", "theorylab/markov/diffusions.py"],
+        ["checks/test_contrastive.py"],
+    ),
 }
 
 #: modules that are plotting, I/O or generator glue rather than mathematics: not mutated
