@@ -97,23 +97,16 @@ def test_instruction_test_rejects_plain_ffl08(rng):
 # ------------------------------------------------------------------------------------------------ GPU scale (open)
 
 FULL = dict(
-    model=dict(d_model=512, n_layers=6, n_heads=8),
-    T=512,
-    budget=dict(steps=10_000, batch_size=16, lr=3e-4, weight_decay=0.1, schedule="warmup_linear", warmup=50),
-    seeds=tuple(range(8)),
-    n_sparse=10_000,
-    n_dense=1_000,
-)
+    T=512, n_sparse=10_000, n_dense=1_000
+)  # length and evaluation sets per seed; model: flipflop_baseline()
 
 
 def _train_full(task, device, **model_changes):
-    from theorylab.nn import Budget, TransformerConfig, train
+    from theorylab.nn import train
+    from theorylab.nn.recipes import flipflop_baseline
 
-    cfg = TransformerConfig(
-        vocab_size=5, n_outputs=5, max_len=FULL["T"], **{**FULL["model"], **model_changes}
-    )
-    budget = Budget(seq_len=FULL["T"], eval_every=1000, eval_batches=4, **FULL["budget"])
-    return train(task, cfg, budget, seeds=FULL["seeds"], device=device)
+    recipe = flipflop_baseline(T=FULL["T"], **model_changes)
+    return train(task, recipe.config, recipe.budget, seeds=recipe.seeds, device=device)
 
 
 def _glitches(result, device):
@@ -151,6 +144,22 @@ def test_r4_mixture_training_lowers_the_median_glitch_rate(scale, device, measur
     for name in ("sparse", "dense"):
         measure(f"{name} errors baseline / mixture", [base.errors[name].tolist(), mix.errors[name].tolist()])
         assert np.median(mix.error_rate(name)) <= np.median(base.error_rate(name))
+
+
+@pytest.mark.claim("flipflop.emp_R6_regularizers", tier="trained")
+def test_r6_embedding_dropout_lowers_the_median_glitch_rate(scale, device, measure):
+    if scale != "full":
+        pytest.skip("R6 needs the 19M baseline at T=512 (GPU, --scale full)")
+    base = _glitches(_train_full(ff.FlipFlopTask.ffl(0.8), device), device)
+    drop = _glitches(_train_full(ff.FlipFlopTask.ffl(0.8), device, emb_dropout=0.5), device)
+    for name in ("sparse", "dense"):
+        measure(
+            f"{name} errors baseline / embedding dropout 0.5",
+            [base.errors[name].tolist(), drop.errors[name].tolist()],
+        )
+    # the document reports about two orders of magnitude fewer sparse errors; the check asserts the direction of the
+    # seed medians and records the ratio, since this run has not been made on a GPU yet
+    assert np.median(drop.error_rate("sparse")) <= np.median(base.error_rate("sparse"))
 
 
 # ------------------------------------------------------------------------------------------------ sharpening (R8)

@@ -196,3 +196,14 @@ def test_invalid_seed_and_mlp_config():
         BASE.build(-1)
     with pytest.raises(ValueError, match="context"):
         MLPConfig(3, 3, context=0)
+
+
+def test_flipflop_baseline_recipe_has_the_documents_size() -> None:
+    from theorylab.nn.recipes import flipflop_baseline
+
+    recipe = flipflop_baseline(T=64, n_seeds=2, emb_dropout=0.5)
+    assert recipe.config.emb_dropout == 0.5 and recipe.budget.seq_len == 64 and recipe.seeds == (0, 1)
+    n = sum(p.numel() for p in flipflop_baseline().config.build(0).parameters())
+    assert 18_500_000 < n < 19_500_000, n  # the "19M" baseline
+    with pytest.raises(ValueError, match="n_seeds"):
+        flipflop_baseline(n_seeds=0)
