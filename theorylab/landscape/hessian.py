@@ -231,11 +231,12 @@ def trace_estimator(
     u = rng.random((int(n_contexts), int(n_labels), 1))
     ys = (u > cum[:, None, :]).sum(axis=2).clip(max=probs.shape[1] - 1)
 
-    def nll(th, xx, y):
-        return torch.log_softmax(logits_fn(th, xx), dim=-1)[y]
+    def logp(th, xx, onehot):
+        return (torch.log_softmax(logits_fn(th, xx), dim=-1) * onehot).sum()
 
     xs = x.repeat_interleave(int(n_labels), dim=0)
-    g = vmap(grad(nll), in_dims=(None, 0, 0))(theta, xs, torch.as_tensor(ys.reshape(-1)))
+    onehot = torch.nn.functional.one_hot(torch.as_tensor(ys.reshape(-1)), probs.shape[1]).to(theta.dtype)
+    g = vmap(grad(logp), in_dims=(None, 0, 0))(theta, xs, onehot)
     per_ctx = (g**2).sum(dim=1).reshape(int(n_contexts), int(n_labels)).mean(dim=1)
     return TraceEstimate(
         float(per_ctx.mean()), float(per_ctx.std() / math.sqrt(per_ctx.numel())), per_ctx.numel()

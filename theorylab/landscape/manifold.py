@@ -39,7 +39,8 @@ class MinimizerManifold:
     def tangent_projector(self, theta) -> np.ndarray:
         J = np.atleast_2d(self.jacobian(np.asarray(theta, dtype=float)))
         gram = J @ J.T
-        if np.linalg.matrix_rank(gram) < J.shape[0]:
+        scale = np.trace(gram)
+        if not scale > 0 or abs(np.linalg.det(gram / scale)) < 1e-14:
             raise ValueError("constraint Jacobian is rank deficient at theta: Gamma is not a manifold there")
         return np.eye(J.shape[1]) - J.T @ np.linalg.solve(gram, J)
 
@@ -124,8 +125,14 @@ class ProductLogitToy:
         return float(s * (1 - s))
 
     def grad_z(self, theta: np.ndarray) -> np.ndarray:
+        """$\\partial z/\\partial\\theta_i=\\prod_{j\\ne i}\\theta_j$ (prefix times suffix products; no division)."""
         theta = np.asarray(theta, dtype=float)
-        return np.stack([np.prod(np.delete(theta, i, axis=-1), axis=-1) for i in range(self.p)], axis=-1)
+        if self.p == 2:
+            return theta[..., ::-1].copy()
+        ones = np.ones(theta.shape[:-1] + (1,))
+        left = np.concatenate([ones, np.cumprod(theta[..., :-1], axis=-1)], axis=-1)
+        right = np.concatenate([np.cumprod(theta[..., :0:-1], axis=-1)[..., ::-1], ones], axis=-1)
+        return left * right
 
     def manifold(self) -> MinimizerManifold:
         return MinimizerManifold(
