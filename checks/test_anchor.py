@@ -20,6 +20,7 @@ from theorylab.representations import (
     kl_word_shift,
     lemma1_rhs,
     perturbed_student,
+    thm3_quantities,
 )
 from theorylab.representations.counterexamples import b1_instance, normalized_margin
 
@@ -442,3 +443,43 @@ def test_b1_control_single_positive_unit():
     z, a, b, s = np.array([[1.0]]), np.array([1.0]), np.zeros(1), 0.25
     after = normalized_margin(z, a, b - s)
     assert after == normalized_margin(z, a, b) + s
+
+
+# ------------------------------------------------------------------------------------- trained tier
+@pytest.mark.claim("anchor.thm3", tier="trained")
+def test_thm3_trained_student_checkpoints(scale, measure):
+    from theorylab.representations.recipes import train_student
+
+    recipe = anchor_recipe(n_contexts=500, n_words=50) if scale == "small" else anchor_recipe()
+    steps = 200 if scale == "small" else 3000
+    students = train_student(recipe, steps=steps, every=50)
+    qs = [recipe.evaluate(s) for s in students]
+    for k, q in enumerate(qs):
+        measure(
+            f"ckpt {50 * k}: eps_KL, eps_CLS, Pr[f f* <= 0], bound 1152",
+            f"{q.eps_kl:.2e}, {q.eps_cls:.3f}, {q.eps_sign:.3f}, {q.bound(1152):.3g}",
+        )
+        if q.hypotheses_hold:
+            assert q.holds(1152) and q.holds(288)
+    assert sum(q.hypotheses_hold for q in qs) >= len(qs) // 2
+    # beats the untrained student (step 0) on the sign error that also counts f = 0, and KL fell
+    assert qs[-1].eps_sign < 0.1 < qs[0].eps_sign and qs[-1].eps_kl < 0.01 * qs[0].eps_kl
+
+
+@pytest.mark.claim("anchor.thm3", tier="trained", control=True)
+def test_thm3_trained_control_stale_anchor(measure):
+    from theorylab.representations.recipes import train_student
+
+    # the trained student as the reference model (its own anchored head as f*), a per-context logit shift of it
+    # (KL = 0 to the reference) scored with the stale anchor: Asm 7 fails and the bound's verdict rejects it
+    recipe = anchor_recipe(n_contexts=500, n_words=50, gamma=0.25, a=(1.0, -0.5))
+    student = train_student(recipe, steps=100, every=100)[-1]
+    fit = fit_anchor(student, bulk_logZ(student, recipe.bulk))
+    ref_head = AnchoredHead(recipe.a, recipe.b, anchor_values=fit.values(student))
+    shifted = student.shift_contexts(np.full(500, 5.0))  # same probabilities, logits + 5
+    ref = LogLinearLM(np.hstack([student.contexts, np.zeros((500, 1))]), shifted.atoms, student.weights)
+    f_ref = ref_head(student)
+    ds = np.abs(f_ref) >= 0.05  # downstream task: the reference's confident contexts (margin 0.05)
+    q = thm3_quantities(ref, shifted, ref_head, ref_head, recipe.bulk, ds / ds.sum())
+    measure("stale anchor: eps_KL, eps_CLS", f"{q.eps_kl:.2e}, {q.eps_cls:.3f}")
+    assert not q.holds(1152)

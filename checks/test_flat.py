@@ -701,3 +701,100 @@ def test_lemF5_control_balanced_row_is_singular():
     first = np.array([1] * k + [-1] * k)
     M = np.array([np.roll(first, i) for i in range(2 * k)])
     assert np.linalg.matrix_rank(M) < 2 * k
+
+
+# ------------------------------------------------------------------------------------- trained tier
+def _flat_transfer_verdict(sol, task, rng, rcond=5e-2):
+    """Pre-training loss ~ 0, trace within 20% of the flattest 4/(m sqrt T), downstream MSE (n = 8) <= 0.5.
+    ``rcond``: trained features carry small residual directions (a few % of the top singular value) that an
+    exact min-norm head would fit; the head treats singular values below 5% of the largest as zero."""
+    norm_tr = sol.trace_zero_loss(task) * sol.m * sqrt(task.T) / 4
+    mse = ft.mean_downstream_mse(sol, task, 8, 200, rng, rcond)
+    return sol.loss(task) < 1e-4 and norm_tr < 1.2 and mse < 0.5, (sol.loss(task), norm_tr, mse)
+
+
+@pytest.mark.claim("flat.thmE.1_trained", tier="trained")
+def test_thmE1_trained_flatness_transfers(rng, scale, measure):
+    task = ft.DyckTask(6)
+    ms, steps, seeds_ = ((8,), 600, (0,)) if scale == "small" else ((8, 16, 64), 3000, (0, 1, 2))
+    baseline = float(np.mean(task.downstream_support()[1] ** 2))  # predict 0: E g*^2 = T
+    for m in ms:
+        for s in seeds_:
+            sol = ft.train_flat(task, m, steps=steps, seed=s)
+            ok, (loss, norm_tr, mse) = _flat_transfer_verdict(sol, task, rng)
+            untrained = ft.train_flat(task, m, steps=1, penalty=0.0, seed=s)
+            mse0 = ft.mean_downstream_mse(untrained, task, 8, 200, rng, 5e-2)
+            measure(
+                f"m={m} seed={s}: loss, m sqrt(T) Tr/4, downstream MSE(n=8)",
+                f"{loss:.2e}, {norm_tr:.3f}, {mse:.3f}",
+            )
+            measure(
+                f"m={m} seed={s}: baselines (predict 0, untrained features)", f"{baseline:.2f}, {mse0:.3f}"
+            )
+            assert ok
+            assert mse < min(baseline, mse0)
+
+
+@pytest.mark.claim("flat.thmE.1_trained", tier="trained", control=True)
+def test_thmE1_trained_control_random_features(rng, measure):
+    task = ft.DyckTask(6)
+    sol = ft.sol2(task, 300, rng)  # V frozen, u trained to convergence = the min-norm interpolant
+    ok, (loss, norm_tr, mse) = _flat_transfer_verdict(sol, task, rng)
+    measure(
+        "random features m=300: loss, m sqrt(T) Tr/4, downstream MSE(n=8)",
+        f"{loss:.2e}, {norm_tr:.2f}, {mse:.3f}",
+    )
+    assert not ok
+
+
+def _rescaled_teacher(rng):
+    from theorylab.landscape import TwoLayerSoftmax
+
+    model = TwoLayerSoftmax(10, 16, 5, "relu")
+    theta = model.init(rng)
+    c = np.exp(rng.uniform(np.log(0.2), np.log(5), 16))
+    W1, W2 = (a.numpy() for a in model.split(model.rescale(theta, c)))
+    return model, theta, model.probs(theta), W1, W2
+
+
+def _orbit_stats(model, theta_star, P, W1, W2):
+    import torch
+
+    from theorylab.landscape import cross_entropy_loss, trace_hessian
+    from theorylab.landscape.rescaling_sgd import imbalance
+
+    loss = cross_entropy_loss(model.logits, model.inputs(), P)
+    th = model.join(torch.as_tensor(W1), torch.as_tensor(W2))
+    return trace_hessian(loss, th).value, imbalance(W1, W2), float(loss(th)) - float(loss(theta_star))
+
+
+def _drift_verdict(start, end):
+    """Excess loss ~ 0 at the end, Tr H at most half, imbalance down by >= 10%."""
+    return end[2] < 1e-3 and end[0] < 0.5 * start[0] and end[1] < 0.9 * start[1]
+
+
+@pytest.mark.claim("flat.thm3.3_trained", tier="trained")
+def test_thm33_trained_sgd_drifts_to_balanced(rng, scale, measure):
+    from theorylab.landscape.rescaling_sgd import sgd_fresh_samples
+
+    steps = 20_000 if scale == "small" else 1_000_000
+    model, theta, P, W1, W2 = _rescaled_teacher(rng)
+    start = _orbit_stats(model, theta, P, W1, W2)
+    A, B = sgd_fresh_samples(W1, W2, P, 0.2, steps, 4, rng)
+    A, B = sgd_fresh_samples(A, B, P, 0.5, 2000, 4, rng, full_batch=True)  # return to Gamma before measuring
+    end = _orbit_stats(model, theta, P, A, B)
+    measure("start Tr H, imbalance", f"{start[0]:.3f}, {start[1]:.3f}")
+    measure("SGD end Tr H, imbalance, excess loss", f"{end[0]:.3f}, {end[1]:.3f}, {end[2]:.2e}")
+    assert _drift_verdict(start, end)
+
+
+@pytest.mark.claim("flat.thm3.3_trained", tier="trained", control=True)
+def test_thm33_trained_control_full_batch(rng, measure):
+    from theorylab.landscape.rescaling_sgd import sgd_fresh_samples
+
+    model, theta, P, W1, W2 = _rescaled_teacher(rng)
+    start = _orbit_stats(model, theta, P, W1, W2)
+    A, B = sgd_fresh_samples(W1, W2, P, 0.2, 2000, 4, rng, full_batch=True)
+    end = _orbit_stats(model, theta, P, A, B)
+    measure("full-batch GD end Tr H, imbalance", f"{end[0]:.3f}, {end[1]:.3f}")
+    assert not _drift_verdict(start, end)

@@ -27,6 +27,7 @@ from theorylab.hmm.constructions import (
     theorem6_pair,
     theorem8_case2_pair,
 )
+from theorylab.hmm.mlm import excess_kl, mlm_conditionals, mlm_entropy
 from theorylab.hmm.models import GHMM, HMM, AssumptionError
 from theorylab.hmm.predictors import optimal_predictor, parse_task, predictor_by_enumeration, triple_factors
 from theorylab.hmm.recovery import NotIdentifiableError, recover_from_predictor
@@ -41,9 +42,12 @@ __all__ = [
     "Relabeling",
     "claim1_pair",
     "example_247",
+    "excess_kl",
     "householder",
     "householder_pair",
     "lemma7_pair",
+    "mlm_conditionals",
+    "mlm_entropy",
     "optimal_predictor",
     "parse_task",
     "predictor_by_enumeration",

@@ -158,16 +158,17 @@ def sol2(task: DyckTask, m: int, rng: np.random.Generator) -> OneLayerSolution:
     return OneLayerSolution(V, np.linalg.pinv(Phi) @ Y)
 
 
-def min_norm_head(features: np.ndarray, targets: np.ndarray) -> np.ndarray:
-    """$\\tilde u=\\arg\\min\\|u\\|$ s.t. $\\Phi u=y$ (least squares if infeasible): ``pinv``."""
-    return np.linalg.pinv(np.atleast_2d(features)) @ np.asarray(targets, dtype=float)
+def min_norm_head(features: np.ndarray, targets: np.ndarray, rcond: float = 1e-12) -> np.ndarray:
+    """$\\tilde u=\\arg\\min\\|u\\|$ s.t. $\\Phi u=y$ (least squares if infeasible): ``pinv`` with singular values
+    below ``rcond`` times the largest treated as zero (trained features carry tiny residual directions)."""
+    return np.linalg.pinv(np.atleast_2d(features), rcond=rcond) @ np.asarray(targets, dtype=float)
 
 
-def downstream_mse(sol: OneLayerSolution, task: DyckTask, sample: np.ndarray) -> float:
+def downstream_mse(sol: OneLayerSolution, task: DyckTask, sample: np.ndarray, rcond: float = 1e-12) -> float:
     """Population downstream MSE over all $2^T$ strings of the min-norm head fitted on the strings ``sample``."""
     X, g = task.downstream_support()
     Phi = np.maximum(attention_features(X) @ sol.V.T, 0) / sol.m
-    u = min_norm_head(Phi[sample], g[sample])
+    u = min_norm_head(Phi[sample], g[sample], rcond)
     return float(np.mean((Phi @ u - g) ** 2))
 
 
@@ -229,3 +230,44 @@ def torch_loss(task: DyckTask, m: int, k: int = 2):
         return torch.as_tensor(np.concatenate(parts))
 
     return loss_fn, pack
+
+
+def train_flat(
+    task: DyckTask, m: int, *, penalty: float = 0.1, steps: int = 600, lr: float = 5e-2, seed: int = 0
+) -> OneLayerSolution:
+    """Flatness-seeking training of (V, u) at Q = K = 0 (uniform attention): Adam on
+    $L+\\lambda\\cdot2\\,\\mathbb E\\|\\nabla_{V,u}f\\|^2$ (the zero-loss trace, Lemma F.4), with $\\lambda$ cut 100x for the last
+    30% of the steps. MSE pre-training has no gradient noise at interpolation, so plain SGD has no Tr bias here;
+    the explicit penalty stands in for label-noise SGD."""
+    import torch
+
+    if int(m) < 2 or steps < 1 or not penalty >= 0:
+        raise ValueError("need m >= 2, steps >= 1 and penalty >= 0")
+    torch.set_num_threads(1)  # tiny steps: threads only add contention
+    X, Y = task.pretrain_support()
+    H = torch.as_tensor(attention_features(X))
+    Yt = torch.as_tensor(Y)
+    hn = (H**2).sum(dim=1)
+    g = torch.Generator().manual_seed(int(seed))
+    V = (0.5 * torch.randn(m, task.d, generator=g, dtype=torch.float64)).requires_grad_()
+    u = (0.5 * torch.randn(m, generator=g, dtype=torch.float64)).requires_grad_()
+    opt = torch.optim.Adam([V, u], lr=lr)
+    for k in range(int(steps)):
+        pre = H @ V.T
+        act = torch.relu(pre)
+        loss = ((act @ u / m - Yt) ** 2).mean()
+        tr = 2 * ((act**2).sum(dim=1) + ((pre > 0) * u**2).sum(dim=1) * hn).mean() / m**2
+        lam = penalty if k < 0.7 * steps else penalty * 0.01
+        opt.zero_grad()
+        (loss + lam * tr).backward()
+        opt.step()
+    return OneLayerSolution(V.detach().numpy().copy(), u.detach().numpy().copy())
+
+
+def mean_downstream_mse(
+    sol: OneLayerSolution, task: DyckTask, n: int, reps: int, rng: np.random.Generator, rcond: float = 1e-12
+) -> float:
+    """Average over ``reps`` i.i.d. downstream samples of size n of the population MSE of the min-norm head."""
+    return float(
+        np.mean([downstream_mse(sol, task, rng.integers(0, 2**task.T, n), rcond) for _ in range(reps)])
+    )

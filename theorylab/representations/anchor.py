@@ -129,9 +129,10 @@ def thm3_bound(eps_kl: float, mu: float, p_b: float, Gamma: float, constant: int
     """$\\epsilon_{KL}\\cdot C/(\\mu p_b^2\\Gamma^2)$; ``constant`` 288 (printed) or 1152 (rigorous with TV)."""
     if constant not in THM3_CONSTANTS:
         raise ValueError(f"constant must be one of {THM3_CONSTANTS}, got {constant}")
-    if not (mu > 0 and p_b > 0 and Gamma > 0) or eps_kl < 0:
-        raise ValueError("need eps_kl >= 0 and mu, p_b, Gamma > 0")
-    return float(eps_kl * constant / (mu * p_b**2 * Gamma**2))
+    if not (mu >= 0 and p_b >= 0 and Gamma >= 0) or not eps_kl >= 0:
+        raise ValueError("need eps_kl >= 0 and mu, p_b, Gamma >= 0 (finite)")
+    denom = mu * p_b**2 * Gamma**2
+    return float(eps_kl * constant / denom) if denom > 0 else float("inf")
 
 
 @dataclass(frozen=True)
@@ -145,6 +146,7 @@ class Thm3Quantities:
     eps_b: float
     hypotheses_hold: bool
     failed: tuple[str, ...]
+    eps_sign: float = float("nan")  # Pr_DS[f f* <= 0]: also counts f = 0 (eps_cls counts only strict flips)
 
     def bound(self, constant: int = 288) -> float:
         return thm3_bound(self.eps_kl, self.mu, self.p_b, self.Gamma, constant)
@@ -201,5 +203,14 @@ def thm3_quantities(
         failed.append("min b* >= eps_b - log(4k)")
     eps_cls = float(w_ds @ (f * f_star < 0))
     return Thm3Quantities(
-        teacher.kl_to(student), eps_cls, mu, p_b, gamma, Gamma, eps_b, not failed, tuple(failed)
+        max(teacher.kl_to(student), 0.0),  # round-off can give -1e-17 at KL = 0
+        eps_cls,
+        mu,
+        p_b,
+        gamma,
+        Gamma,
+        eps_b,
+        not failed,
+        tuple(failed),
+        float(w_ds @ (f * f_star <= 0)),
     )

@@ -69,3 +69,48 @@ def perturbed_student(recipe: AnchorRecipe, sigma: float, rng: np.random.Generat
         t.atoms + rng.normal(0, sigma, t.atoms.shape),
         t.weights,
     )
+
+
+def train_student(
+    recipe: AnchorRecipe,
+    *,
+    width: int = 16,
+    dim: int = 6,
+    steps: int = 300,
+    lr: float = 2e-2,
+    every: int = 50,
+    seed: int = 0,
+) -> list[LogLinearLM]:
+    """A softmax student trained on the recipe teacher: a one-hidden-layer tanh MLP encodes the raw context (the
+    first five teacher coordinates) into $v_{-i}\\in\\mathbb R^{dim}$ (plus a constant coordinate); atoms are free.
+    Full-batch Adam on the population cross-entropy (soft teacher targets = KL + H). Returns the student at
+    step 0 and every ``every`` steps."""
+    import torch
+
+    torch.set_num_threads(1)  # tiny steps: threads only add contention
+    t = recipe.teacher
+    g = torch.Generator().manual_seed(int(seed))
+    X = torch.as_tensor(t.contexts[:, :5])
+    P = torch.as_tensor(t.probs())
+    w = torch.as_tensor(t.weights)
+    W = (torch.randn(width, 5, generator=g, dtype=torch.float64) / 5**0.5).requires_grad_()
+    U = (torch.randn(dim, width, generator=g, dtype=torch.float64) / width**0.5).requires_grad_()
+    A = (0.1 * torch.randn(t.n_words, dim + 1, generator=g, dtype=torch.float64)).requires_grad_()
+    opt = torch.optim.Adam([W, U, A], lr=lr)
+
+    def contexts():
+        return torch.cat([torch.tanh(X @ W.T) @ U.T, torch.ones(X.shape[0], 1, dtype=torch.float64)], dim=1)
+
+    out = []
+    for k in range(int(steps) + 1):
+        if k % every == 0:
+            with torch.no_grad():
+                out.append(LogLinearLM(contexts().numpy(), A.detach().numpy().copy(), t.weights))
+        if k == steps:
+            break
+        logp = torch.log_softmax(contexts() @ A.T, dim=1)
+        loss = -(w * (P * logp).sum(dim=1)).sum()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    return out
