@@ -41,9 +41,9 @@ def _mlp_loss(width: int, n: int = 64, d_in: int = 16, seed: int = 0):
     return loss, f, theta, X, y
 
 
-def _timed(fn):
+def _timed(fn, *args, **kwargs):
     start = time.perf_counter()
-    out = fn()
+    out = fn(*args, **kwargs)
     return time.perf_counter() - start, out
 
 
@@ -74,7 +74,7 @@ def main() -> None:
             t_hutch, est = _timed(
                 lambda: trace_hessian(loss, theta, "hutchinson", n_probes=100, generator=gen)
             )
-            t_loop, _ = _timed(lambda: _loop_trace(loss, theta, 50))
+            t_loop, _ = _timed(_loop_trace, loss, theta, 50)
             rows.append(
                 {
                     "params": d,
@@ -88,11 +88,12 @@ def main() -> None:
                 }
             )
             continue
-        t_exact, exact = _timed(lambda: trace_hessian(loss, theta, chunk=128).value)
+        t_exact, exact = _timed(trace_hessian, loss, theta, chunk=128)
+        exact = exact.value
         gen = torch.Generator().manual_seed(1)
-        t_hutch, est = _timed(lambda: trace_hessian(loss, theta, "hutchinson", n_probes=100, generator=gen))
+        t_hutch, est = _timed(trace_hessian, loss, theta, "hutchinson", n_probes=100, generator=gen)
         k = min(d, loop_cap)
-        t_loop, partial = _timed(lambda: _loop_trace(loss, theta, k))
+        t_loop, partial = _timed(_loop_trace, loss, theta, k)
         t_loop_full = t_loop * d / k
         if k == d:
             assert abs(partial - exact) <= 1e-8 * max(1.0, abs(exact))
