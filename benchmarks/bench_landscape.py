@@ -71,9 +71,7 @@ def main() -> None:
         d = theta.numel()
         if d > 20_000:  # exact needs d HVPs: report Hutchinson and the (extrapolated) loop only
             gen = torch.Generator().manual_seed(1)
-            t_hutch, est = _timed(
-                lambda: trace_hessian(loss, theta, "hutchinson", n_probes=100, generator=gen)
-            )
+            t_hutch, est = _timed(trace_hessian, loss, theta, "hutchinson", n_probes=100, generator=gen)
             t_loop, _ = _timed(_loop_trace, loss, theta, 50)
             rows.append(
                 {
