@@ -796,5 +796,5 @@ def test_thm33_trained_control_full_batch(rng, measure):
     start = _orbit_stats(model, theta, P, W1, W2)
     A, B = sgd_fresh_samples(W1, W2, P, 0.2, 2000, 4, rng, full_batch=True)
     end = _orbit_stats(model, theta, P, A, B)
-    measure("full-batch GD end Tr H, imbalance", f"{end[0]:.3f}, {end[1]:.3f}")
+    measure("full-batch GD start / end Tr H", f"{start[0]:.3f} / {end[0]:.3f}")
     assert not _drift_verdict(start, end)
