@@ -259,6 +259,10 @@ def test_hyp1_identical_bulk_atoms_zero_mse(rng):
     assert np.allclose(y, C @ w + np.log(n - 3), atol=1e-12)
     fit = fit_anchor(t, y, intercept=False)
     assert fit.mse < 1e-24 and fit.r2 > 1 - 1e-12
+    # the anchored head is sum_j a_j relu(z_j - <v, v0> - b_j), thresholds subtracted
+    a, b = np.array([1.0, -2.0, 0.5]), np.array([0.3, -0.2, 0.1])
+    by_hand = np.maximum(t.logits()[:, :3] - (C @ fit.v0)[:, None] - b, 0) @ a
+    assert np.allclose(AnchoredHead(a, b, fit.v0)(t), by_hand, atol=1e-12)
 
 
 @pytest.mark.claim("anchor.hyp1", tier="exact", control=True)
@@ -388,6 +392,8 @@ def test_thm3_constant_chain_and_recipe(rng, measure):
     measure("bound 288", q.bound(288))
     measure("bound 1152", q.bound(1152))
     assert q.hypotheses_hold, q.failed
+    # Def 2: Gamma = gamma / (k max|a*|) with k = 2, a* = (1, -1); gamma = min over DS |h_1| >= 0.5
+    assert q.Gamma == q.gamma / 2 and 0.5 <= q.gamma < 0.51
     assert q.bound(1152) < 1 and q.bound(288) < q.bound(1152)  # non-vacuous with the rigorous constant
     assert q.holds(288) and q.holds(1152)
 

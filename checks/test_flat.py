@@ -234,6 +234,16 @@ def test_lemma32_control_off_saturation(rng, measure):
     measure("off-saturation Tr H", float(torch.trace(H)))
     measure("off-saturation Tr Sigma", float(torch.trace(S)))
     assert _rel(S, H) > 1e-2
+    # Sigma itself is right off saturation: an independent loop of autograd gradients, minus grad L grad L^T
+    second = torch.zeros_like(H)
+    for i, x in enumerate(X):
+        for y in range(P.shape[1]):
+            th = off.clone().requires_grad_(True)
+            (g,) = torch.autograd.grad(torch.log_softmax(model.logits(th, x), dim=-1)[y], th)
+            second += P[i, y] / len(X) * torch.outer(g, g)
+    th = off.clone().requires_grad_(True)
+    (gL,) = torch.autograd.grad(loss(th), th)
+    assert torch.allclose(S, second - torch.outer(gL, gL), atol=1e-12)
 
 
 @pytest.mark.claim("flat.lem3.2", tier="property")
