@@ -28,6 +28,7 @@ from theorylab.hmm.constructions import (
     theorem8_case2_pair,
 )
 from theorylab.hmm.interop import from_hmmlearn, to_hmmlearn
+from theorylab.hmm.mlm import excess_kl, mlm_conditionals, mlm_entropy
 from theorylab.hmm.models import GHMM, HMM, AssumptionError
 from theorylab.hmm.predictors import optimal_predictor, parse_task, predictor_by_enumeration, triple_factors
 from theorylab.hmm.recovery import NotIdentifiableError, recover_from_predictor
@@ -43,9 +44,12 @@ __all__ = [
     "claim1_pair",
     "example_247",
     "from_hmmlearn",
+    "excess_kl",
     "householder",
     "householder_pair",
     "lemma7_pair",
+    "mlm_conditionals",
+    "mlm_entropy",
     "optimal_predictor",
     "parse_task",
     "predictor_by_enumeration",
