@@ -54,6 +54,8 @@ FAMILIES: dict[str, tuple[list[str], list[str]]] = {
     "verifier": (["theorylab/generation/*.py", "theorylab/languages/dyck.py"], ["checks/test_verifier.py"]),
     "vgb": (["theorylab/generation/*.py"], ["checks/test_vgb.py"]),
     "nce": (["theorylab/estimation/nce.py"], ["checks/test_nce.py"]),
+    "flat": (["theorylab/landscape/*.py", "theorylab/hmm/mlm.py"], ["checks/test_flat.py"]),
+    "anchor": (["theorylab/representations/*.py"], ["checks/test_anchor.py"]),
     "contrastive": (
         ["theorylab/estimation/contrastive.py", "theorylab/markov/diffusions.py"],
         ["checks/test_contrastive.py"],
