@@ -63,6 +63,13 @@ def loewner_decreasing(Gs: list[np.ndarray], tol: float = PSD_TOL) -> bool:
     return True
 
 
+def inversion_tol(*Hs: np.ndarray) -> float:
+    """Relative round-off of statements about inverses of the H's: inverting H loses ~eps * cond(H) relative
+    accuracy (times 100 for the <= 2^5-term sums that build H); never below PSD_TOL. Strongly coupled random models
+    reach cond(H) ~ 1e7, where a fixed 1e-10 is below the round-off."""
+    return max(PSD_TOL, 100 * np.finfo(float).eps * max(np.linalg.cond(H) for H in Hs))
+
+
 def strictly_decreasing(Gs: list[np.ndarray], margin: float = 1e-8) -> bool:
     """The printed 'strictly improves': every Gamma^k - Gamma^{k+1} positive definite."""
     return all(np.linalg.eigvalsh(A - B)[0] > margin for A, B in zip(Gs, Gs[1:], strict=False))
@@ -256,7 +263,7 @@ def test_thm411_loewner_monotone_on_random_models(model):
         scale = max(1.0, np.abs(Hs[k]).max())
         assert np.abs(Hs[k - 1] + C - Hs[k]).max() < EXACT_TOL * scale
         assert np.linalg.eigvalsh(C)[0] > -EXACT_TOL * scale
-    assert loewner_decreasing([np.linalg.inv(H) for H in Hs])
+    assert loewner_decreasing([np.linalg.inv(H) for H in Hs], tol=inversion_tol(*Hs))
 
 
 # --------------------------------------------------------------------------- derived: misspecification, all masks
@@ -319,15 +326,18 @@ def test_all_masks_control_single_mask_is_monotone_on_the_same_instance():
 @given(model=ising_models(3, 5))
 def test_all_masks_bounds_on_random_models(model):
     N = model.N
-    Iinv = np.linalg.inv(information_matrix(model))
+    info = information_matrix(model)
+    Iinv = np.linalg.inv(info)
     for k in range(1, N + 1):
         Ga = asymptotic_covariance(model, k, "all_masks")
-        Go = np.linalg.inv(H_k(model, k))
+        H = H_k(model, k)
+        Go = np.linalg.inv(H)
         scale = np.abs(Go).max()
-        assert np.linalg.eigvalsh(Go - Ga)[0] > -PSD_TOL * scale
-        assert np.linalg.eigvalsh(Ga - Iinv)[0] > -PSD_TOL * scale  # never better than the MLE
+        tol = inversion_tol(H, info)
+        assert np.linalg.eigvalsh(Go - Ga)[0] > -tol * scale
+        assert np.linalg.eigvalsh(Ga - Iinv)[0] > -tol * scale  # never better than the MLE
         if k >= N - 2:
-            assert np.abs(Ga - Iinv).max() < 1e-9 * scale
+            assert np.abs(Ga - Iinv).max() < max(1e-9, 10 * tol) * scale
 
 
 @pytest.mark.claim("mple.derived.all_masks", tier="property")

@@ -3,7 +3,8 @@
 A ``python`` block runs in one namespace per page, in order. A statement whose line ends in
 ``# raises NameOfError`` must raise that exception (a documented failure is checked, not skipped). A block
 preceded by ``<!-- file: PATH -->`` is a file of a tutorial, written rather than run; ``bash`` blocks of the
-tutorial are run in its folder.
+tutorial are run in its folder. Blocks after a line ``<!-- snippets below: run by their own test -->`` are left
+to the dedicated test that sets up what they need (a user registry, files on disk).
 """
 
 from __future__ import annotations
@@ -12,12 +13,13 @@ import re
 from pathlib import Path
 
 _BLOCK = re.compile(r"(<!-- file: (?P<file>[^ ]+) -->\n)?```(?P<lang>\w+)\n(?P<code>.*?)```", re.DOTALL)
+OWN_TEST_MARKER = "<!-- snippets below: run by their own test -->"
 _RAISES = re.compile(r"^(?P<indent>\s*)(?P<stmt>\S.*?)\s+# raises (?P<exc>\w+(?:Error|Exception))\b.*$")
 
 
 def blocks(path: Path) -> list[tuple[int, str, str | None, str]]:
     """``(line, language, file or None, code)`` for every fenced block of ``path``."""
-    text = path.read_text(encoding="utf-8")
+    text = path.read_text(encoding="utf-8").split(OWN_TEST_MARKER, 1)[0]
     return [
         (text[: m.start()].count("\n") + 1, m.group("lang"), m.group("file"), m.group("code"))
         for m in _BLOCK.finditer(text)
