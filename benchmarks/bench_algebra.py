@@ -16,10 +16,10 @@ from __future__ import annotations
 import argparse
 import json
 import random
-import time
 import tracemalloc
 
 import numpy as np
+from timing import best_of
 
 import theorylab.algebra.groups as groups_module
 from theorylab.algebra import (
@@ -52,15 +52,6 @@ def plain_loop_size(aut: Semiautomaton) -> int:
                     new.append(h)
         frontier = new
     return len(seen)
-
-
-def best_of(fn, repeat: int) -> tuple[float, object]:
-    best, out = float("inf"), None
-    for _ in range(repeat):
-        t = time.perf_counter()
-        out = fn()
-        best = min(best, time.perf_counter() - t)
-    return best, out
 
 
 def libsemigroups_size(aut: Semiautomaton):

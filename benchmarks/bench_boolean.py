@@ -12,17 +12,9 @@ import time
 
 import numpy as np
 from scipy.linalg import hadamard
+from timing import best_of
 
 from theorylab.boolean import SparseParity, characters, walsh_transform
-
-
-def best_of(fn, repeat: int) -> tuple[float, object]:
-    best, out = float("inf"), None
-    for _ in range(repeat):
-        t = time.perf_counter()
-        out = fn()
-        best = min(best, time.perf_counter() - t)
-    return best, out
 
 
 def dense_hadamard(values: np.ndarray) -> np.ndarray:

@@ -9,22 +9,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import time
 from itertools import product
 
 import numpy as np
+from timing import best_of
 
 from theorylab.ising import IsingModel, k_gibbs
 from theorylab.markov import FiniteChain
-
-
-def best_of(fn, repeat: int) -> tuple[float, object]:
-    best, out = float("inf"), None
-    for _ in range(repeat):
-        t = time.perf_counter()
-        out = fn()
-        best = min(best, time.perf_counter() - t)
-    return best, out
 
 
 def random_model(N: int, seed: int = 0, scale: float = 0.3) -> IsingModel:
