@@ -242,27 +242,14 @@ class Cascade:
                     f"component {i}: its actions must be rows that are permutations or constant maps"
                 )
         rank = {lv: r + 1 for r, lv in enumerate(sorted(set(levels)))}
-        start = tuple(int(v) for v in initial)
-        index, order = {start: 0}, [start]
-        succ, inp = [], []
-        i = 0
-        while i < len(order):
-            x = order[i]
-            row, irow = [], []
-            for s in range(n_symbols):
-                ins = [int(dependency(c, x, s)) for c in range(len(acts))]
-                y = tuple(int(acts[c][ins[c], x[c]]) for c in range(len(acts)))
-                if y not in index:
-                    index[y] = len(order)
-                    order.append(y)
-                row.append(index[y])
-                irow.append(ins)
-            succ.append(row)
-            inp.append(irow)
-            i += 1
+
+        def step(x: tuple, s: int) -> tuple[tuple, list[int]]:
+            ins = [int(dependency(c, x, s)) for c in range(len(acts))]
+            return tuple(int(acts[c][ins[c], x[c]]) for c in range(len(acts))), ins
+
+        order, transition, inp = reachable_states([tuple(int(v) for v in initial)], n_symbols, step)
         states = np.array(order, dtype=np.int64)
         decode_table = np.array([int(decode(x)) for x in order], dtype=np.int64)
-        transition = np.array(succ, dtype=np.int64)
         m = int(decode_table.max()) + 1
         if decode_table.min() < 0 or len(np.unique(decode_table)) != m:
             raise ValueError(
@@ -291,6 +278,32 @@ class Cascade:
                 " ".join(f"({self.components[c].n_states},{self.components[c].group.order})" for c in lv)
             )
         return " / ".join(parts)
+
+
+def reachable_states(starts, n_symbols: int, step: Callable) -> tuple[list, np.ndarray, list]:
+    """Breadth-first closure of ``starts`` under ``step(x, s) -> (y, info)``: the states in order of discovery
+    (``starts`` first), the successor table ``[R, n_symbols]`` of their indices, and ``info[r][s]`` of each step."""
+    index: dict = {}
+    order: list = []
+    for x in starts:
+        if x not in index:
+            index[x] = len(order)
+            order.append(x)
+    succ, info = [], []
+    i = 0
+    while i < len(order):
+        row, irow = [], []
+        for s in range(n_symbols):
+            y, extra = step(order[i], s)
+            if y not in index:
+                index[y] = len(order)
+                order.append(y)
+            row.append(index[y])
+            irow.append(extra)
+        succ.append(row)
+        info.append(irow)
+        i += 1
+    return order, np.array(succ, dtype=np.int64).reshape(len(order), n_symbols), info
 
 
 #: The former name of :class:`Cascade` (the same type).

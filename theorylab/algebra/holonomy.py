@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from theorylab.algebra.cascade import Cascade, CascadeComponent, HolonomyCascade
+from theorylab.algebra.cascade import Cascade, CascadeComponent, HolonomyCascade, reachable_states
 from theorylab.algebra.semigroup import _require_aut, transformation_semigroup
 
 if TYPE_CHECKING:
@@ -193,30 +193,10 @@ def holonomy_decomposition(aut: Semiautomaton) -> Cascade:
 
     # BFS over reachable cascade states
     starts = [encode(q) for q in range(aut.n_states)]
-    index = {}
-    order = []
-    for x in starts:
-        if x not in index:
-            index[x] = len(order)
-            order.append(x)
-    succ, trans_all = [], []
-    i = 0
-    while i < len(order):
-        row, trow = [], []
-        for s in range(aut.n_symbols):
-            y, tr = step(order[i], s)
-            if y not in index:
-                index[y] = len(order)
-                order.append(y)
-            row.append(index[y])
-            trow.append(tr)
-        succ.append(row)
-        trans_all.append(trow)
-        i += 1
+    order, transition, trans_all = reachable_states(starts, aut.n_symbols, step)
     R = len(order)
     states = np.array(order, dtype=np.int64).reshape(R, C)
     decode_table = np.array([_members(chain(x)[-1])[0] for x in order], dtype=np.int64)
-    transition = np.array(succ, dtype=np.int64).reshape(R, aut.n_symbols)
     # exhaustive commutation check: decode(step(x, s)) == delta(decode(x), s)
     if not np.array_equal(decode_table[transition], aut.delta.T[decode_table]):
         raise AssertionError("holonomy cascade does not commute with the automaton (construction bug)")
@@ -237,6 +217,7 @@ def holonomy_decomposition(aut: Semiautomaton) -> Cascade:
                 level=lv, semiautomaton=sa, height=H - lv + 1, rep=frozenset(_members(rep)), tiles=tiles
             )
         )
+    index = {x: r for r, x in enumerate(order)}
     initial = np.array([index[x] for x in starts], dtype=np.int64)
     return Cascade(aut, tuple(components), states, decode_table, transition, inputs, initial)
 
