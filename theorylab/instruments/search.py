@@ -328,6 +328,36 @@ def _rationalise(value: float, lo: float, hi: float, still_fails: Callable[[floa
     return value
 
 
+def _minimise_over_space(
+    objective: Callable, n_dims: int, choices: dict, rng, max_examples: int, maxfev_per_dim: int, xatol: float
+) -> None:
+    """Minimise ``objective(u, pick)`` over the unit cube ``[0, 1]^n_dims`` times the discrete ``choices``:
+    random points (a third of ``max_examples``, at most 10 per dimension + 10), then Nelder-Mead restarts from the best of them and then from fresh random points
+    (scipy, imported here). Runs until ``objective`` raises (its budget is spent, or it found what it looks for)."""
+
+    def draw_pick() -> dict:
+        return {k: v[int(rng.integers(len(v)))] for k, v in choices.items()}
+
+    tried = []
+    for _ in range(max(1, min(max_examples // 3, 10 * max(1, n_dims) + 10))):
+        u, pick = rng.random(n_dims), draw_pick()
+        tried.append((objective(u, pick), u, pick))
+    if not n_dims:
+        while True:
+            objective(np.zeros(0), draw_pick())
+    from scipy.optimize import minimize
+
+    tried.sort(key=lambda t: t[0])
+    while True:  # restarts from the best points, then from fresh random ones
+        _, u0, pick = tried.pop(0) if tried else (None, rng.random(n_dims), draw_pick())
+        minimize(
+            lambda u, pick=pick: objective(u, pick),
+            u0,
+            method="Nelder-Mead",
+            options={"maxfev": maxfev_per_dim * (n_dims + 1), "xatol": xatol, "fatol": 0.0},
+        )
+
+
 def _continuous_search(predicate, space, budget: Budget, seed: int, shrink: bool):
     names, bounds, choices = _parse_space(space)
     rng = np.random.default_rng(seed)
@@ -352,31 +382,10 @@ def _continuous_search(predicate, space, budget: Budget, seed: int, shrink: bool
             raise _Found
         return out.margin if math.isfinite(out.margin) else 1e300
 
-    def draw_pick() -> dict:
-        return {k: v[int(rng.integers(len(v)))] for k, v in choices.items()}
-
-    n_random = max(1, min(budget.max_examples // 3, 10 * max(1, len(names)) + 10))
-    tried: list[tuple[float, np.ndarray, dict]] = []
     try:
-        for _ in range(n_random):
-            u, pick = rng.random(len(names)), draw_pick()
-            tried.append((margin(u, pick), u, pick))
-        if names:
-            from scipy.optimize import minimize
-
-            tried.sort(key=lambda t: t[0])
-            while True:  # restarts from the best points, then from fresh random ones
-                start = tried.pop(0) if tried else (None, rng.random(len(names)), draw_pick())
-                _, u0, pick = start
-                minimize(
-                    lambda u, pick=pick: margin(u, pick),
-                    u0,
-                    method="Nelder-Mead",
-                    options={"maxfev": 50 * len(names) + 50, "xatol": 1e-12, "fatol": 0.0},
-                )
-        else:
-            while True:
-                margin(np.zeros(0), draw_pick())
+        _minimise_over_space(
+            margin, len(names), choices, rng, budget.max_examples, maxfev_per_dim=50, xatol=1e-12
+        )
     except StopIteration:
         return (
             None,

@@ -20,7 +20,14 @@ from typing import Any
 import numpy as np
 
 from theorylab.instruments.budget import Budget, as_budget
-from theorylab.instruments.search import PredicateError, _OutOfTime, _parse_space, _show, _strategy_of
+from theorylab.instruments.search import (
+    PredicateError,
+    _minimise_over_space,
+    _OutOfTime,
+    _parse_space,
+    _show,
+    _strategy_of,
+)
 
 __all__ = ["Tightness", "tightness", "tightness_verdict"]
 
@@ -172,29 +179,10 @@ def tightness(
             x = lo + np.clip(u, 0, 1) * (hi - lo)
             return -record({**{n: float(v) for n, v in zip(names, x, strict=True)}, **pick}, True)
 
-        def pick_():
-            return {k: v[int(rng.integers(len(v)))] for k, v in choices.items()}
-
-        starts = []
         try:
-            for _ in range(max(1, min(budget.max_examples // 3, 10 * max(1, len(names)) + 10))):
-                u, p = rng.random(len(names)), pick_()
-                starts.append((neg(u, p), u, p))
-            if names:
-                from scipy.optimize import minimize
-
-                starts.sort(key=lambda t: t[0])
-                while True:
-                    _, u0, p = starts.pop(0) if starts else (None, rng.random(len(names)), pick_())
-                    minimize(
-                        lambda u, p=p: neg(u, p),
-                        u0,
-                        method="Nelder-Mead",
-                        options={"maxfev": 60 * len(names) + 60, "xatol": 1e-13, "fatol": 0.0},
-                    )
-            else:
-                while True:
-                    neg(np.zeros(0), pick_())
+            _minimise_over_space(
+                neg, len(names), choices, rng, budget.max_examples, maxfev_per_dim=60, xatol=1e-13
+            )
         except _Stop:
             pass
     if best["params"] is None:
