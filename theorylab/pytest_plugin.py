@@ -44,6 +44,7 @@ __all__ = ["OPTIONS", "SHORT_OPTIONS", "add_short_options", "machine_info"]
 
 _CLAIMS_KEY = "theorylab.claims"
 _MEASURE_KEY = "theorylab.measure"
+_TRIVIAL_KEY = "theorylab.trivial"
 _ERROR_ATTR = "_theorylab_error"
 
 
@@ -243,6 +244,31 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
             pytest.skip("--device cuda requested but CUDA is not available")
 
 
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item: pytest.Item):
+    """Count the trivial draws of a claim check (see :func:`theorylab.testing.trivial`); a check that drew more
+    than ``MAX_TRIVIAL_SHARE`` trivial instances fails, since it mostly checked nothing."""
+    from theorylab import testing
+
+    if not _claim_marks(item):
+        return (yield)
+    counter, token = testing.start_counting()
+    try:
+        result = yield
+    finally:
+        testing.stop_counting(token)
+    if counter.draws:
+        item.user_properties.append((_TRIVIAL_KEY, (counter.trivial, counter.draws)))
+        if counter.share > testing.MAX_TRIVIAL_SHARE:
+            pytest.fail(
+                f"theorylab: {counter.trivial} of {counter.draws} drawn examples were trivial instances "
+                f"(share {counter.share:.0%} > {testing.MAX_TRIVIAL_SHARE:.0%}): the strategy must draw "
+                "instances that exercise the claim",
+                pytrace=False,
+            )
+    return result
+
+
 # ----------------------------------------------------------------------------------------------- fixtures
 
 
@@ -350,6 +376,8 @@ class _Results:
         for key, value in report.user_properties:
             if key == _MEASURE_KEY:
                 entry["measures"][value[0]] = value[1]
+            elif key == _TRIVIAL_KEY:
+                entry["trivial"] = list(value)
         if report.failed:
             entry["outcome"] = "failed"
         elif report.skipped and entry["outcome"] != "failed":
@@ -378,9 +406,10 @@ class _Results:
                 counts["controls"] += int(control)
                 rec["seconds"] += entry["seconds"]
                 rec["measures"].update(entry["measures"])
-                rec["checks"].append(
-                    {"nodeid": nodeid, "tier": tier, "control": control, "outcome": entry["outcome"]}
-                )
+                check = {"nodeid": nodeid, "tier": tier, "control": control, "outcome": entry["outcome"]}
+                if "trivial" in entry:
+                    check["trivial_draws"] = entry["trivial"]
+                rec["checks"].append(check)
         for rec in claims.values():
             rec["tiers"] = dict(rec["tiers"])
         return dict(sorted(claims.items()))
