@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 TORCH ?= torch==2.13.0
 PYTEST_ARGS ?=
 
-.PHONY: venv checks exact test lint docs docs-render report mutation clean
+.PHONY: venv checks exact test lint docs docs-render report mutation quoted clean
 
 $(BIN)/theorylab: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -36,6 +36,12 @@ docs-render: docs
 
 test: venv lint
 	$(BIN)/pytest checks/ tests/ -n auto --durations=15 --claims-json artifacts/claims.json --artifacts-dir artifacts $(PYTEST_ARGS)
+	$(BIN)/python scripts/quoted_numbers.py check artifacts/claims.json
+
+# numbers quoted in the docs ({{ run(...) }}) from a run of the checks: docs/measured.json
+quoted: venv
+	$(BIN)/pytest checks/ -n auto -q --claims-json artifacts/claims.json --artifacts-dir artifacts $(PYTEST_ARGS)
+	$(BIN)/python scripts/quoted_numbers.py update artifacts/claims.json
 
 # Mutation testing of one claim family (exact and property tiers): make mutation FAMILY=hmm
 mutation: venv

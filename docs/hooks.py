@@ -6,6 +6,9 @@ Placeholders (HTML comments, alone on a line):
     <!-- theorylab:claims -->          the claim table, grouped by family
     <!-- theorylab:errata -->          every holds-corrected / refuted claim: printed, corrected, counterexample
     <!-- theorylab:api MODULE -->      public names of MODULE with signatures and docstrings
+
+Numbers quoted inline as ``{{ run(CLAIM, NAME, FORMAT) }}`` are filled from ``docs/measured.json``, the values a
+run of the checks recorded (``scripts/quoted_numbers.py``; ``theorylab.claims.quoted``).
 """
 
 from __future__ import annotations
@@ -13,8 +16,10 @@ from __future__ import annotations
 import importlib
 import inspect
 import re
+from pathlib import Path
 
 from theorylab import claims
+from theorylab.claims import quoted
 from theorylab.report import REGISTRY_HEADER, Section, errata_sections, registry_rows, to_markdown
 
 _PLACEHOLDER = re.compile(r"^<!-- theorylab:(\w+)\s*([\w.]*)\s*-->$", re.MULTILINE)
@@ -95,4 +100,8 @@ def on_page_markdown(markdown: str, page, config, files) -> str:
             return _api_md(arg)
         raise ValueError(f"unknown theorylab placeholder {kind!r} in {page.file.src_path}")
 
-    return _PLACEHOLDER.sub(fill, markdown)
+    markdown = _PLACEHOLDER.sub(fill, markdown)
+    if quoted.quotes(markdown):
+        measured = quoted.load(Path(__file__).with_name("measured.json"))
+        markdown = quoted.fill(markdown, measured, where=page.file.src_path)
+    return markdown

@@ -406,6 +406,7 @@ class _Results:
                 counts["controls"] += int(control)
                 rec["seconds"] += entry["seconds"]
                 rec["measures"].update(entry["measures"])
+                rec.setdefault("measure_tiers", {}).update(dict.fromkeys(entry["measures"], tier))
                 check = {"nodeid": nodeid, "tier": tier, "control": control, "outcome": entry["outcome"]}
                 if "trivial" in entry:
                     check["trivial_draws"] = entry["trivial"]

@@ -1,0 +1,115 @@
+"""Numbers quoted in documentation, taken from a run instead of copied by hand.
+
+A page writes ``{{ run(CLAIM, NAME, FORMAT) }}`` with the arguments in double quotes (FORMAT optional), e.g. claim
+``"hmm.thm7"``, name ``"max_error"``, format ``".2e"``: the value that the checks of claim ``hmm.thm7`` recorded under
+``max_error`` (with the ``measure`` fixture), formatted with ``.2e``. The values live in a small JSON file next to
+the docs (``docs/measured.json``), extracted from a run's ``--claims-json`` artifact by :func:`extract`;
+:func:`compare` tells whether a later run still measures the same numbers: exactly for numbers recorded by exact and
+property checks (seeded and deterministic), within :data:`TRAINED_RTOL` for numbers recorded by trained checks
+(floating-point reductions differ across CPUs, and training amplifies the difference).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+__all__ = ["Quote", "compare", "extract", "fill", "load", "quotes"]
+
+PATTERN = re.compile(r"""\{\{\s*run\(\s*"([^"]+)"\s*,\s*"([^"]+)"\s*(?:,\s*"([^"]*)"\s*)?\)\s*\}\}""")
+
+#: relative tolerance for numbers recorded by trained checks when a run is compared with the quoted file
+TRAINED_RTOL = 0.05
+
+
+@dataclass(frozen=True)
+class Quote:
+    """One ``{{ run(claim, name, format) }}`` reference."""
+
+    claim: str
+    name: str
+    format: str = ""
+
+
+def quotes(text: str) -> list[Quote]:
+    """The references in ``text``, in order."""
+    return [Quote(m.group(1), m.group(2), m.group(3) or "") for m in PATTERN.finditer(text)]
+
+
+def _format(value, spec: str) -> str:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not spec:
+        return str(value)
+    return format(value, spec)
+
+
+def fill(text: str, values: dict[str, dict[str, object]], where: str = "page") -> str:
+    """Replace every reference in ``text`` by its value from ``values`` (claim -> name -> {value, tier})."""
+
+    def one(match: re.Match) -> str:
+        claim, name, spec = match.group(1), match.group(2), match.group(3) or ""
+        try:
+            value = values[claim][name]["value"]
+        except KeyError:
+            raise ValueError(
+                f"{where}: no measured value {name!r} of claim {claim!r} in the quoted numbers "
+                "(regenerate them: python scripts/quoted_numbers.py update artifacts/claims.json)"
+            ) from None
+        try:
+            return _format(value, spec)
+        except ValueError as error:
+            raise ValueError(f"{where}: format {spec!r} does not apply to {claim}/{name} = {value!r}") from error
+
+    return PATTERN.sub(one, text)
+
+
+def extract(artifact: dict, wanted: list[Quote]) -> dict[str, dict[str, object]]:
+    """The values of ``wanted`` from a ``--claims-json`` artifact (claim -> name -> {value, tier}), with the tier
+    of the check that recorded each."""
+    out: dict[str, dict[str, object]] = {}
+    missing = []
+    for quote in wanted:
+        record = artifact.get("claims", {}).get(quote.claim)
+        if record is None or quote.name not in record.get("measures", {}):
+            missing.append(f"{quote.claim}/{quote.name}")
+            continue
+        tier = record.get("measure_tiers", {}).get(quote.name, "exact")
+        out.setdefault(quote.claim, {})[quote.name] = {"value": record["measures"][quote.name], "tier": tier}
+    if missing:
+        raise ValueError(f"the run recorded no value for: {', '.join(sorted(set(missing)))}")
+    return out
+
+
+def _same(a, b, rtol: float) -> bool:
+    if isinstance(a, int | float) and isinstance(b, int | float) and not isinstance(a, bool):
+        if math.isnan(a) and math.isnan(b):
+            return True
+        return math.isclose(a, b, rel_tol=rtol, abs_tol=0.0) if rtol else a == b
+    return a == b
+
+
+def compare(quoted: dict, artifact: dict) -> list[str]:
+    """The quoted numbers that a run (its ``--claims-json`` artifact) does not reproduce, one line each: exact
+    equality, or :data:`TRAINED_RTOL` for a number recorded by a trained check."""
+    problems = []
+    for claim, values in quoted.items():
+        if claim == "__meta__":
+            continue
+        record = artifact.get("claims", {}).get(claim)
+        if record is None:
+            problems.append(f"{claim}: not run")
+            continue
+        for name, quote in values.items():
+            value, trained = quote["value"], quote["tier"] == "trained"
+            if name not in record.get("measures", {}):
+                problems.append(f"{claim}/{name}: not recorded by this run")
+            elif not _same(value, record["measures"][name], TRAINED_RTOL if trained else 0.0):
+                problems.append(f"{claim}/{name}: quoted {value!r}, this run measured {record['measures'][name]!r}")
+    return problems
+
+
+def load(path: str | Path) -> dict:
+    """Read a quoted-numbers (or claims JSON) file."""
+    return json.loads(Path(path).read_text(encoding="utf-8"))
