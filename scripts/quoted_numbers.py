@@ -47,15 +47,20 @@ def main(argv: list[str] | None = None) -> int:
         except ValueError as error:
             print(f"error: {error}")
             return 1
-        meta = {k: artifact["meta"].get(k) for k in ("seed", "scale", "tiers", "theorylab", "git_commit", "torch", "date")}
+        meta = {
+            k: artifact["meta"].get(k)
+            for k in ("seed", "scale", "tiers", "theorylab", "git_commit", "torch", "date")
+        }
         payload = {"__meta__": meta, **dict(sorted(values.items()))}
         QUOTED.write_text(json.dumps(payload, indent=2, sort_keys=True) + "\n", encoding="utf-8")
         print(f"wrote {sum(len(v) for v in values.values())} quoted numbers to {QUOTED.relative_to(ROOT)}")
         return 0
     quoted = load(QUOTED)
     listed = {(c, n) for c, v in quoted.items() if c != "__meta__" for n in v}
-    unlisted = sorted({f"{q.claim}/{q.name}" for q in wanted() if (q.claim, q.name) not in listed})
-    problems = compare(quoted, artifact) + [f"{u}: quoted in the docs, absent from docs/measured.json" for u in unlisted]
+    unlisted = sorted({f"{q.claim}/{q.measure}" for q in wanted() if (q.claim, q.measure) not in listed})
+    problems = compare(quoted, artifact) + [
+        f"{u}: quoted in the docs, absent from docs/measured.json" for u in unlisted
+    ]
     for line in problems:
         print(line)
     if problems:

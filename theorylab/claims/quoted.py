@@ -2,7 +2,7 @@
 
 A page writes ``{{ run(CLAIM, NAME, FORMAT) }}`` with the arguments in double quotes (FORMAT optional), e.g. claim
 ``"hmm.thm7"``, name ``"max_error"``, format ``".2e"``: the value that the checks of claim ``hmm.thm7`` recorded under
-``max_error`` (with the ``measure`` fixture), formatted with ``.2e``. The values live in a small JSON file next to
+``max_error`` (with the ``measure`` fixture), formatted with ``.2e``; ``"name[i]"`` picks item ``i`` of a list. The values live in a small JSON file next to
 the docs (``docs/measured.json``), extracted from a run's ``--claims-json`` artifact by :func:`extract`;
 :func:`compare` tells whether a later run still measures the same numbers: exactly for numbers recorded by exact and
 property checks (seeded and deterministic), within :data:`TRAINED_RTOL` for numbers recorded by trained checks
@@ -33,6 +33,17 @@ class Quote:
     name: str
     format: str = ""
 
+    @property
+    def measure(self) -> str:
+        """The measure's name (without an ``[i]`` item index)."""
+        return _split(self.name)[0]
+
+
+def _split(name: str) -> tuple[str, int | None]:
+    """``"gap[2]"`` -> ``("gap", 2)``; ``"gap"`` -> ``("gap", None)``."""
+    match = re.fullmatch(r"(.*)\[(\d+)\]", name)
+    return (match.group(1), int(match.group(2))) if match else (name, None)
+
 
 def quotes(text: str) -> list[Quote]:
     """The references in ``text``, in order."""
@@ -40,8 +51,10 @@ def quotes(text: str) -> list[Quote]:
 
 
 def _format(value, spec: str) -> str:
-    if isinstance(value, bool) or not isinstance(value, int | float) or not spec:
+    if not spec:
         return str(value)
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ValueError(f"not a number: {value!r}")
     return format(value, spec)
 
 
@@ -50,9 +63,11 @@ def fill(text: str, values: dict[str, dict[str, object]], where: str = "page") -
 
     def one(match: re.Match) -> str:
         claim, name, spec = match.group(1), match.group(2), match.group(3) or ""
+        base, index = _split(name)
         try:
-            value = values[claim][name]["value"]
-        except KeyError:
+            value = values[claim][base]["value"]
+            value = value if index is None else value[index]
+        except (KeyError, IndexError, TypeError):
             raise ValueError(
                 f"{where}: no measured value {name!r} of claim {claim!r} in the quoted numbers "
                 "(regenerate them: python scripts/quoted_numbers.py update artifacts/claims.json)"
@@ -60,7 +75,9 @@ def fill(text: str, values: dict[str, dict[str, object]], where: str = "page") -
         try:
             return _format(value, spec)
         except ValueError as error:
-            raise ValueError(f"{where}: format {spec!r} does not apply to {claim}/{name} = {value!r}") from error
+            raise ValueError(
+                f"{where}: format {spec!r} does not apply to {claim}/{name} = {value!r}"
+            ) from error
 
     return PATTERN.sub(one, text)
 
@@ -72,17 +89,22 @@ def extract(artifact: dict, wanted: list[Quote]) -> dict[str, dict[str, object]]
     missing = []
     for quote in wanted:
         record = artifact.get("claims", {}).get(quote.claim)
-        if record is None or quote.name not in record.get("measures", {}):
-            missing.append(f"{quote.claim}/{quote.name}")
+        if record is None or quote.measure not in record.get("measures", {}):
+            missing.append(f"{quote.claim}/{quote.measure}")
             continue
-        tier = record.get("measure_tiers", {}).get(quote.name, "exact")
-        out.setdefault(quote.claim, {})[quote.name] = {"value": record["measures"][quote.name], "tier": tier}
+        tier = record.get("measure_tiers", {}).get(quote.measure, "exact")
+        out.setdefault(quote.claim, {})[quote.measure] = {
+            "value": record["measures"][quote.measure],
+            "tier": tier,
+        }
     if missing:
         raise ValueError(f"the run recorded no value for: {', '.join(sorted(set(missing)))}")
     return out
 
 
 def _same(a, b, rtol: float) -> bool:
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(_same(x, y, rtol) for x, y in zip(a, b, strict=True))
     if isinstance(a, int | float) and isinstance(b, int | float) and not isinstance(a, bool):
         if math.isnan(a) and math.isnan(b):
             return True
@@ -106,7 +128,9 @@ def compare(quoted: dict, artifact: dict) -> list[str]:
             if name not in record.get("measures", {}):
                 problems.append(f"{claim}/{name}: not recorded by this run")
             elif not _same(value, record["measures"][name], TRAINED_RTOL if trained else 0.0):
-                problems.append(f"{claim}/{name}: quoted {value!r}, this run measured {record['measures'][name]!r}")
+                problems.append(
+                    f"{claim}/{name}: quoted {value!r}, this run measured {record['measures'][name]!r}"
+                )
     return problems
 
 
