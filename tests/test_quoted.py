@@ -56,13 +56,14 @@ def test_compare_is_exact_for_exact_measures_and_tolerant_for_trained_ones() -> 
     quoted = extract(ARTIFACT, quotes(TEXT))
     assert compare(quoted, ARTIFACT) == []
     moved = json.loads(json.dumps(ARTIFACT))
-    moved["claims"]["a.thm1"]["measures"]["gap"] = 0.125 + 1e-12  # an exact measure may not move at all
-    moved["claims"]["a.thm2"]["measures"]["acc"] = 0.9 * (
-        1 + TRAINED_RTOL / 2
-    )  # a trained one within tolerance
-    assert compare(quoted, moved) == ["a.thm1/gap: quoted 0.125, this run measured 0.125000000001"]
-    moved["claims"]["a.thm2"]["measures"]["acc"] = 0.9 * (1 + 2 * TRAINED_RTOL)
-    assert len(compare(quoted, moved)) == 2
+    claim1, claim2 = moved["claims"]["a.thm1"]["measures"], moved["claims"]["a.thm2"]["measures"]
+    claim1["gap"] = 0.125 * (1 + 1e-3)  # an exact-tier float may move by its last bits only
+    claim2["acc"] = 0.9 * (1 + TRAINED_RTOL / 2)  # a trained one within the tolerance
+    assert compare(quoted, moved) == ["a.thm1/gap: quoted 0.125, this run measured 0.125125"]
+    claim1["gap"], claim1["n"] = 0.125 * (1 + 1e-9), 8  # integers are compared exactly
+    assert compare(quoted, moved) == ["a.thm1/n: quoted 7, this run measured 8"]
+    claim1["n"], claim2["acc"] = 7, 0.9 * (1 + 2 * TRAINED_RTOL)
+    assert [p.split(":")[0] for p in compare(quoted, moved)] == ["a.thm2/acc"]
     del moved["claims"]["a.thm2"]
     assert "a.thm2: not run" in compare(quoted, moved)
 

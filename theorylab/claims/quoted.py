@@ -4,8 +4,8 @@ A page writes ``{{ run(CLAIM, NAME, FORMAT) }}`` with the arguments in double qu
 ``"hmm.thm7"``, name ``"max_error"``, format ``".2e"``: the value that the checks of claim ``hmm.thm7`` recorded under
 ``max_error`` (with the ``measure`` fixture), formatted with ``.2e``; ``"name[i]"`` picks item ``i`` of a list. The values live in a small JSON file next to
 the docs (``docs/measured.json``), extracted from a run's ``--claims-json`` artifact by :func:`extract`;
-:func:`compare` tells whether a later run still measures the same numbers: exactly for numbers recorded by exact and
-property checks (seeded and deterministic), within :data:`TRAINED_RTOL` for numbers recorded by trained checks
+:func:`compare` tells whether a later run still measures the same numbers: for exact and property checks (seeded
+and deterministic) integers exactly and floats to :data:`FLOAT_RTOL` (their last bits depend on the CPU), and within :data:`TRAINED_RTOL` for numbers recorded by trained checks
 (floating-point reductions differ across CPUs, and training amplifies the difference).
 """
 
@@ -23,6 +23,9 @@ PATTERN = re.compile(r"""\{\{\s*run\(\s*"([^"]+)"\s*,\s*"([^"]+)"\s*(?:,\s*"([^"
 
 #: relative tolerance for numbers recorded by trained checks when a run is compared with the quoted file
 TRAINED_RTOL = 0.05
+#: tolerances for floats recorded by exact and property checks: their last bits depend on the CPU's BLAS kernels
+#: (well below the at most 5 significant digits a page shows); integers and strings must be equal
+FLOAT_RTOL, FLOAT_ATOL = 1e-6, 1e-12
 
 
 @dataclass(frozen=True)
@@ -102,19 +105,28 @@ def extract(artifact: dict, wanted: list[Quote]) -> dict[str, dict[str, object]]
     return out
 
 
-def _same(a, b, rtol: float) -> bool:
+def _same(a, b, trained: bool) -> bool:
     if isinstance(a, list) and isinstance(b, list):
-        return len(a) == len(b) and all(_same(x, y, rtol) for x, y in zip(a, b, strict=True))
-    if isinstance(a, int | float) and isinstance(b, int | float) and not isinstance(a, bool):
+        return len(a) == len(b) and all(_same(x, y, trained) for x, y in zip(a, b, strict=True))
+    if (
+        isinstance(a, float)
+        or isinstance(b, float)
+        or (trained and isinstance(a, int) and isinstance(b, int))
+    ):
+        if not isinstance(a, int | float) or not isinstance(b, int | float) or isinstance(a, bool):
+            return False
         if math.isnan(a) and math.isnan(b):
             return True
-        return math.isclose(a, b, rel_tol=rtol, abs_tol=0.0) if rtol else a == b
+        if trained:
+            return math.isclose(a, b, rel_tol=TRAINED_RTOL)
+        return math.isclose(a, b, rel_tol=FLOAT_RTOL, abs_tol=FLOAT_ATOL)
     return a == b
 
 
 def compare(quoted: dict, artifact: dict) -> list[str]:
     """The quoted numbers that a run (its ``--claims-json`` artifact) does not reproduce, one line each: exact
-    equality, or :data:`TRAINED_RTOL` for a number recorded by a trained check."""
+    equality of integers and strings, floats within :data:`FLOAT_RTOL` (their last bits depend on the CPU), or within
+    :data:`TRAINED_RTOL` for a number recorded by a trained check."""
     problems = []
     for claim, values in quoted.items():
         if claim == "__meta__":
@@ -127,7 +139,7 @@ def compare(quoted: dict, artifact: dict) -> list[str]:
             value, trained = quote["value"], quote["tier"] == "trained"
             if name not in record.get("measures", {}):
                 problems.append(f"{claim}/{name}: not recorded by this run")
-            elif not _same(value, record["measures"][name], TRAINED_RTOL if trained else 0.0):
+            elif not _same(value, record["measures"][name], trained):
                 problems.append(
                     f"{claim}/{name}: quoted {value!r}, this run measured {record['measures'][name]!r}"
                 )
