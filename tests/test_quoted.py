@@ -43,16 +43,6 @@ def test_list_items_are_quoted_by_index() -> None:
         fill('{{ run("a.thm2", "accs[2]") }}', extract(ARTIFACT, quotes(text)))
 
 
-def test_mapping_entries_are_quoted_by_numeric_key() -> None:
-    values = {"a": {"steps": {"value": {"3": 179, "4.0": 2155}, "tier": "exact"}}}
-    values["a"]["P[zero loss]"] = {"value": "121/512", "tier": "exact"}
-    text = '{{ run("a", "steps[3]") }}, {{ run("a", "steps[4.0]", ",d") }}, {{ run("a", "P[zero loss]") }}'
-    assert [q.measure for q in quotes(text)] == ["steps", "steps", "P[zero loss]"]
-    assert fill(text, values) == "179, 2,155, 121/512"
-    with pytest.raises(ValueError, match="no measured value 'steps\\[5\\]'"):
-        fill('{{ run("a", "steps[5]") }}', values)
-
-
 def test_missing_values_and_bad_formats_are_named() -> None:
     with pytest.raises(ValueError, match="a.thm1/nope"):
         extract(ARTIFACT, [Quote("a.thm1", "nope")])

@@ -2,8 +2,7 @@
 
 A page writes ``{{ run(CLAIM, NAME, FORMAT) }}`` with the arguments in double quotes (FORMAT optional), e.g. claim
 ``"hmm.thm7"``, name ``"max_error"``, format ``".2e"``: the value that the checks of claim ``hmm.thm7`` recorded under
-``max_error`` (with the ``measure`` fixture), formatted with ``.2e``; ``"name[i]"`` picks item ``i`` of a list, ``"name[key]"`` the entry
-``key`` of a mapping with numeric keys (as the claims JSON writes them, e.g. ``"gd_steps[3]"``, ``"L[4.0]"``). The values live in a small JSON file next to
+``max_error`` (with the ``measure`` fixture), formatted with ``.2e``; ``"name[i]"`` picks item ``i`` of a list. The values live in a small JSON file next to
 the docs (``docs/measured.json``), extracted from a run's ``--claims-json`` artifact by :func:`extract`;
 :func:`compare` tells whether a later run still measures the same numbers: exactly for numbers recorded by exact and
 property checks (seeded and deterministic), within :data:`TRAINED_RTOL` for numbers recorded by trained checks
@@ -40,19 +39,10 @@ class Quote:
         return _split(self.name)[0]
 
 
-def _split(name: str) -> tuple[str, str | None]:
-    """``"gap[2]"`` -> ``("gap", "2")``; ``"gap"`` -> ``("gap", None)``."""
-    match = re.fullmatch(r"(.*)\[(-?\d+(?:\.\d+)?)\]", name)  # a number: "P[zero loss]" stays a name
-    return (match.group(1), match.group(2)) if match else (name, None)
-
-
-def _item(value, index: str):
-    """Item ``index`` of a list (an integer position) or of a mapping (a key, as written in JSON)."""
-    if isinstance(value, dict):
-        return value[index]
-    if isinstance(value, list) and index.isdigit():
-        return value[int(index)]
-    raise TypeError(f"no item {index!r} in {value!r}")
+def _split(name: str) -> tuple[str, int | None]:
+    """``"gap[2]"`` -> ``("gap", 2)``; ``"gap"`` -> ``("gap", None)``."""
+    match = re.fullmatch(r"(.*)\[(\d+)\]", name)
+    return (match.group(1), int(match.group(2))) if match else (name, None)
 
 
 def quotes(text: str) -> list[Quote]:
@@ -76,7 +66,7 @@ def fill(text: str, values: dict[str, dict[str, object]], where: str = "page") -
         base, index = _split(name)
         try:
             value = values[claim][base]["value"]
-            value = value if index is None else _item(value, index)
+            value = value if index is None else value[index]
         except (KeyError, IndexError, TypeError):
             raise ValueError(
                 f"{where}: no measured value {name!r} of claim {claim!r} in the quoted numbers "
