@@ -463,7 +463,12 @@ def test_thm3_trained_student_checkpoints(scale, measure):
     for k, q in enumerate(qs):
         measure(
             f"ckpt {50 * k}: eps_KL, eps_CLS, Pr[f f* <= 0], bound 1152",
-            f"{q.eps_kl:.2e}, {q.eps_cls:.3f}, {q.eps_sign:.3f}, {q.bound(1152):.3g}",
+            [
+                float(f"{q.eps_kl:.2e}"),
+                round(q.eps_cls, 3),
+                round(q.eps_sign, 3),
+                float(f"{q.bound(1152):.3g}"),
+            ],
         )
         if q.hypotheses_hold:
             assert q.holds(1152) and q.holds(288)
@@ -487,5 +492,5 @@ def test_thm3_trained_control_stale_anchor(measure):
     f_ref = ref_head(student)
     ds = np.abs(f_ref) >= 0.05  # downstream task: the reference's confident contexts (margin 0.05)
     q = thm3_quantities(ref, shifted, ref_head, ref_head, recipe.bulk, ds / ds.sum())
-    measure("stale anchor: eps_KL, eps_CLS", f"{q.eps_kl:.2e}, {q.eps_cls:.3f}")
+    measure("stale anchor: eps_KL, eps_CLS", [float(f"{q.eps_kl:.2e}"), round(q.eps_cls, 3)])
     assert not q.holds(1152)

@@ -123,6 +123,7 @@ def test_thm1_exponent_from_the_proof(measure):
     assert -7 <= np.polyfit(np.log(DELTAS), np.log(Tc), 1)[0] <= -5.5
     # the proof's mu (l.589) violates (2.20) at Delta = 0.05
     mu = C.thm1_proof_mu(0.05, 0.05)
+    measure("proof_mu_at_delta_0.05", round(float(mu), 2))
     lhs = float(C.thm1_lhs(mu, 0.025, 0.05, 1.0))
     measure("lhs_2_20_at_proof_mu", round(lhs, 3))
     assert lhs > 10 * 0.05
@@ -154,6 +155,7 @@ def test_thm2_r_second_derivative(measure):
         mins[c] = round(m, 4)
         assert m >= C.thm2_r_min(c)
     measure("min_r2", mins)
+    measure("min_r2_c_1_2_4_10", list(mins.values()))
     assert mins[1.0] == pytest.approx(0.0756, abs=1e-4) and mins[10.0] == pytest.approx(0.0054, abs=1e-4)
 
 
@@ -258,6 +260,7 @@ def test_lemma5_averaged_version_holds():
 def test_lemma5_pointwise_version_fails_at_z5(measure):
     out = cx.lemma5_z5()
     measure("tv_from_5", np.round(out["tv_from_5"], 3).tolist())
+    measure("pointwise_bound_at_z5", np.round(out["bound"], 3).tolist())
     assert np.round(out["tv_from_5"], 3).tolist() == [0.910, 0.660, 0.266]
     assert np.all(out["tv_from_5"] > out["bound"])
     assert np.all(out["beta"] <= out["bound"])
@@ -333,6 +336,9 @@ def test_trained_ou_classifier_recovers_kernel(rng, scale, measure):
     measure("excess_risk", dict(zip(sizes, np.round(mean[:, 0], 7).tolist(), strict=True)))
     measure("l1_error", dict(zip(sizes, np.round(mean[:, 1], 5).tolist(), strict=True)))
     measure("normalised_kl", dict(zip(sizes, np.round(mean[:, 2], 6).tolist(), strict=True)))
+    measure("excess_risk_l1_kl_m500", np.round(mean[0], 7).tolist())
+    measure("excess_risk_l1_kl_m5000", np.round(mean[1], 7).tolist())
+    measure("excess_risk_l1_kl_m50000", np.round(mean[2], 7).tolist())
     rate = np.polyfit(np.log(sizes), np.log(mean[:, 0]), 1)[0]
     l1_rate = np.polyfit(np.log(sizes), np.log(mean[:, 1]), 1)[0]
     measure("excess_risk_rate", round(float(rate), 3))

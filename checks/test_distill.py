@@ -274,8 +274,9 @@ def test_prop9_construction_exact_on_all_inputs(measure) -> None:
 
 
 @pytest.mark.claim("distill.prop9", tier="exact", control=True)
-def test_prop9_printed_example_fails() -> None:
+def test_prop9_printed_example_fails(measure) -> None:
     data = prop9_printed_failure()
+    measure("printed_example_wrong_inputs", len(data["wrong_inputs"]))
     assert len(data["wrong_inputs"]) > 0
     d, S, c = int(data["d"]), tuple(data["S"]), float(data["c"])
     assert not _correct(prop9_printed(d, S, c), d, S).all()
@@ -332,8 +333,9 @@ def test_hierarchical_parity_corrected_classes() -> None:
 
 
 @pytest.mark.claim("distill.hier", tier="exact", control=True)
-def test_hierarchical_parity_printed_formula_fails() -> None:
+def test_hierarchical_parity_printed_formula_fails(measure) -> None:
     data = hierarchical_printed_classes()
+    measure("printed_fraction_bad", float(data["fraction_bad"]))
     assert float(data["fraction_bad"]) > 0.5 and len(data["x"]) > 0
     h = HierarchicalParity(3, 2, 14)
     printed = np.stack([h.membership(data["x"], i, printed=True) for i in range(1, 9)], axis=1)
@@ -432,6 +434,12 @@ def test_r2_mid_transition_checkpoint_speeds_up_student(r2_run, measure, figure)
     for name, row in steps.items():
         measure(f"steps_to_95_{name}", row)
     measure("teacher_transition", tr)
+    measure("teacher_transition_start_end_mid_early", [tr["start"], tr["end"], tr["mid"], tr["early"]])
+    measure("median_steps_to_95_labels_mid_early", [float(np.median(row)) for row in steps.values()])
+    measure(
+        "median_ratio_mid_over_labels",
+        float(np.median(steps["progressive_mid"]) / np.median(steps["labels"])),
+    )
     # the transition found on the teacher's curve lies inside its accuracy rise
     acc = dict(zip(teacher.eval_steps, teacher.acc[0], strict=True))
     assert acc[tr["early"]] < 0.6 <= acc[tr["end"]] and 0.55 <= acc[tr["mid"]] < 0.95

@@ -231,8 +231,8 @@ def test_lemma32_control_off_saturation(rng, measure):
     off = theta + torch.as_tensor(rng.normal(0, 0.3, theta.numel()))
     H = hessian_matrix(loss, off)
     S = gradient_covariance(model.logits, off, X, P)
-    measure("off-saturation Tr H", float(torch.trace(H)))
-    measure("off-saturation Tr Sigma", float(torch.trace(S)))
+    measure("off-saturation Tr H", round(float(torch.trace(H)), 6))
+    measure("off-saturation Tr Sigma", round(float(torch.trace(S)), 6))
     assert _rel(S, H) > 1e-2
     # Sigma itself is right off saturation: an independent loop of autograd gradients, minus grad L grad L^T
     second = torch.zeros_like(H)
@@ -294,8 +294,8 @@ def test_estimator_target_is_trace_ggn(rng, measure):
     at = (trace_ggn(model.logits, theta, X), trace_hessian(loss, theta).value)
     off = theta + torch.as_tensor(rng.normal(0, 0.3, theta.numel()))
     away = (trace_ggn(model.logits, off, X), trace_hessian(loss, off).value)
-    measure("Tr G = Tr H at saturation", at[0])
-    measure("off saturation Tr G, Tr H", f"{away[0]:.4f}, {away[1]:.4f}")
+    measure("Tr G = Tr H at saturation", round(at[0], 6))
+    measure("off saturation Tr G, Tr H", [round(away[0], 4), round(away[1], 4)])
     assert abs(at[0] - at[1]) < 1e-10 * at[1]
     assert abs(away[0] - away[1]) > 1e-2
 
@@ -463,7 +463,7 @@ def test_mlp_widening_preserves_function_and_ggn(measure):
         assert W2[0].shape == (8, 3)  # 2 d_1 x d_0: the input is not doubled
         assert np.abs(mlp_forward(W2, a2, X, act) - mlp_forward(Ws, a, X, act)).max() < FP_TOL
         g_small, g_big = _grad_sq(Ws, a, X, act), _grad_sq(W2, a2, X, act)
-        measure(f"E|grad f|^2 small/big ({act})", f"{g_small:.6f} / {g_big:.6f}")
+        measure(f"E|grad f|^2 small/big ({act})", [round(g_small, 6), round(g_big, 6)])
         assert abs(g_small - g_big) < 1e-10 * g_small
     # the printed shape 2d_1 x 2d_0 for W_0 cannot multiply the (undoubled) input
     printed_W0 = 0.5 * np.block([[Ws[0], Ws[0]], [Ws[0], Ws[0]]])
@@ -592,8 +592,8 @@ def test_sol2_interpolates_and_is_sharper(rng, measure):
     s2 = ft.sol2(task, 300, rng)
     assert s2.loss(task) < 1e-20
     raw, bal = s2.trace_zero_loss(task), s2.balanced_trace(task)
-    measure("Sol2 m=300 Tr, balanced Tr", f"{raw:.4f}, {bal:.4f}")
-    measure("Sol2 m * balanced Tr vs 4/sqrt(T)", f"{300 * bal:.2f} vs {4 / sqrt(6):.3f}")
+    measure("Sol2 m=300 Tr, balanced Tr", [round(raw, 4), round(bal, 4)])
+    measure("Sol2 m * balanced Tr vs 4/sqrt(T)", [round(300 * bal, 2), round(4 / sqrt(6), 3)])
     assert bal <= raw and 300 * bal > 5 * 4 / sqrt(6)
 
 
@@ -747,10 +747,11 @@ def test_thmE1_trained_flatness_transfers(rng, scale, measure):
             mse0 = ft.mean_downstream_mse(untrained, task, 8, 200, rng, 5e-2)
             measure(
                 f"m={m} seed={s}: loss, m sqrt(T) Tr/4, downstream MSE(n=8)",
-                f"{loss:.2e}, {norm_tr:.3f}, {mse:.3f}",
+                [float(f"{loss:.2e}"), round(norm_tr, 3), round(mse, 3)],
             )
             measure(
-                f"m={m} seed={s}: baselines (predict 0, untrained features)", f"{baseline:.2f}, {mse0:.3f}"
+                f"m={m} seed={s}: baselines (predict 0, untrained features)",
+                [round(baseline, 2), round(mse0, 3)],
             )
             assert ok
             assert mse < min(baseline, mse0)
@@ -763,7 +764,7 @@ def test_thmE1_trained_control_random_features(rng, measure):
     ok, (loss, norm_tr, mse) = _flat_transfer_verdict(sol, task, rng)
     measure(
         "random features m=300: loss, m sqrt(T) Tr/4, downstream MSE(n=8)",
-        f"{loss:.2e}, {norm_tr:.2f}, {mse:.3f}",
+        [float(f"{loss:.2e}"), round(norm_tr, 2), round(mse, 3)],
     )
     assert not ok
 
@@ -804,8 +805,10 @@ def test_thm33_trained_sgd_drifts_to_balanced(rng, scale, measure):
     A, B = sgd_fresh_samples(W1, W2, P, 0.2, steps, 4, rng)
     A, B = sgd_fresh_samples(A, B, P, 0.5, 2000, 4, rng, full_batch=True)  # return to Gamma before measuring
     end = _orbit_stats(model, theta, P, A, B)
-    measure("start Tr H, imbalance", f"{start[0]:.3f}, {start[1]:.3f}")
-    measure("SGD end Tr H, imbalance, excess loss", f"{end[0]:.3f}, {end[1]:.3f}, {end[2]:.2e}")
+    measure("start Tr H, imbalance", [round(start[0], 3), round(start[1], 3)])
+    measure(
+        "SGD end Tr H, imbalance, excess loss", [round(end[0], 3), round(end[1], 3), float(f"{end[2]:.2e}")]
+    )
     assert _drift_verdict(start, end)
 
 
@@ -817,5 +820,5 @@ def test_thm33_trained_control_full_batch(rng, measure):
     start = _orbit_stats(model, theta, P, W1, W2)
     A, B = sgd_fresh_samples(W1, W2, P, 0.2, 2000, 4, rng, full_batch=True)
     end = _orbit_stats(model, theta, P, A, B)
-    measure("full-batch GD start / end Tr H", f"{start[0]:.3f} / {end[0]:.3f}")
+    measure("full-batch GD start / end Tr H", [round(start[0], 3), round(end[0], 3)])
     assert not _drift_verdict(start, end)

@@ -75,6 +75,7 @@ def test_search_refutes_printed_lemma7(measure, tmp_path):
     assert _roundtrip(cx, "hmm.lemma7", tmp_path).fails
     measure("search_examples_to_first", cx.examples)
     measure("search_shrunk_d_k", f"{p['d']},{p['k']}")
+    measure("search_shrunk_d_k_distance", [p["d"], p["k"], round(cx.values["distance_to_M_or_HM"], 2)])
 
 
 @pytest.mark.claim("hmm.lemma7", tier="exact", control=True)
@@ -95,6 +96,7 @@ def test_search_refutes_printed_decoder(measure, tmp_path):
     assert cx.first_parameters != p
     assert _roundtrip(cx, "dyck.thm1_balance_sufficiency", tmp_path).fails
     measure("search_shrunk_prefix_length", len(cx.values["prefix"]))
+    measure("search_dyck_k_depth_examples", [p["k"], p["depth"], cx.examples])
 
 
 @pytest.mark.claim("dyck.thm1_balance_sufficiency", tier="property", control=True)
@@ -114,6 +116,7 @@ def test_search_refutes_printed_c1_range(measure, tmp_path):
         assert abs(float(frac) - cx.parameters[name]) < 1e-15, (name, cx.parameters[name])
     assert _roundtrip(cx, "topic.thm2.1.2", tmp_path).fails
     measure("search_c1", cx.values["c1"])
+    measure("search_c1_instance_T_v", [cx.parameters["T"], cx.parameters["v"]])
 
 
 @pytest.mark.claim("topic.thm2.1.2", tier="property", control=True)
@@ -220,6 +223,7 @@ def _thm213(constant_factor=1.0):
 def test_tightness_of_thm213_lower_constant(measure):
     t = _thm213()
     measure("tightness_lambda1", t.verdict)
+    measure("tightness_lambda1_max_ratio", round(t.best, 3))
     assert t.verdict.startswith("loose by ") and 1.3 < 1 / t.best < 1.9, t
     declared = registry.get("topic.thm2.1.3").tightness
     assert declared.startswith("loose by 1.5")
@@ -274,6 +278,13 @@ def test_fit_rate_pumping_threshold_scales_as_one_over_delta(measure):
     betas = _pumping_betas(e)
     fit = fit_rate(2.0**-e, betas, "a*x^b*(1+c*x)", printed=-1.0)
     measure("pumping_exponent", fit.estimate)
+    measure("pumping_betas", betas.tolist())
+    measure("pumping_exponent_interval", [round(v, 4) for v in fit.interval])
+    plain = fit_rate(2.0**-e, betas, "a*x^b", printed=-1.0)
+    measure(
+        "pumping_plain_power_law_exponent_interval",
+        [round(plain.estimate, 4), *(round(v, 4) for v in plain.interval)],
+    )
     assert fit.consistent, fit
     assert fit_rate(2.0**-e, betas, "a*x^b*(1+c*x)", printed=-2.0).consistent is False
     assert fit_rate(2.0**-e, betas, "a*x^b*(1+c*x)", printed=-0.5).consistent is False

@@ -155,6 +155,7 @@ def test_prop7_printed_interval_fails_from_R4(measure):
         "L_star_exp_R2_over_8",
         dict(zip(out["R"].tolist(), np.round(out["L_star_times_exp_R2_over_8"], 4).tolist(), strict=True)),
     )
+    measure("L_star_exp_R2_over_8_list", np.round(out["L_star_times_exp_R2_over_8"], 4).tolist())
     assert inside.tolist() == [True, False, False, False, False]  # R = 3 inside, R >= 4 outside
 
 
@@ -247,8 +248,11 @@ def test_lem48_exact_hessian_at_q():
 
 
 @pytest.mark.claim("nce.lem48", tier="exact", control=True)
-def test_lem48_printed_bound_fails_at_R4():
+def test_lem48_printed_bound_fails_at_R4(measure):
     out = nce_cx.lem48_r4()
+    measure(
+        "sigma_max_H_q_and_printed_bound_R4", [round(float(out["sigma_max"]), 4), float(out["printed_bound"])]
+    )
     assert out["sigma_max"] < out["printed_bound"]
     # the printed Eq 4.58 drops the off-diagonal -R: that matrix is not the Hessian
     dropped = np.diag(np.diag(nce.hessian_at_q_closed_form(4.0)))
@@ -270,6 +274,7 @@ def test_lem48_property_quadrature_matches_closed_form(R):
 def test_thm17_gd_step_counts(measure):
     counts = {R: nce.gauss_steps(R, "gd", max_steps=30_000).steps_to_radius for R in GD_REF}
     measure("gd_steps", counts)
+    measure("gd_steps_R3_R4_R5", [counts[R] for R in sorted(counts)])
     assert counts == GD_REF
     # log(steps) grows superlinearly in R: fit log steps = a + b R^2
     Rs = np.array(sorted(counts), dtype=float)
@@ -325,6 +330,7 @@ def test_cor2_ngd_polynomial_step_counts(measure):
     runs = {R: nce.gauss_steps(R, "ngd") for R in NGD_REF}
     counts = {R: r.steps_to_radius for R, r in runs.items()}
     measure("ngd_steps", counts)
+    measure("ngd_steps_R3_to_R6", [counts[R] for R in sorted(counts)])
     assert counts[3] == NGD_REF[3] and counts[4] == NGD_REF[4]
     # R >= 5: the count is ill-conditioned (perturbing tau_0 by 1e-12 moves it by +-2, see gauss_steps): the
     # reference values are reproduced to within 3 steps

@@ -430,6 +430,7 @@ def test_algorithm1_follows_the_stages(alg1_run, measure) -> None:
     e1, e2 = res.stage_ends["1"], res.stage_ends["2"]
     s1, s2, s3 = h[e1 - 1], h[e2 - 1], h[-1]
     measure("stage_ends", res.stage_ends)
+    measure("stage1_steps", e1)
     measure("alpha_beta_end_stage1", [s1["alpha"], s1["beta"]])
     measure("alpha_beta_end_stage2", [s2["alpha"], s2["beta"]])
     measure("alpha_beta_end_stage3", [s3["alpha"], s3["beta"]])
@@ -439,13 +440,21 @@ def test_algorithm1_follows_the_stages(alg1_run, measure) -> None:
     assert abs(s2["alpha"] * s2["beta"] - 1) <= 0.05 and abs(s2["alpha"] - 1) >= 0.05
     # Stage 3: recovery; beats the initialisation (the unigram predictor mu) by a wide margin
     assert _recovered(task, res.V, res.A)
+    measure(
+        "max_abs_V_minus_P_A_minus_Q_end",
+        [float(np.abs(res.V - task.P).max()), float(np.abs(res.A - task.Q).max())],
+    )
     V0, A0 = line_point(task, 0.0, 0.0)
     measure("loss_excess_final_over_init", _excess(task, res.V, res.A) / _excess(task, V0, A0))
     assert _excess(task, res.V, res.A) <= 0.05 * _excess(task, V0, A0)
 
 
 @pytest.mark.claim("scb.alg1", tier="trained", control=True)
-def test_algorithm1_control_stopped_before_stage3(alg1_run) -> None:
+def test_algorithm1_control_stopped_before_stage3(alg1_run, measure) -> None:
     task, res = alg1_run
     V, A = res.after_stage2
+    measure(
+        "max_abs_V_minus_P_A_minus_Q_stage2",
+        [float(np.abs(V - task.P).max()), float(np.abs(A - task.Q).max())],
+    )
     assert not _recovered(task, V, A)  # the Stage-2 trap: the same verdict rejects the model before Stage 3
