@@ -39,7 +39,11 @@ FAMILIES: dict[str, tuple[list[str], list[str]]] = {
     ),
     "automata": (
         ["theorylab/algebra/*.py", "theorylab/automata/*.py", "theorylab/automata/constructions/*.py"],
-        ["checks/test_automata_algebra.py", "checks/test_automata_constructions.py"],
+        [
+            "checks/test_automata_algebra.py",
+            "checks/test_automata_constructions.py",
+            "checks/test_automata_experiments.py",
+        ],
     ),
     "distill": (
         ["theorylab/boolean/*.py", "theorylab/attention/sparse_parity/*.py", "theorylab/nn/distill.py"],

@@ -1,0 +1,298 @@
+"""Tasks, trivial baselines and attention read-outs for the experiments E3, E4, E5, E7, E8 of Liu Ch. 3.4
+(``001_6a230b9a9faf2198.txt``, §3.4.3 and §3.4.5).
+
+* :class:`ObservedTask` (E4, indirect supervision): targets are observations $\\varphi(q_t)$ of the states.
+* :class:`RevealedTask` (E5, incomplete supervision): each label $q_t$ counts in the loss with probability
+  ``p_reveal`` (independently per position).
+* :class:`ScratchpadTask` (E8): the input interleaves symbols and states $(\\sigma_1, q_1, \\sigma_2, q_2, \\dots)$;
+  the model predicts $q_t$ at the position of $\\sigma_t$ (loss only there); :func:`scratchpad_decode` runs the
+  iterative inference, feeding back the model's own $\\hat q_{t-1}$.
+* :func:`window_accuracy`: the best predictor that sees only the last ``w`` symbols (a lookup table fitted on a
+  training sample; ties and unseen contexts go to the majority label), the trivial baseline of every task.
+* :func:`boundary_attention` (E3): attention mass on the most recent boundary state ($q \\in \\{0, S\\}$) and before
+  it, the read-out of the Theorem-12 mechanism in a trained gridworld model.
+
+This module does not import torch at import time.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from theorylab.automata.semiautomaton import Semiautomaton, check_automaton, check_q0
+
+__all__ = [
+    "ObservedTask",
+    "RevealedTask",
+    "ScratchpadTask",
+    "boundary_attention",
+    "majority_accuracy",
+    "most_recent",
+    "scratchpad_decode",
+    "window_accuracy",
+]
+
+
+def _sample(aut: Semiautomaton, q0: int, probs, rng: np.random.Generator, batch: int, T: int):
+    if probs is None:
+        words = aut.sample(rng, batch, T)
+    else:
+        words = rng.choice(aut.n_symbols, size=(batch, T), p=np.asarray(probs)).astype(np.int64)
+    return words, aut.run(words, q0)
+
+
+def _check_probs(aut: Semiautomaton, probs):
+    if probs is None:
+        return None
+    p = np.asarray(probs, dtype=float)
+    if p.shape != (aut.n_symbols,) or (p < 0).any() or not np.isclose(p.sum(), 1.0):
+        raise ValueError(f"probs must be {aut.n_symbols} non-negative numbers summing to 1")
+    return tuple(float(x) for x in p)
+
+
+@dataclass(frozen=True, eq=False)
+class ObservedTask:
+    """Predict $\\varphi(q_t)$ from $\\sigma_{1:t}$; ``observe[q]`` is the observation (a class in
+    ``range(max(observe) + 1)``) of state ``q`` (E4: e.g. $\\mathbf 1[q \\in \\{0, S\\}]$ for the gridworld)."""
+
+    automaton: Semiautomaton
+    observe: tuple
+    q0: int = 0
+    probs: tuple | None = None
+    name: str = ""
+    loss: str = field(default="ce", init=False)
+
+    def __post_init__(self) -> None:
+        aut = check_automaton(self.automaton)
+        check_q0(aut, self.q0)
+        obs = np.asarray(self.observe)
+        if obs.shape != (aut.n_states,) or not np.issubdtype(obs.dtype, np.integer) or obs.min() < 0:
+            raise ValueError(
+                f"observe must give a non-negative int class for each of the {aut.n_states} states"
+            )
+        object.__setattr__(self, "observe", tuple(int(x) for x in obs))
+        object.__setattr__(self, "probs", _check_probs(aut, self.probs))
+        if not self.name:
+            object.__setattr__(self, "name", f"{aut.name or 'automaton'}-observed")
+
+    @property
+    def vocab_size(self) -> int:
+        return self.automaton.n_symbols
+
+    @property
+    def n_outputs(self) -> int:
+        return max(self.observe) + 1
+
+    def sample_batch(self, rng: np.random.Generator, batch: int, T: int):
+        from theorylab.nn.tasks import Batch
+
+        words, states = _sample(self.automaton, self.q0, self.probs, rng, batch, T)
+        labels = np.asarray(self.observe)[states]
+        return Batch(inputs=words, targets=labels, mask=np.ones(words.shape, dtype=bool))
+
+
+@dataclass(frozen=True, eq=False)
+class RevealedTask:
+    """State prediction where each label counts with probability ``p_reveal`` (E5). ``p_reveal = 1`` is the
+    fully supervised task."""
+
+    automaton: Semiautomaton
+    p_reveal: float
+    q0: int = 0
+    name: str = ""
+    loss: str = field(default="ce", init=False)
+
+    def __post_init__(self) -> None:
+        aut = check_automaton(self.automaton)
+        check_q0(aut, self.q0)
+        if not 0.0 < float(self.p_reveal) <= 1.0:
+            raise ValueError(f"p_reveal must lie in (0, 1], got {self.p_reveal}")
+        if not self.name:
+            object.__setattr__(self, "name", f"{aut.name or 'automaton'}-reveal{self.p_reveal:g}")
+
+    @property
+    def vocab_size(self) -> int:
+        return self.automaton.n_symbols
+
+    @property
+    def n_outputs(self) -> int:
+        return self.automaton.n_states
+
+    def sample_batch(self, rng: np.random.Generator, batch: int, T: int):
+        from theorylab.nn.tasks import Batch
+
+        words, states = _sample(self.automaton, self.q0, None, rng, batch, T)
+        mask = rng.random(words.shape) < self.p_reveal
+        return Batch(inputs=words, targets=states, mask=mask)
+
+
+@dataclass(frozen=True, eq=False)
+class ScratchpadTask:
+    """E8's scratchpad: tokens $(\\sigma_1, q_1, \\dots, \\sigma_n, q_n)$ (symbol ``s`` is token ``s``, state ``q`` is
+    token ``n_symbols + q``), target $q_t$ at the position of $\\sigma_t$, loss only there. ``T`` passed to
+    ``sample_batch`` is the number of tokens ($2n$; must be even)."""
+
+    automaton: Semiautomaton
+    q0: int = 0
+    probs: tuple | None = None
+    name: str = ""
+    loss: str = field(default="ce", init=False)
+
+    def __post_init__(self) -> None:
+        aut = check_automaton(self.automaton)
+        check_q0(aut, self.q0)
+        object.__setattr__(self, "probs", _check_probs(aut, self.probs))
+        if not self.name:
+            object.__setattr__(self, "name", f"{aut.name or 'automaton'}-scratchpad")
+
+    @property
+    def vocab_size(self) -> int:
+        return self.automaton.n_symbols + self.automaton.n_states
+
+    @property
+    def n_outputs(self) -> int:
+        return self.automaton.n_states
+
+    def interleave(self, words: np.ndarray, states: np.ndarray) -> np.ndarray:
+        """Tokens ``[B, 2n]``: even positions the symbols, odd positions the state tokens."""
+        tokens = np.empty((words.shape[0], 2 * words.shape[1]), dtype=np.int64)
+        tokens[:, 0::2] = words
+        tokens[:, 1::2] = self.automaton.n_symbols + states
+        return tokens
+
+    def sample_batch(self, rng: np.random.Generator, batch: int, T: int):
+        from theorylab.nn.tasks import Batch
+
+        if T % 2:
+            raise ValueError(f"a scratchpad sequence has an even number of tokens, got T={T}")
+        words, states = _sample(self.automaton, self.q0, self.probs, rng, batch, T // 2)
+        targets = np.zeros((batch, T), dtype=np.int64)
+        targets[:, 0::2] = states
+        mask = np.zeros((batch, T), dtype=bool)
+        mask[:, 0::2] = True
+        return Batch(inputs=self.interleave(words, states), targets=targets, mask=mask)
+
+
+def scratchpad_decode(task: ScratchpadTask, model, words: np.ndarray, device: str = "cpu") -> np.ndarray:
+    """Iterative inference: at step $t$ feed $(\\sigma_1, \\hat q_1, \\dots, \\sigma_t)$ and take $\\hat q_t$ = the argmax
+    at the position of $\\sigma_t$. Returns the predicted states ``[B, n]``."""
+    import torch
+
+    words = np.asarray(words, dtype=np.int64)
+    B, n = words.shape
+    tokens = torch.zeros((B, 2 * n), dtype=torch.int64, device=device)
+    tokens[:, 0::2] = torch.from_numpy(words).to(device)
+    preds = np.zeros((B, n), dtype=np.int64)
+    was_training, threads = model.training, torch.get_num_threads()
+    model.eval().to(device)
+    torch.set_num_threads(1)  # small forwards: one thread (several threads contend on a loaded CPU)
+    try:
+        preds = _decode_loop(task, model, tokens, preds)
+    finally:
+        torch.set_num_threads(threads)
+        model.train(was_training)
+    return preds
+
+
+def _decode_loop(task: ScratchpadTask, model, tokens, preds: np.ndarray) -> np.ndarray:
+    import torch
+
+    with torch.no_grad():
+        for t in range(preds.shape[1]):
+            out = model(tokens[:, : 2 * t + 1])
+            out = out[0] if isinstance(out, tuple) else out
+            q = out[:, 2 * t].argmax(-1)
+            preds[:, t] = q.cpu().numpy()
+            tokens[:, 2 * t + 1] = task.automaton.n_symbols + q
+    return preds
+
+
+def majority_accuracy(labels: np.ndarray, mask: np.ndarray | None = None) -> float:
+    """Accuracy of the constant predictor of the most frequent label (among masked positions)."""
+    y = np.asarray(labels)[np.ones_like(labels, dtype=bool) if mask is None else np.asarray(mask)]
+    return float(np.bincount(y).max() / max(len(y), 1))
+
+
+def _contexts(words: np.ndarray, w: int, n_symbols: int) -> np.ndarray:
+    """Integer code of the last ``w`` symbols at each position (positions before the start read as an extra
+    symbol ``n_symbols``, so short prefixes are told apart by their padding)."""
+    B, T = words.shape
+    base = n_symbols + 1
+    padded = np.concatenate([np.full((B, w), n_symbols, dtype=np.int64), words], axis=1)
+    code = np.zeros((B, T), dtype=np.int64)
+    for k in range(w):
+        code = code * base + padded[:, k + 1 : k + 1 + T]
+    return code
+
+
+def window_accuracy(
+    train_words: np.ndarray,
+    train_labels: np.ndarray,
+    test_words: np.ndarray,
+    test_labels: np.ndarray,
+    w: int,
+    n_symbols: int,
+    test_mask: np.ndarray | None = None,
+) -> float:
+    """Accuracy on the test sample of the best predictor of the label from the last ``w`` symbols, fitted on the
+    training sample (per context the most frequent label; unseen contexts get the overall majority label).
+    ``w = 0`` is the majority-class predictor."""
+    if w < 0:
+        raise ValueError(f"w must be >= 0, got {w}")
+    tr_labels = np.asarray(train_labels)
+    n_lab = int(max(tr_labels.max(), np.asarray(test_labels).max())) + 1
+    ctx_tr = _contexts(np.asarray(train_words), w, n_symbols).reshape(-1)
+    ctx_te = _contexts(np.asarray(test_words), w, n_symbols).reshape(-1)
+    keys, inv = np.unique(ctx_tr, return_inverse=True)
+    counts = np.zeros((len(keys), n_lab), dtype=np.int64)
+    np.add.at(counts, (inv, tr_labels.reshape(-1)), 1)
+    best = counts.argmax(1)
+    majority = int(np.bincount(tr_labels.reshape(-1), minlength=n_lab).argmax())
+    pos = np.searchsorted(keys, ctx_te)
+    pos = np.minimum(pos, len(keys) - 1)
+    seen = keys[pos] == ctx_te
+    pred = np.where(seen, best[pos], majority)
+    hit = (pred == np.asarray(test_labels).reshape(-1)).reshape(np.shape(test_labels))
+    m = np.ones(hit.shape, dtype=bool) if test_mask is None else np.asarray(test_mask)
+    return float(hit[m].mean())
+
+
+def most_recent(flags: np.ndarray) -> np.ndarray:
+    """``out[b, t]`` = the largest ``i <= t`` with ``flags[b, i]``, or -1 if there is none."""
+    flags = np.asarray(flags, dtype=bool)
+    idx = np.where(flags, np.arange(flags.shape[-1]), -1)
+    return np.maximum.accumulate(idx, axis=-1)
+
+
+def boundary_attention(
+    attn: np.ndarray, states: np.ndarray, boundary: tuple[int, ...]
+) -> dict[str, np.ndarray]:
+    """E3's read-out for one layer's attention ``attn[B, H, T, T]`` (query, key) on runs ``states[B, T]``.
+
+    For each query $t$ with a boundary state ($q_i \\in$ ``boundary``) at some $i \\le t$, let $b(t)$ be the most
+    recent one. Returns per head: ``on_boundary`` = mean attention on $b(t)$, ``before`` = mean attention on
+    positions $< b(t)$, ``uniform`` = the same quantity $1/(t+1)$ for uniform causal attention (the baseline), and
+    ``kl_uniform`` = mean KL(attention row || uniform causal row) over all queries."""
+    a = np.asarray(attn, dtype=float)
+    B, H, T, _ = a.shape
+    b = most_recent(np.isin(states, boundary))  # [B, T]
+    has = b >= 0
+    rows = np.broadcast_to(b[:, None, :, None], (B, H, T, 1)).clip(0)
+    on = np.take_along_axis(a, rows, axis=-1)[..., 0]  # [B, H, T]
+    keys = np.arange(T)
+    before = (a * (keys[None, None, None, :] < b[:, None, :, None])).sum(-1)
+    t = np.arange(T)
+    uniform = np.broadcast_to(1.0 / (t + 1), (B, T))
+    causal = keys[None, :] <= t[:, None]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        terms = np.where(causal, a * (np.log(np.clip(a, 1e-30, None)) + np.log(t + 1)[:, None]), 0.0)
+    kl = terms.sum(-1).mean(axis=(0, 2))
+    sel = has[:, None, :]
+    return {
+        "on_boundary": (on * sel).sum(axis=(0, 2)) / sel.sum(),
+        "before": (before * sel).sum(axis=(0, 2)) / sel.sum(),
+        "uniform": np.array((uniform * has).sum() / has.sum()),
+        "kl_uniform": kl,
+    }
