@@ -745,7 +745,8 @@ def _sizes(scale: str, small: dict, full: dict) -> dict:
 
 @pytest.fixture(scope="module")
 def stage1_run(request):
-    """Stage 1: frozen uniform attention, W^V trained (Adam) on a fixed pool of masked documents."""
+    """Stage 1: frozen uniform attention, W^V trained (Adam) on a fixed pool of masked documents; also the same run
+    stopped at 10% of its budget (the early-stopping baseline)."""
 
     from theorylab.attention.topic.model import TopicAttentionConfig, least_squares_value_matrix
     from theorylab.languages.topic import TopicMLMTask
@@ -761,10 +762,27 @@ def stage1_run(request):
     )
     p = TRAINED_PARAMS
     task = TopicMLMTask(p, pool=z["pool"], pool_length=z["N"], pool_seed=7)
-    budget = Budget(steps=z["steps"], batch_size=z["batch"], seq_len=z["N"], lr=1e-2, eval_batches=0)
-    result = train(task, TopicAttentionConfig(V=p.V), budget, seeds=z["seeds"], device=device, threads=1)
+    runs = {}
+    for name, steps, seeds in (("full", z["steps"], z["seeds"]), ("tenth", z["steps"] // 10, z["seeds"][:1])):
+        budget = Budget(steps=steps, batch_size=z["batch"], seq_len=z["N"], lr=1e-2, eval_batches=0)
+        runs[name] = train(task, TopicAttentionConfig(V=p.V), budget, seeds=seeds, device=device, threads=1)
     W_ls = least_squares_value_matrix(*task.pool_arrays(), p.V)
-    return [m.W_V.detach().numpy().astype(float) for m in result.models], W_ls, result
+    weights = lambda r: [m.W_V.detach().cpu().numpy().astype(float) for m in r.models]  # noqa: E731
+    return weights(runs["full"]), W_ls, runs["full"], weights(runs["tenth"])[0]
+
+
+def _stage1_baselines(W_tenth: np.ndarray) -> dict[str, np.ndarray]:
+    """What a stage-1 verdict must reject: an untrained model (W^V = 0, its initialisation), the run stopped at 10%
+    of its budget, optima of other instances with the same vocabulary size (other masking rates; 25 topics of 4
+    words), and the diagonal optimum D^V shifted by -1e-3 (every optimum has full contrast c3, blocks or not)."""
+    p = TRAINED_PARAMS
+    return {
+        "untrained": np.zeros((p.V, p.V)),
+        "tenth_budget": W_tenth,
+        "W*_other_rates": tp.optimal_value_matrix(TopicModel(10, 10, 3, 0.3, 0.1, 0.1)).astype(float),
+        "W*_T25_v4": tp.optimal_value_matrix(TopicModel(25, 4, 3)).astype(float),
+        "diagonal_shifted": tp.diagonal_value_matrix(p).astype(float) - 1e-3,
+    }
 
 
 @pytest.mark.claim("topic.thm2.1.2", tier="trained")
@@ -773,13 +791,25 @@ def test_thm212_trained_value_matrix_is_block_wise(stage1_run, measure, figure):
     from theorylab.attention.topic.plots import block_pattern_figure
 
     p = TRAINED_PARAMS
-    Ws, W_ls, result = stage1_run
+    Ws, W_ls, result, W_tenth = stage1_run
+    # the verdict (stage1_verdict, rel_tol 5%): both contrasts within 5% of the least-squares optimum on the same
+    # documents. Derived from the run: the trained seeds sit within 2.2% (off-diagonal) and 0.8% (full contrast) of
+    # it; the 10%-budget model is 11-12% off on the off-diagonal contrast (its diagonal, 0.13, has not yet grown to
+    # the finite-data value 0.22); the diagonal optimum has off-diagonal contrast 0; W* with other rates has full
+    # contrast c3 = 1.37 (23% off); 5% sits between the trained seeds and the nearest baseline.
     verdicts = [stage1_verdict(W, W_ls, p) for W in Ws]
     assert all(v["ok"] for v in verdicts), verdicts
+    baselines = {name: stage1_verdict(W, W_ls, p) for name, W in _stage1_baselines(W_tenth).items()}
+    assert not any(v["ok"] for v in baselines.values()), baselines
     k = tp.constants(p)
     measure("contrast_trained_per_seed", [round(v["contrast"], 4) for v in verdicts])
-    measure("contrast_least_squares_same_data", block_contrast(W_ls, p)["contrast"])
+    measure("contrast_offdiag_trained_per_seed", [round(v["contrast_offdiag"], 4) for v in verdicts])
+    measure("contrast_least_squares_same_data", [verdicts[0]["reference"], verdicts[0]["reference_offdiag"]])
     measure("contrast_closed_form_c3", float(k.c3))
+    measure(
+        "baseline_gaps_full_offdiag",
+        {n: [round(v["relative_gap"], 3), round(v["relative_gap_offdiag"], 3)] for n, v in baselines.items()},
+    )
     measure(
         "diag_vs_offdiag_trained",
         [block_contrast(Ws[0], p)["mean_diag"], block_contrast(Ws[0], p)["mean_same_offdiag"]],
@@ -805,19 +835,32 @@ def test_thm212_trained_value_matrix_is_block_wise(stage1_run, measure, figure):
     figure(fig, "topic_blocks")
 
 
+def _scramble(p: TopicModel) -> np.ndarray:
+    """A relabelling of the words that sends word k of topic t to word t of topic k (v = T): every new block holds
+    one word of each old topic, so no topic block survives (a random permutation may keep a few)."""
+    if p.v != p.T:
+        raise ValueError("the transpose scramble needs v == T")
+    words = np.arange(p.T * p.v).reshape(p.T, p.v).T.ravel()
+    return np.r_[0, 1 + words]
+
+
 @pytest.mark.claim("topic.thm2.1.2", tier="trained", control=True)
-def test_thm212_trained_control_scrambled_vocabulary(stage1_run, rng):
+def test_thm212_trained_control_scrambled_vocabulary(stage1_run):
     from theorylab.attention.topic.model import stage1_verdict
 
     p = TRAINED_PARAMS
-    Ws, W_ls, _ = stage1_run
-    perm = np.r_[0, 1 + rng.permutation(p.T * p.v)]  # relabel words: topic blocks no longer line up
+    Ws, W_ls, _, _ = stage1_run
+    perm = _scramble(p)
     assert not stage1_verdict(Ws[0][np.ix_(perm, perm)], W_ls, p)["ok"]
+    # the relabelling cannot disguise a diagonal matrix (it stays diagonal), which the verdict rejects anyway
+    D = tp.diagonal_value_matrix(p).astype(float)
+    assert np.array_equal(D[np.ix_(perm, perm)], D) and not stage1_verdict(D, W_ls, p)["ok"]
 
 
 @pytest.fixture(scope="module")
 def stage2_run(request):
-    """Stage 2: W^V frozen to the closed-form W^V*, W^K and W^Q trained (Adam) from a small random init."""
+    """Stage 2: W^V frozen to the closed-form W^V*, W^K and W^Q trained (Adam) from a small random init; also the
+    same run stopped at 10% of its budget."""
 
     from theorylab.attention.topic.model import TopicAttentionConfig
     from theorylab.languages.topic import TopicMLMTask
@@ -834,25 +877,56 @@ def stage2_run(request):
     cfg = TopicAttentionConfig(
         V=p.V, train_attention=True, init_attention=1e-3, fixed_value=tuple(map(tuple, W_star.tolist()))
     )
-    budget = Budget(steps=z["steps"], batch_size=z["batch"], seq_len=z["N"], lr=1e-2, eval_batches=0)
-    result = train(TopicMLMTask(p), cfg, budget, seeds=z["seeds"], device=device, threads=1)
+    results = {}
+    for name, steps, seeds in (("full", z["steps"], z["seeds"]), ("tenth", z["steps"] // 10, z["seeds"][:1])):
+        budget = Budget(steps=steps, batch_size=z["batch"], seq_len=z["N"], lr=1e-2, eval_batches=0)
+        results[name] = train(TopicMLMTask(p), cfg, budget, seeds=seeds, device=device, threads=1)
     rng = np.random.default_rng(11)
     masked, _ = p.mask_documents(rng, p.sample_documents(rng, 100, z["N"]))
-    return cfg, result, masked
+    return cfg, results["full"], masked, results["tenth"].models[0]
+
+
+def _stage2_baselines(cfg, tenth) -> dict:
+    """What a stage-2 verdict must reject: the untrained model (its initialisation), the run stopped at 10% of its
+    budget, and the exact optimal attention of another instance (tau = 1: gamma* = 0.113, realised exactly)."""
+    from theorylab.attention.topic.model import ratio_attention
+
+    other = s2.optimal_gamma(TopicModel(10, 10, 1))[0]
+    return {
+        "untrained": cfg.build(0).cpu(),
+        "tenth_budget": tenth.cpu(),
+        "optimum_tau1": ratio_attention(TRAINED_PARAMS, other, other),
+    }
 
 
 @pytest.mark.claim("topic.thm2.1.3", tier="trained")
 def test_thm213_trained_attention_prefers_same_topic(stage2_run, measure):
-    from theorylab.attention.topic.model import attention_by_pair_type, attention_verdict
+    from theorylab.attention.topic.model import (
+        attention_by_pair_type,
+        attention_gap_closed,
+        attention_verdict,
+    )
 
     p = TRAINED_PARAMS
-    _, result, masked = stage2_run
-    stats = [attention_by_pair_type(m, masked, p) for m in result.models]
-    assert all(attention_verdict(s) for s in stats), stats
+    cfg, result, masked, tenth = stage2_run
+    stats = [attention_by_pair_type(m.cpu(), masked, p) for m in result.models]
+    # the verdict (attention_verdict): gamma_hat closes >= 90% of the loss gap between uniform attention and gamma*
+    # on the exact landscape L(gamma) of Thm 2.1.3, and different-topic attention is the smallest. Derived from the
+    # run: the trained seeds close 99.5% (gamma_hat ~ 6 vs gamma* = 7.04); the 10%-budget model closes ~20%
+    # (gamma_hat ~ 1.2), the untrained one ~0, the optimum of tau = 1 a negative share; 0.9 (gamma_hat in (3.6, 17))
+    # leaves margin on both sides.
+    assert all(attention_verdict(s, p) for s in stats), stats
     # and the learned gamma lies in Thm 2.1.3's interval with the printed constant (lambda_1 (tau - 1) = 1.15 here;
     # T = 10 is far from the asymptotic regime, so this is the finite-size reading of the conclusion)
     assert all(s2.gamma_in_interval(p, s["gamma_hat"], "stated") for s in stats), stats
+    base = {n: attention_by_pair_type(m, masked, p) for n, m in _stage2_baselines(cfg, tenth).items()}
+    assert not any(attention_verdict(b, p) for b in base.values()), base
     measure("gamma_hat_per_seed", [round(s["gamma_hat"], 3) for s in stats])
+    measure("gap_closed_per_seed", [round(attention_gap_closed(s["gamma_hat"], p), 4) for s in stats])
+    measure("baseline_gamma_hat", {n: round(b["gamma_hat"], 3) for n, b in base.items()})
+    measure(
+        "baseline_gap_closed", {n: round(attention_gap_closed(b["gamma_hat"], p), 3) for n, b in base.items()}
+    )
     measure("alpha_hat_beta_hat_seed0", [round(stats[0]["alpha_hat"], 3), round(stats[0]["beta_hat"], 3)])
     measure("gamma_star_infinite_docs_thesis_convention", s2.optimal_gamma(p, "thesis")[0])
 
@@ -861,9 +935,9 @@ def test_thm213_trained_attention_prefers_same_topic(stage2_run, measure):
 def test_thm213_trained_control_initial_attention(stage2_run):
     from theorylab.attention.topic.model import attention_by_pair_type, attention_verdict
 
-    cfg, _, masked = stage2_run
+    cfg, _, masked, _ = stage2_run
     stats = attention_by_pair_type(cfg.build(0), masked, TRAINED_PARAMS)
-    assert not attention_verdict(stats)
+    assert not attention_verdict(stats, TRAINED_PARAMS)
     assert not s2.gamma_in_interval(TRAINED_PARAMS, stats["gamma_hat"], "stated")
 
 
