@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from theorylab.attention.topic import stage1 as tp
 from theorylab.attention.topic import stage2 as s2
-from theorylab.attention.topic.counterexamples import TABLE_2_1, TABLE_2_1_SD, separation
+from theorylab.attention.topic.counterexamples import TABLE_2_1, TABLE_2_1_SD, TABLE_2_2, separation
 from theorylab.attention.topic.symbolic import (
     block_prediction_residual,
     derive_block_values,
@@ -712,6 +712,303 @@ def test_table21_control_verdict_detects_a_consistent_and_a_reversed_table():
     assert len(_caption_verdict(reversed_, sds)["same_topic>diff_topic:contradicted"]) == 4
 
 
+# ------------------------------------------------------------------------------------------ Props 2.1.2 / 2.1.3
+RATIOS = [(F(2), F(5)), (F(1, 3), F(7, 2)), (F(5, 2), F(1, 4))]
+
+
+def _base_weight(A: np.ndarray, p: TopicModel, q: int):
+    """a0 * N for the query showing word q (0-based): the mass on one key of ratio 1 (a word of another topic)
+    divided by that key's frequency."""
+    other_topic = (q // p.v + 1) % p.T
+    l = other_topic * p.v  # first word of that topic (0-based word id)
+    freq = p.word_frequencies(np.arange(p.tau))
+    return A[1 + l, q] / freq[1 + l]
+
+
+@pytest.mark.claim("topic.prop2.1.2", tier="exact")
+def test_prop212_printed_normalisers(measure):
+    # on an infinitely long document (exact Fractions), attention of the family of Assumption 2.1.2, normalised over
+    # keys with [MASK] keys outside the normaliser: every column sums to 1 and a0 N = 1/z1 (query in a present
+    # topic) or 1/z2 (query in an absent topic), z as printed
+    for p in EXACT_PARAMS:
+        for alpha, beta in RATIOS:
+            A = s2.attended_frequencies(p, alpha, beta)
+            assert all(c == 1 for c in A.sum(axis=0))
+            z1, z2 = s2.prop212_normalisers(p, alpha, beta)
+            for q in range(p.T * p.v):
+                present = q // p.v < p.tau
+                assert _base_weight(A, p, q) == 1 / (z1 if present else z2)
+    measure(
+        "z1_z2_T4_v3_tau2_alpha2_beta5", [float(z) for z in s2.prop212_normalisers(EXACT_PARAMS[1], 2, 5)]
+    )
+
+
+@pytest.mark.claim("topic.prop2.1.2", tier="exact", control=True)
+def test_prop212_control_mask_keys_in_the_normaliser():
+    # if [MASK] keys took the base weight (the "literal" reading), the same comparison fails: a0 N = 1/(z + m0)
+    for p in EXACT_PARAMS:
+        alpha, beta = RATIOS[0]
+        A = s2.attended_frequencies(p, alpha, beta, mask_keys=True)
+        z1, _ = s2.prop212_normalisers(p, alpha, beta)
+        assert _base_weight(A, p, 0) == 1 / (z1 + p.m0) != 1 / z1
+
+
+@st.composite
+def _ratio_pairs(draw):
+    """(alpha, beta) as Fractions in [1/10, 10], not both 1 (uniform attention is the trivial instance)."""
+    ratio = st.fractions(F(1, 10), F(10), max_denominator=12).filter(lambda x: x > 0)
+    alpha, beta = draw(ratio), draw(ratio)
+    return alpha, beta
+
+
+@pytest.mark.claim("topic.prop2.1.2", tier="property")
+@given(params=topic_models(max_T=5, max_v=4, exact=True), ratios=_ratio_pairs())
+def test_prop212_random_parameters(params, ratios):
+    alpha, beta = ratios
+    trivial(bool(alpha == 1 and beta == 1))  # uniform attention
+    A = s2.attended_frequencies(params, alpha, beta)
+    z1, z2 = s2.prop212_normalisers(params, alpha, beta)
+    assert all(c == 1 for c in A.sum(axis=0))
+    assert _base_weight(A, params, 0) == 1 / z1  # word 0 is in topic 0, present
+    if params.tau < params.T:
+        assert _base_weight(A, params, params.T * params.v - 1) == 1 / z2  # the last topic is absent
+
+
+@pytest.mark.claim("topic.prop2.1.2", tier="property", control=True)
+@given(params=topic_models(max_T=5, max_v=4, exact=True), ratios=_ratio_pairs())
+def test_prop212_control_random_parameters(params, ratios):
+    # a normaliser that forgets the absent topics' keys (p2 v (T - tau)) is rejected whenever there are any
+    alpha, beta = ratios
+    trivial(bool(alpha == 1 and beta == 1))
+    A = s2.attended_frequencies(params, alpha, beta)
+    z1, _ = s2.prop212_normalisers(params, alpha, beta)
+    wrong = z1 - params.p2 * params.v * (params.T - params.tau)
+    assert _base_weight(A, params, 0) != 1 / wrong
+
+
+@pytest.mark.claim("topic.prop2.1.3", tier="exact")
+def test_prop213_eight_cases(measure):
+    # every entry of [X~A] on the infinite document falls in one of the eight printed cases and equals its formula
+    # exactly, for any set of present topics
+    for p in EXACT_PARAMS:
+        for alpha, beta in RATIOS:
+            printed = s2.prop213_cases(p, alpha, beta)
+            for topics in (tuple(range(p.tau)), tuple(range(p.T - p.tau, p.T))):
+                A = s2.attended_frequencies(p, alpha, beta, topics=topics)
+                table = s2.prop213_case_table(p, A, topics)
+                assert set(table) <= set(printed) and len(table) >= 6
+                assert all(values == {printed[key]} for key, values in table.items())
+    p = TopicModel(10, 10, 3)
+    measure(
+        "cases_T10_v10_tau3_alpha1_beta7",
+        {f"{q}/{k}": float(x) for (q, k), x in s2.prop213_cases(p, 1, 7).items()},
+    )
+
+
+@pytest.mark.claim("topic.prop2.1.3", tier="exact", control=True)
+def test_prop213_control_swapped_ratios():
+    # the same comparison rejects the table with alpha and beta swapped (same-word vs same-topic confused)
+    p = EXACT_PARAMS[1]
+    alpha, beta = RATIOS[0]
+    table = s2.prop213_case_table(p, s2.attended_frequencies(p, alpha, beta))
+    swapped = s2.prop213_cases(p, beta, alpha)
+    assert table[("present", "same_word")] != {swapped[("present", "same_word")]}
+
+
+@pytest.mark.claim("topic.prop2.1.3", tier="property")
+@given(params=topic_models(max_T=5, max_v=4, exact=True), ratios=_ratio_pairs(), data=st.data())
+def test_prop213_random_parameters(params, ratios, data):
+    alpha, beta = ratios
+    trivial(bool(alpha == 1 and beta == 1))
+    topics = data.draw(st.permutations(range(params.T)))[: params.tau]
+    A = s2.attended_frequencies(params, alpha, beta, topics=topics)
+    printed = s2.prop213_cases(params, alpha, beta)
+    table = s2.prop213_case_table(params, A, topics)
+    assert all(values == {printed[key]} for key, values in table.items())
+
+
+@pytest.mark.claim("topic.prop2.1.3", tier="property", control=True)
+@given(params=topic_models(max_T=5, max_v=4, exact=True), ratios=_ratio_pairs())
+def test_prop213_control_literal_mask_keys(params, ratios):
+    # with [MASK] keys at the base weight every entry moves off the printed value (the normaliser gains m0)
+    alpha, beta = ratios
+    trivial(bool(alpha == 1 and beta == 1))
+    A = s2.attended_frequencies(params, alpha, beta, mask_keys=True)
+    printed = s2.prop213_cases(params, alpha, beta)
+    table = s2.prop213_case_table(params, A)
+    assert all(values != {printed[key]} for key, values in table.items())
+
+
+# ------------------------------------------------------------------------------------------ softmax (2.5)
+@pytest.mark.claim("topic.def.softmax", tier="exact")
+def test_softmax_erratum_printed_normalisation_breaks_prop212(measure):
+    arrays = generate("topic.def.softmax")
+    # the printed formula exp(A_ij) / sum_l exp(A_il) normalises each key's weights over the queries: on the
+    # infinite document of the counterexample the query columns sum to 0.48 and 0.94, not 1, so f = W^V X~ A is not
+    # an average of value vectors and Prop 2.1.2's a0 = 1/(z N) is wrong; the column-wise softmax that the proofs use
+    # gives columns summing to 1
+    assert np.abs(arrays["column_sums_printed"] - 1).min() > 0.05
+    assert np.abs(arrays["column_sums_corrected"] - 1).max() < EXACT_TOL
+    p = TopicModel(*(int(arrays[k]) for k in ("T", "v", "tau")), F(3, 20), F(1, 10), F(1, 10))
+    printed = s2.attended_frequencies(p, F(2), F(5), normalise="queries")
+    assert all(c != 1 for c in printed.sum(axis=0))  # exactly (Fractions)
+    # the model implements the corrected softmax: on a real token sequence each query's weights over keys sum to 1
+    import torch
+
+    from theorylab.attention.topic.model import ratio_attention
+
+    model = ratio_attention(p, 2.0, 5.0)
+    tokens = torch.as_tensor(np.array([[1, 1, 1, 2, 4, 0, 7, 9, 9, 12]]))
+    A = model.attention(tokens)[0]
+    assert torch.allclose(A.sum(dim=0), torch.ones(10, dtype=A.dtype), atol=1e-12)
+    assert not torch.allclose(A.sum(dim=1), torch.ones(10, dtype=A.dtype), atol=1e-3)
+    measure("column_sums_printed", sorted({round(float(x), 4) for x in arrays["column_sums_printed"]}))
+
+
+@pytest.mark.claim("topic.def.softmax", tier="exact", control=True)
+def test_softmax_control_balanced_document_hides_the_typo():
+    # the typo is invisible where every key sees the same total: with uniform scores on a document that uses every
+    # word equally often and no [MASK], both normalisations coincide; the check above relies on an unbalanced one
+    p = TopicModel(3, 2, 2, F(3, 20), F(1, 10), F(1, 10))
+    from theorylab.attention.topic.model import ratio_attention
+
+    model = ratio_attention(p, 1.0, 1.0)
+    import torch
+
+    tokens = torch.as_tensor(np.array([[1, 2, 3, 4, 5, 6, 1, 2, 3, 4, 5, 6]]))
+    A = model.attention(tokens)[0]
+    assert torch.allclose(A.sum(dim=0), A.sum(dim=1), atol=1e-12)
+
+
+# ------------------------------------------------------------------------------------------ Table 2.2
+def _diagonal_ordering(table: dict) -> dict[str, list[str]]:
+    """Rows that support / contradict, by more than 2 combined printed SDs, the caption's two inequalities:
+    same-word > different-topic and different-topic > same-topic-different-word."""
+    out: dict[str, list[str]] = {}
+    for name, (i, j) in (("same_word>diff_topic", (0, 2)), ("diff_topic>same_topic", (2, 1))):
+        z = {row: separation(*table[row][i], *table[row][j]) for row in table}
+        out[name + ":supported"] = [row for row, x in z.items() if x > SIGNIFICANT]
+        out[name + ":contradicted"] = [row for row, x in z.items() if x < -SIGNIFICANT]
+    return out
+
+
+@pytest.mark.claim("topic.table2.2", tier="exact")
+def test_table22_ordering(measure):
+    verdict = _diagonal_ordering(TABLE_2_2)
+    # same-word >> different-topic in both rows (99 and 37 SDs); different-topic > same-topic-different-word in both
+    # rows, significantly only at lr 0.003 (4.1 SDs; 1.5 SDs at lr 0.01); nothing contradicts the caption
+    assert verdict["same_word>diff_topic:supported"] == ["0.003", "0.01"]
+    assert verdict["diff_topic>same_topic:supported"] == ["0.003"]
+    assert verdict["same_word>diff_topic:contradicted"] == [] == verdict["diff_topic>same_topic:contradicted"]
+    # the table's ratios satisfy Thm 2.1.5's conclusions read at the experiment's size (T = v = 10, ~3 topics per
+    # document): lambda3 tau < beta_hat < lambda4 T and alpha_hat < lambda5 beta_hat
+    p = TopicModel(10, 10, 3)
+    for (sw, _), (st_, _), (dt, _) in TABLE_2_2.values():
+        assert s2.diagonal_bounds_hold(p, st_ / dt, sw / dt)
+    # and the exact finite-size optimum of the diagonal case at that size has the same ordering, in both [MASK]
+    # conventions: beta* >> 1 > alpha* (alpha* = 0.98: the landscape is nearly flat in alpha)
+    for conv in s2.CONVENTIONS:
+        alpha, beta, _ = s2.optimal_diagonal_attention(p, conv)
+        assert beta > 10 > 1 > alpha
+        measure(f"alpha_beta_star_T10_v10_tau3_{conv}", [round(alpha, 4), round(beta, 2)])
+    measure(
+        "beta_hat_alpha_hat",
+        {r: [round(sw / dt, 2), round(st_ / dt, 3)] for r, ((sw, _), (st_, _), (dt, _)) in TABLE_2_2.items()},
+    )
+
+
+@pytest.mark.claim("topic.table2.2", tier="exact", control=True)
+def test_table22_control_block_table_fails_the_diagonal_ordering():
+    # the same verdict applied to Table 2.1 (block-wise W^V) finds no row with the diagonal ordering
+    as_pairs = {r: tuple(zip(TABLE_2_1[r], TABLE_2_1_SD[r], strict=True)) for r in TABLE_2_1}
+    verdict = _diagonal_ordering(as_pairs)
+    assert verdict["diff_topic>same_topic:supported"] == []
+    assert len(verdict["diff_topic>same_topic:contradicted"]) == 4
+
+
+# ------------------------------------------------------------------------------------------ Figs 2.5 / 2.6
+FIG_BLOCK_MEANS = {  # mean of the 1000 block entries; mean and SD of a random subset of 1000 non-block entries
+    "fig2.5": (0.00552563, -0.00015675332, 0.00060286524),
+    "fig2.6": (0.006545205, -0.0006503917, 0.0006370574),
+}
+
+
+def _block_statistics(W: np.ndarray, p: TopicModel, rng: np.random.Generator, n: int = 1000) -> tuple:
+    """The figures' statistics: the mean of the same-topic word-word entries, and the mean and SD of a random
+    subset of ``n`` different-topic entries."""
+    Ww = np.asarray(W, dtype=float)[1:, 1:]
+    same = np.kron(np.eye(p.T, dtype=bool), np.ones((p.v, p.v), dtype=bool))
+    other = rng.choice(Ww[~same], size=n, replace=False)
+    return float(Ww[same].mean()), float(other.mean()), float(other.std(ddof=1))
+
+
+@pytest.mark.claim("topic.fig2.5_2.6", tier="exact")
+def test_fig25_26_block_means(measure, rng):
+    p = TopicModel(10, 10, 3)
+    c3_over_v = float(tp.constants(p).c3) / p.v
+    for fig, (block, other, sd) in FIG_BLOCK_MEANS.items():
+        se = sd / np.sqrt(1000)  # standard error of the printed non-block subset mean
+        assert block > 10 * abs(other)  # the printed "over 10x" (35.3x and 10.06x)
+        assert (
+            block - other
+        ) / se > 100  # the blocks are real: > 100 standard errors above the non-block mean
+        # but far from an optimum: every minimiser has block mean - non-block mean = c3 / v = 0.116 (Lemma 2.1.1);
+        # the printed panels reach 5% and 6% of it (weak blocks: stopped long before convergence)
+        assert 0.03 < (block - other) / c3_over_v < 0.08
+        measure(f"{fig}_ratio_to_nonblock_mean", round(block / abs(other), 2))
+        measure(f"{fig}_share_of_optimal_contrast", round((block - other) / c3_over_v, 4))
+    # Fig 2.6's "over 10x" is inside the sampling error of its 1000-entry subset: 3 SE more non-block mass gives 9.2x
+    block, other, sd = FIG_BLOCK_MEANS["fig2.6"]
+    assert block / (abs(other) + 3 * sd / np.sqrt(1000)) < 10
+    # the statistic applied to the optimum itself: the closed form and the diagonal optimum both show it (the
+    # figure's statistic cannot tell blocks from a diagonal: the diagonal lies inside the blocks)
+    for W in (tp.optimal_value_matrix(p), tp.diagonal_value_matrix(p)):
+        block, other, _ = _block_statistics(W, p, rng)
+        assert abs(block - other - c3_over_v) < 1e-2 and block > 10 * abs(other)
+
+
+@pytest.mark.claim("topic.fig2.5_2.6", tier="exact", control=True)
+def test_fig25_26_control_scrambled_optimum(rng):
+    # relabelled words (no topic lines up with a block) fail the figure's verdict
+    p = TopicModel(10, 10, 3)
+    perm = _scramble(p)
+    block, other, _ = _block_statistics(tp.optimal_value_matrix(p).astype(float)[np.ix_(perm, perm)], p, rng)
+    assert not block > 10 * abs(other)
+
+
+@pytest.mark.claim("topic.fig2.5_2.6", tier="property")
+@given(params=topic_models(max_T=6, max_v=5, exact=True), data=st.data())
+def test_fig25_26_every_optimum_has_contrast_c3_over_v(params, data):
+    # Lemma 2.1.1 => for every minimiser, mean(same-topic word entries) - mean(different-topic word entries) = c3/v
+    # exactly, whatever its within-block spread and row offsets u (rational family members, exact)
+    trivial(params.v == 1)
+    V, T, v = params.V, params.T, params.v
+    u = np.array([F(data.draw(st.integers(-20, 20)), 7) for _ in range(V)], dtype=object)
+    splits = np.empty((V, T, v), dtype=object)
+    for i in range(V):
+        for t in range(T):
+            w = [F(data.draw(st.integers(-5, 9)), 4) for _ in range(v - 1)]
+            splits[i, t] = w + [1 - sum(w, F(0))]
+    W = tp.value_matrix_from_family(params, u, splits)
+    Ww = W[1:, 1:]
+    same = np.kron(np.eye(T, dtype=bool), np.ones((v, v), dtype=bool))
+    assert Ww[same].sum() / same.sum() - Ww[~same].sum() / (~same).sum() == tp.constants(params).c3 / v
+
+
+@pytest.mark.claim("topic.fig2.5_2.6", tier="property", control=True)
+@given(params=topic_models(max_T=6, max_v=5, exact=True), data=st.data())
+def test_fig25_26_control_off_family(params, data):
+    # moving mass from the own block to another block of one row changes the contrast (and leaves the family)
+    trivial(params.v == 1)
+    W = tp.optimal_value_matrix(params)
+    d = F(data.draw(st.integers(1, 9)), 10)
+    W[1, 1] -= d
+    W[1, 1 + params.v] += d
+    Ww = W[1:, 1:]
+    same = np.kron(np.eye(params.T, dtype=bool), np.ones((params.v, params.v), dtype=bool))
+    assert Ww[same].sum() / same.sum() - Ww[~same].sum() / (~same).sum() != tp.constants(params).c3 / params.v
+
+
 # ------------------------------------------------------------------------------------------ two-stage (exact
 @pytest.mark.claim("topic.claim.two_stage", tier="exact")
 def test_two_stage_gradient_scales(rng, measure):
@@ -939,6 +1236,88 @@ def test_thm213_trained_control_initial_attention(stage2_run):
     stats = attention_by_pair_type(cfg.build(0), masked, TRAINED_PARAMS)
     assert not attention_verdict(stats, TRAINED_PARAMS)
     assert not s2.gamma_in_interval(TRAINED_PARAMS, stats["gamma_hat"], "stated")
+
+
+@pytest.fixture(scope="module")
+def embedding_run(request):
+    """Thm 2.1.1: frozen uniform attention, W^V = I, the theorem's fixed bias; only W^E (d x V) trained (Adam) on a
+    fixed pool of masked documents; also the same run stopped at 10% of its budget."""
+    from theorylab.attention.topic.model import TopicEmbeddingConfig
+    from theorylab.languages.topic import TopicMLMTask
+    from theorylab.nn.train import Budget, train
+
+    scale, device = request.getfixturevalue("scale"), request.getfixturevalue("device")
+    # small: CPU CI budget (d = 32 >= T); full: the thesis's documents (~100-150 tokens -> 128, 10k documents, batch
+    # 40) and the released code's embedding width (d = V), 5 seeds; sized for --device cuda (not run here)
+    p = TRAINED_PARAMS
+    z = _sizes(
+        scale,
+        dict(pool=4000, N=64, steps=300, batch=32, d=32, seeds=(0, 1)),
+        dict(pool=10_000, N=128, steps=3000, batch=40, d=p.V, seeds=(0, 1, 2, 3, 4)),
+    )
+    task = TopicMLMTask(p, pool=z["pool"], pool_length=z["N"], pool_seed=7)
+    cfg = TopicEmbeddingConfig(
+        V=p.V, d=z["d"], bias=tuple(tp.embedding_bias(p).astype(float).tolist()), init=0.05
+    )
+    runs = {}
+    for name, steps, seeds in (("full", z["steps"], z["seeds"]), ("tenth", z["steps"] // 10, z["seeds"][:1])):
+        # lr 3e-3: at 1e-2 the block contrast forms within 50 steps, so a 10%-budget model could not be told apart
+        budget = Budget(steps=steps, batch_size=z["batch"], seq_len=z["N"], lr=3e-3, eval_batches=0)
+        runs[name] = train(task, cfg, budget, seeds=seeds, device=device, threads=1)
+    gram = lambda m: m.gram().detach().cpu().numpy().astype(float)  # noqa: E731
+    return (
+        [gram(m) for m in runs["full"].models],
+        gram(runs["tenth"].models[0]),
+        gram(cfg.build(0)),
+        runs["full"],
+    )
+
+
+@pytest.mark.claim("topic.thm2.1.1", tier="trained")
+def test_thm211_trained_embeddings_are_block_wise(embedding_run, measure, figure):
+    from theorylab.attention.topic.model import embedding_verdict, top_eigen_share
+    from theorylab.attention.topic.plots import block_pattern_figure
+
+    p = TRAINED_PARAMS
+    Es, E_tenth, E_init, result = embedding_run
+    # the verdict (embedding_verdict): contrast v(E_same - E_diff) within 10% of c3 = 1.156, and off-diagonal contrast
+    # >= 0.8 c3. Derived from the run: the trained seeds are 4.5% below c3 (the finite-document optimum of the
+    # value-matrix problem on the same pool is 3.6% below) with off-diagonal contrast 0.90 c3; the nearest baselines
+    # are the optimum of another instance (other masking rates: 18% above) and the 10%-budget model (30% below); the
+    # diagonal optimum c3 diag(0, 1, ..., 1) has off-diagonal contrast 0.
+    verdicts = [embedding_verdict(E, p) for E in Es]
+    assert all(v["ok"] for v in verdicts), verdicts
+    diagonal = tp.thesis_example_embedding(p).astype(float)
+    diagonal[0, 0] = 0.0
+    baselines = {
+        "untrained": E_init,
+        "tenth_budget": E_tenth,
+        "E*_other_rates": tp.optimal_embedding(TopicModel(10, 10, 3, 0.3, 0.1, 0.1)).astype(float),
+        "diagonal_optimum": diagonal,
+    }
+    rejected = {n: embedding_verdict(E, p) for n, E in baselines.items()}
+    assert not any(v["ok"] for v in rejected.values()), rejected
+    measure("contrast_trained_per_seed", [round(v["contrast"], 4) for v in verdicts])
+    measure("contrast_offdiag_trained_per_seed", [round(v["contrast_offdiag"], 4) for v in verdicts])
+    measure(
+        "baseline_contrasts",
+        {n: [round(v["contrast"], 3), round(v["contrast_offdiag"], 3)] for n, v in rejected.items()},
+    )
+    measure("top_T_eigen_share_word_block_seed0", top_eigen_share(Es[0][1:, 1:], p.T))
+    measure("train_seconds", result.seconds)
+    fig = block_pattern_figure(
+        {"min-trace optimum E*": tp.optimal_embedding(p), "trained W^E^T W^E (seed 0)": Es[0]}
+    )
+    figure(fig, "topic_embeddings")
+
+
+@pytest.mark.claim("topic.thm2.1.1", tier="trained", control=True)
+def test_thm211_trained_control_scrambled_vocabulary(embedding_run):
+    from theorylab.attention.topic.model import embedding_verdict
+
+    Es, _, _, _ = embedding_run
+    perm = _scramble(TRAINED_PARAMS)
+    assert not embedding_verdict(Es[0][np.ix_(perm, perm)], TRAINED_PARAMS)["ok"]
 
 
 @pytest.fixture(scope="module")

@@ -123,3 +123,27 @@ def table_2_1_rows() -> dict[str, np.ndarray]:
         "std_same_word_same_topic_diff_topic": sds,
         "same_word_minus_same_topic_in_sds": z,
     }
+
+
+@register(
+    "topic.def.softmax",
+    "the softmax printed under (2.5) normalises each key's weights over the queries: columns do not sum to 1",
+)
+def row_normalised_softmax() -> dict[str, np.ndarray]:
+    from fractions import Fraction
+
+    from theorylab.attention.topic.stage2 import attended_frequencies
+
+    p = TopicModel(4, 3, 2, Fraction(3, 20), Fraction(1, 10), Fraction(1, 10))
+    alpha, beta = Fraction(2), Fraction(5)
+    printed = attended_frequencies(p, alpha, beta, normalise="queries")
+    corrected = attended_frequencies(p, alpha, beta, normalise="keys")
+    return {
+        "attended_printed": printed.astype(float),
+        "attended_corrected": corrected.astype(float),
+        "column_sums_printed": printed.sum(axis=0).astype(float),
+        "column_sums_corrected": corrected.sum(axis=0).astype(float),
+        "alpha": np.asarray(float(alpha)),
+        "beta": np.asarray(float(beta)),
+        **_params(p),
+    }

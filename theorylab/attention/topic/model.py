@@ -84,6 +84,59 @@ class TopicAttention(nn.Module):
         return self.attention(tokens).transpose(1, 2) @ (x @ self.W_V.T)
 
 
+@dataclass(frozen=True)
+class TopicEmbeddingConfig:
+    r"""Model (2.6) of Thm 2.1.1: frozen uniform attention ($\mathbf W^K = \mathbf W^Q = 0$), $\mathbf W^V = I$,
+    tied prediction head and a fixed bias; only the embedding $\mathbf W^E \in \mathbb R^{d \times V}$ is trained,
+    so every output column is $\mathbf E y + \mathbf b$ with $\mathbf E = \mathbf W^{E\top}\mathbf W^E$ and $y$ the
+    masked document's token frequencies. ``init`` is the standard deviation of the Gaussian initialisation of
+    $\mathbf W^E$; ``bias`` the fixed $\mathbf b^{pred}$ (Thm 2.1.1: :func:`~theorylab.attention.topic.stage1.embedding_bias`)."""
+
+    V: int
+    d: int
+    bias: tuple[float, ...]
+    init: float = 0.05
+
+    @property
+    def vocab_size(self) -> int:
+        return self.V
+
+    @property
+    def n_outputs(self) -> int:
+        return self.V
+
+    def build(self, seed: int = 0) -> TopicEmbedding:
+        return TopicEmbedding(self, seed)
+
+
+class TopicEmbedding(nn.Module):
+    r"""Model (2.6) with only $\mathbf W^E$ trainable: tokens ``[B, N]`` -> predictions ``[B, N, V]``."""
+
+    def __init__(self, cfg: TopicEmbeddingConfig, seed: int = 0):
+        super().__init__()
+        if len(cfg.bias) != cfg.V or cfg.d < 1:
+            raise ValueError(f"need d >= 1 and a bias of length V = {cfg.V}, got d={cfg.d}, {len(cfg.bias)}")
+        gen = torch.Generator().manual_seed(int(seed))
+        self.W_E = nn.Parameter(cfg.init * torch.randn(cfg.d, cfg.V, generator=gen))
+        self.register_buffer("bias", torch.tensor(cfg.bias, dtype=torch.float32))
+
+    def gram(self) -> torch.Tensor:
+        r"""$\mathbf E = \mathbf W^{E\top}\mathbf W^E$."""
+        return self.W_E.T @ self.W_E
+
+    def forward(self, tokens: torch.Tensor) -> torch.Tensor:
+        x = nn.functional.one_hot(tokens, self.W_E.shape[1]).to(self.W_E.dtype)
+        y = x.mean(dim=1, keepdim=True)  # uniform attention: every query sees the mean token
+        out = (y @ self.W_E.T) @ self.W_E + self.bias  # (E y)^T with E symmetric
+        return out.expand(-1, tokens.shape[1], -1)
+
+
+def top_eigen_share(E: np.ndarray, k: int) -> float:
+    r"""Share of the trace of a symmetric PSD ``E`` carried by its ``k`` largest eigenvalues (1 when rank $\le k$)."""
+    eig = np.linalg.eigvalsh((np.asarray(E, dtype=float) + np.asarray(E, dtype=float).T) / 2)[::-1]
+    return float(eig[:k].sum() / eig.sum())
+
+
 # ------------------------------------------------------------------------------------------------------------
 # reading trained models
 # ------------------------------------------------------------------------------------------------------------
@@ -267,3 +320,26 @@ def ratio_attention(params: TopicModel, alpha: float, beta: float) -> TopicAtten
         model.W_Q.copy_(torch.as_tensor(S * np.sqrt(V)))
     model.uniform = False
     return model
+
+
+def embedding_verdict(
+    E: np.ndarray, params: TopicModel, rel_tol: float = 0.1, min_offdiag: float = 0.8
+) -> dict:
+    r"""Thm 2.1.1 read on a trained $\mathbf E = \mathbf W^{E\top}\mathbf W^E$: ``ok`` when its contrast
+    $v(\overline E_{same} - \overline E_{diff})$ is within ``rel_tol`` of $c_3$ (every optimum has exactly $c_3$;
+    the finite-document optimum sits a few percent below it) and the off-diagonal contrast is at least
+    ``min_offdiag`` $c_3$ (the same-topic mass is spread over the block, as in the minimum-trace optimum
+    $\frac{c_3}{v}\mathrm{blockdiag}(J_v)$, rather than on the diagonal, $c_3\,\mathrm{diag}(0, 1, \dots, 1)$)."""
+    from theorylab.attention.topic.stage1 import constants
+
+    c3 = float(constants(params).c3)
+    got = block_contrast(E, params)
+    gap = abs(got["contrast"] / c3 - 1)
+    ok = gap < rel_tol and got["contrast_offdiag"] >= min_offdiag * c3
+    return {
+        "ok": bool(ok),
+        "contrast": got["contrast"],
+        "contrast_offdiag": got["contrast_offdiag"],
+        "relative_gap": gap,
+        "c3": c3,
+    }
