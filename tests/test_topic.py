@@ -267,3 +267,48 @@ def test_stage_onsets():
     onsets = stage_onsets(steps, [1, 1, 1, 3], [1, 1, 1, 1], [0, 5, 9, 10])
     assert onsets == {"t_V": 1.0, "t_KQ": 3.0}
     assert stage_onsets(steps, [1, 1, 1, 1], [1, 1, 1, 1], [0, 5, 9, 10])["t_KQ"] == np.inf
+
+
+def test_attention_family_bad_input():
+    from fractions import Fraction as F
+
+    from theorylab.attention.topic import stage2 as s2
+
+    p = TopicModel(4, 3, 2, F(3, 20), F(1, 10), F(1, 10))
+    with pytest.raises(ValueError, match="normalise"):
+        s2.attended_frequencies(p, 2, 5, normalise="rows")
+    with pytest.raises(ValueError, match="alpha"):
+        s2.attended_frequencies(p, 0, 5)
+    with pytest.raises(ValueError, match="distinct present topics"):
+        s2.attended_frequencies(p, 2, 5, topics=(0, 0))
+    with pytest.raises(ValueError, match="distinct present topics"):
+        s2.attended_frequencies(p, 2, 5, topics=(0, 7))
+    # the printed and the corrected normalisation differ on this document, and the corrected one is exact
+    A = s2.attended_frequencies(p, F(2), F(5))
+    assert A.dtype == object and all(c == 1 for c in A.sum(axis=0))
+
+
+def test_ratio_attention_and_embedding_model_bad_input():
+    import torch
+
+    from theorylab.attention.topic.model import (
+        TopicEmbeddingConfig,
+        attention_gap_closed,
+        ratio_attention,
+        top_eigen_share,
+    )
+
+    p = TopicModel(3, 2, 1)
+    with pytest.raises(ValueError, match="beta"):
+        ratio_attention(p, 1.0, 0.0)
+    with pytest.raises(ValueError, match="alpha"):
+        ratio_attention(p, float("nan"), 1.0)
+    with pytest.raises(ValueError, match="bias"):
+        TopicEmbeddingConfig(V=p.V, d=4, bias=(0.0,)).build(0)
+    with pytest.raises(ValueError, match="gamma"):
+        attention_gap_closed(-1.0, TopicModel(10, 10, 3))
+    model = TopicEmbeddingConfig(V=p.V, d=4, bias=tuple(tp.embedding_bias(p).astype(float))).build(0)
+    out = model(torch.as_tensor(np.array([[1, 2, 0, 3]])))
+    assert out.shape == (1, 4, p.V) and torch.allclose(out[0, 0], out[0, 3])  # uniform attention
+    E = model.gram().detach().numpy()
+    assert np.allclose(E, E.T) and 0 < top_eigen_share(E, 2) <= 1 and abs(top_eigen_share(E, p.V) - 1) < 1e-6

@@ -25,11 +25,14 @@ def masking_rates(draw, exact: bool = False, bert_like: bool = False):
 
 
 @st.composite
-def topic_models(draw, max_T: int = 6, max_v: int = 5, exact: bool = False, sparse: bool = True):
-    r""":class:`TopicModel` with $2 \le T \le$ ``max_T``, $1 \le v \le$ ``max_v`` and $1 \le \tau \le T-1$
-    (``sparse``) or $\le T$."""
+def topic_models(
+    draw, max_T: int = 6, max_v: int = 5, exact: bool = False, sparse: bool = True, min_v: int = 2
+):
+    r""":class:`TopicModel` with $2 \le T \le$ ``max_T``, ``min_v`` $\le v \le$ ``max_v`` and $1 \le \tau \le T-1$
+    (``sparse``) or $\le T$. ``min_v`` defaults to 2: with one word per topic the within-topic structure that the
+    claims are about (same word versus same topic, within-block spread) is empty, a trivial instance."""
     T = draw(st.integers(2, max_T))
-    v = draw(st.integers(1, max_v))
+    v = draw(st.integers(min_v, max_v))
     tau = draw(st.integers(1, T - 1 if sparse else T))
     return TopicModel(T, v, tau, *draw(masking_rates(exact=exact)))
 

@@ -18,6 +18,30 @@ TABLE_2_1 = {
 }
 
 
+#: Table 2.1's printed standard deviations over 3 runs (the row "SGD 0.01" is a single run: no deviation printed).
+TABLE_2_1_SD = {
+    "Adam 0.003": (0.00171, 0.000657, 0.000160),
+    "Adam 0.01": (0.000705, 0.000392, 0.000178),
+    "Adam 0.03": (0.000346, 0.000460, 0.000200),
+    "SGD 0.01": (None, None, None),
+    "SGD 0.03": (0.00158, 0.000357, 0.0000239),
+}
+
+#: Table 2.2 (diagonal W^V, Adam, 7 of 10 runs): (mean, std) of same-word, same-topic-different-word and
+#: different-topic attention per learning rate.
+TABLE_2_2 = {
+    "0.003": ((0.0916, 0.000901), (0.00185, 0.000170), (0.00256, 0.0000332)),
+    "0.01": ((0.0918, 0.00244), (0.00182, 0.000474), (0.00256, 0.000109)),
+}
+
+
+def separation(mean_a: float, sd_a, mean_b: float, sd_b) -> float:
+    """(a - b) in combined printed standard deviations, sqrt(sd_a^2 + sd_b^2); nan where a row has no deviation."""
+    if sd_a is None or sd_b is None:
+        return float("nan")
+    return (mean_a - mean_b) / float(np.hypot(sd_a, sd_b))
+
+
 def _params(p: TopicModel) -> dict[str, np.ndarray]:
     return {name: np.asarray(float(getattr(p, name))) for name in ("T", "v", "tau", "p_m", "p_c", "p_r")}
 
@@ -83,9 +107,43 @@ def hessian_rank() -> dict[str, np.ndarray]:
 
 
 @register(
-    "topic.table2.1", "rows of Table 2.1 where same-word attention < same-topic-different-word attention"
+    "topic.table2.1",
+    "Table 2.1 rows whose same-word attention is below same-topic-different-word attention by > 2 printed SDs",
 )
 def table_2_1_rows() -> dict[str, np.ndarray]:
     names = list(TABLE_2_1)
     values = np.array([TABLE_2_1[n] for n in names])
-    return {"rows": np.array(names), "attention_same_word_same_topic_diff_topic": values}
+    sds = np.array([[np.nan if x is None else x for x in TABLE_2_1_SD[n]] for n in names])
+    z = np.array(
+        [separation(TABLE_2_1[n][0], TABLE_2_1_SD[n][0], TABLE_2_1[n][1], TABLE_2_1_SD[n][1]) for n in names]
+    )
+    return {
+        "rows": np.array(names),
+        "attention_same_word_same_topic_diff_topic": values,
+        "std_same_word_same_topic_diff_topic": sds,
+        "same_word_minus_same_topic_in_sds": z,
+    }
+
+
+@register(
+    "topic.def.softmax",
+    "the softmax printed under (2.5) normalises each key's weights over the queries: columns do not sum to 1",
+)
+def row_normalised_softmax() -> dict[str, np.ndarray]:
+    from fractions import Fraction
+
+    from theorylab.attention.topic.stage2 import attended_frequencies
+
+    p = TopicModel(4, 3, 2, Fraction(3, 20), Fraction(1, 10), Fraction(1, 10))
+    alpha, beta = Fraction(2), Fraction(5)
+    printed = attended_frequencies(p, alpha, beta, normalise="queries")
+    corrected = attended_frequencies(p, alpha, beta, normalise="keys")
+    return {
+        "attended_printed": printed.astype(float),
+        "attended_corrected": corrected.astype(float),
+        "column_sums_printed": printed.sum(axis=0).astype(float),
+        "column_sums_corrected": corrected.sum(axis=0).astype(float),
+        "alpha": np.asarray(float(alpha)),
+        "beta": np.asarray(float(beta)),
+        **_params(p),
+    }

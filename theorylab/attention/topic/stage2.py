@@ -38,6 +38,7 @@ CONVENTIONS = ("thesis", "literal")
 __all__ = [
     "CONVENTIONS",
     "Stage2Constants",
+    "attended_frequencies",
     "attention_loss_explicit",
     "block_attention_loss",
     "denoiser_matrix",
@@ -49,6 +50,9 @@ __all__ = [
     "gamma_only_gap",
     "optimal_diagonal_attention",
     "optimal_gamma",
+    "prop212_normalisers",
+    "prop213_case_table",
+    "prop213_cases",
     "stage2_constants",
 ]
 
@@ -361,3 +365,105 @@ def explicit_optimal_attention(
     x0 = min(grid, key=fun)
     res = minimize(fun, x0=np.array(x0), method="Nelder-Mead", options={"xatol": 1e-9, "fatol": 1e-16})
     return 10.0 ** float(res.x[0]), 10.0 ** float(res.x[1]), float(res.fun)
+
+
+# ------------------------------------------------------------------------------------------------------------
+# Props 2.1.2 / 2.1.3: the attention family on an infinitely long document
+# ------------------------------------------------------------------------------------------------------------
+def _one(params: TopicModel):
+    return params.p_m * 0 + 1  # 1 in the parameters' arithmetic (Fraction or float)
+
+
+def _ratio_matrix(params: TopicModel, alpha, beta, mask_keys: bool) -> np.ndarray:
+    """Unnormalised weight of key word $l$ (rows, ``MASK`` = row 0) for query word $q$ (columns $1..Tv$)."""
+    T, v, V = params.T, params.v, params.V
+    one = _one(params)
+    dt = object if params.exact else float
+    R = np.full((V, T * v), one, dtype=dt)
+    same_topic = np.kron(np.eye(T, dtype=bool), np.ones((v, v), dtype=bool))
+    R[1:, :][same_topic] = alpha * one
+    R[np.arange(1, V), np.arange(T * v)] = beta * one
+    R[0, :] = one if mask_keys else 0 * one
+    return R
+
+
+def attended_frequencies(
+    params: TopicModel, alpha, beta, topics=None, mask_keys: bool = False, normalise: str = "keys"
+) -> np.ndarray:
+    r"""$[\tilde{\mathbf X}A]_{lq}$ on an infinitely long masked document (Assumption 2.1.1) under the attention
+    family of Assumption 2.1.2, computed from vectors: the attention mass that a query showing word $q$ (columns
+    $1..Tv$) puts on the keys showing word $l$ (rows; row 0 = ``MASK``).
+
+    Key frequencies are $p_1$ (present topics, default ``topics`` $= 0..\tau-1$), $p_2$ (absent) and $m_0$
+    (``MASK``). ``mask_keys``: whether ``MASK`` keys get the base weight (the "literal" reading) or none (the
+    thesis's normaliser). ``normalise="keys"`` is the softmax over keys (each query's column sums to 1, as the
+    proofs use); ``"queries"`` is the formula printed under (2.5), $\exp(A_{ij}) / \sum_l \exp(A_{il})$, which
+    normalises each key's weights over the queries. Exact with Fraction parameters and ratios."""
+    if normalise not in ("keys", "queries"):
+        raise ValueError(f"normalise must be 'keys' or 'queries', got {normalise!r}")
+    for name, x in (("alpha", alpha), ("beta", beta)):
+        if not x > 0:
+            raise ValueError(f"attention ratio {name} must be positive, got {x}")
+    T, tau = params.T, params.tau
+    topics = tuple(range(tau)) if topics is None else tuple(int(t) for t in topics)
+    if len(set(topics)) != tau or not all(0 <= t < T for t in topics):
+        raise ValueError(f"need {tau} distinct present topics in 0..{T - 1}, got {topics}")
+    freq = params.word_frequencies(np.array(topics))  # [V], MASK first
+    query_freq = freq[1:]
+    W = freq[:, None] * _ratio_matrix(params, alpha, beta, mask_keys)  # mass before normalisation
+    if normalise == "keys":
+        return W / W.sum(axis=0)[None, :]
+    # the printed formula: key l's weights are normalised over all query positions; a query showing word q occurs
+    # with frequency freq(q), a [MASK] query (score 0, weight 1) with frequency m0
+    R = _ratio_matrix(params, alpha, beta, mask_keys)
+    per_key = (R * query_freq[None, :]).sum(axis=1) + freq[0]
+    return W / per_key[:, None]
+
+
+def prop212_normalisers(params: TopicModel, alpha, beta) -> tuple:
+    r"""Prop 2.1.2's printed normalisers: $a_0 = 1/(zN)$ with
+    $z_1 = \beta p_1 + \alpha p_1(v-1) + p_1v(\tau-1) + p_2v(T-\tau)$ for a query word of a present topic and
+    $z_2 = \beta p_2 + \alpha p_2(v-1) + p_1v\tau + p_2v(T-\tau-1)$ for one of an absent topic."""
+    T, v, tau, p1, p2 = params.T, params.v, params.tau, params.p1, params.p2
+    z1 = beta * p1 + alpha * p1 * (v - 1) + p1 * v * (tau - 1) + p2 * v * (T - tau)
+    z2 = beta * p2 + alpha * p2 * (v - 1) + p1 * v * tau + p2 * v * (T - tau - 1)
+    return z1, z2
+
+
+def prop213_cases(params: TopicModel, alpha, beta) -> dict[tuple[str, str], object]:
+    r"""Prop 2.1.3's eight printed entries of $[\tilde{\mathbf X}A]_{lq}$, keyed by (query kind, key kind): query
+    in a present or an absent topic; key the same word, another word of the query's topic, a word of another
+    present topic, a word of another absent topic."""
+    z1, z2 = prop212_normalisers(params, alpha, beta)
+    p1, p2 = params.p1, params.p2
+    return {
+        ("present", "same_word"): p1 * beta / z1,
+        ("present", "same_topic"): p1 * alpha / z1,
+        ("present", "other_present"): p1 / z1,
+        ("present", "other_absent"): p2 / z1,
+        ("absent", "same_word"): p2 * beta / z2,
+        ("absent", "same_topic"): p2 * alpha / z2,
+        ("absent", "other_present"): p1 / z2,
+        ("absent", "other_absent"): p2 / z2,
+    }
+
+
+def prop213_case_table(params: TopicModel, attended: np.ndarray, topics=None) -> dict[tuple[str, str], set]:
+    r"""The distinct values of an ``attended`` matrix (:func:`attended_frequencies`) in each of Prop 2.1.3's eight
+    (query kind, key kind) classes; a class that the document cannot contain (e.g. another absent topic when
+    $\tau = T - 1$) is left out."""
+    T, v, tau = params.T, params.v, params.tau
+    topics = set(range(tau) if topics is None else topics)
+    word_topic = np.repeat(np.arange(T), v)
+    out: dict[tuple[str, str], set] = {}
+    for q in range(T * v):
+        q_kind = "present" if word_topic[q] in topics else "absent"
+        for l in range(T * v):
+            if l == q:
+                k_kind = "same_word"
+            elif word_topic[l] == word_topic[q]:
+                k_kind = "same_topic"
+            else:
+                k_kind = "other_present" if word_topic[l] in topics else "other_absent"
+            out.setdefault((q_kind, k_kind), set()).add(attended[1 + l, q])
+    return out
