@@ -1,5 +1,7 @@
 """Claim family `flipflop`: the FFL distribution, the Prop 3 construction, and trained Transformers / LSTMs."""
 
+import itertools
+import math
 from fractions import Fraction
 
 import numpy as np
@@ -94,6 +96,146 @@ def test_validity_rejects_a_sampler_that_reads_the_last_bit_instead_of_the_last_
             if s[t] == ff.R:
                 s[t + 1] = s[t - 1]
     assert not ff.is_valid(broken).all()
+
+
+def _assert_product_law(strings: np.ndarray, probs: list, T: int, p) -> None:
+    """The exact law of FFL(T, p), restated independently of the enumeration's code: grouped by instruction
+    sequence, the mass is prod_k p_{a_k} over the middle instructions, the group holds every assignment of the free
+    bits (after w and i) exactly once, each with mass 2^-#free, every read's bit is the last written bit, and the
+    sequences of positive probability are exactly those listed."""
+    K = T // 2
+    groups: dict[tuple, list] = {}
+    for s, q in zip(strings.tolist(), probs, strict=True):
+        groups.setdefault(tuple(s[0::2]), []).append((tuple(s[1::2]), q))
+    expected = {
+        (ff.W, *mid, ff.R)
+        for mid in itertools.product((ff.W, ff.R, ff.I), repeat=K - 2)
+        if all(p[a] > 0 for a in mid)
+    }
+    assert set(groups) == expected
+    for instr, members in groups.items():
+        free = [k for k, a in enumerate(instr) if a != ff.R]
+        mass = math.prod((Fraction(p[a]) for a in instr[1:-1]), start=Fraction(1))
+        assert sum(q for _, q in members) == mass
+        assert {q for _, q in members} == {mass / 2 ** len(free)}
+        assert sorted(tuple(bits[k] - ff.ZERO for k in free) for bits, _ in members) == sorted(
+            itertools.product((0, 1), repeat=len(free))
+        )
+        for bits, _ in members:
+            memory = None
+            for a, b in zip(instr, bits, strict=True):
+                memory = b if a == ff.W else memory
+                assert a != ff.R or b == memory
+
+
+@pytest.mark.claim("flipflop.def_ffl", tier="exact")
+@pytest.mark.parametrize(
+    "T, p",
+    [
+        (4, P_EXACT),
+        (10, P_EXACT),
+        (12, (Fraction(1, 3), Fraction(1, 3), Fraction(1, 3))),
+        (10, (Fraction(1, 2), Fraction(0), Fraction(1, 2))),  # no reads in the middle
+        (10, (Fraction(0), Fraction(3, 4), Fraction(1, 4))),  # no writes after the first
+        (8, (Fraction(0), Fraction(0), Fraction(1))),
+    ],
+)
+def test_enumeration_is_the_product_law_of_the_definition(T, p):
+    _assert_product_law(*ff.enumerate_ffl(T, p), T, p)
+
+
+@pytest.mark.claim("flipflop.def_ffl", tier="exact")
+@pytest.mark.parametrize("p_read", [Fraction(0), Fraction(3, 10), Fraction(1, 3), Fraction(1)])
+def test_expected_reads_is_the_mean_of_the_exact_law(p_read):
+    for T in (4, 6, 8, 10, 12):
+        strings, probs = ff.enumerate_ffl(T, ((1 - p_read) / 2, p_read, (1 - p_read) / 2))
+        reads = ff.read_positions(strings).sum(1).tolist()
+        exact = sum(q * k for q, k in zip(probs, reads, strict=True))
+        # float evaluation of 1 + (T/2 - 2) p_r: one rounding of the product and one of the sum (2 ulps)
+        assert abs(ff.expected_reads(T, p_read) - float(exact)) <= 2 * np.spacing(float(exact)), (T, p_read)
+        assert ff.expected_reads(T, float(p_read)) == pytest.approx(float(exact), rel=4e-16)
+
+
+@pytest.mark.claim("flipflop.def_ffl", tier="exact", control=True)
+def test_law_check_rejects_an_enumeration_with_p_on_reads():
+    """The same verdict, on the law with p_r and p_i swapped (the FFL(p) shorthand with p put on reads)."""
+    swapped = (P_EXACT[0], P_EXACT[2], P_EXACT[1])
+    with pytest.raises(AssertionError):
+        _assert_product_law(*ff.enumerate_ffl(8, swapped), 8, P_EXACT)
+    assert ff.expected_reads(8, P_EXACT[1]) != ff.expected_reads(8, P_EXACT[2])
+
+
+# the FFL(p) shorthand of the thesis and the language-modelling batches
+
+
+@pytest.mark.claim("flipflop.def_ffl", tier="exact")
+@pytest.mark.parametrize("p", [0.1, 0.5, 0.8, 0.98])
+def test_ffl_shorthand_puts_p_on_ignores_and_splits_the_rest(p):
+    task = ff.FlipFlopTask.ffl(p)
+    assert (task.p_write, task.p_read, task.p_ignore) == ((1 - p) / 2, (1 - p) / 2, p)
+    assert task.mode == "clean" and f"{p:g}" in task.name
+    assert ff.FlipFlopTask.ffl(p, mode="noisy").mode == "noisy"
+
+
+def _batch_law_pvalue(task, T: int, n: int, seed: int) -> float:
+    x = task.sample_batch(np.random.default_rng(seed), n, T).inputs
+    strings, probs = ff.enumerate_ffl(T, (Fraction(1, 4), Fraction(1, 4), Fraction(1, 2)))
+    index = {s.tobytes(): k for k, s in enumerate(strings)}
+    counts = np.bincount([index.get(s.tobytes(), len(strings)) for s in x], minlength=len(strings) + 1)
+    if counts[-1]:
+        return 0.0  # outside the support
+    return chisquare(counts[:-1], np.array([float(q) for q in probs]) * n).pvalue
+
+
+@pytest.mark.claim("flipflop.def_ffl", tier="property")
+def test_ffl_task_batches_follow_the_exact_law_and_score_the_reads(measure):
+    task = ff.FlipFlopTask.ffl(0.5)
+    pvalue = _batch_law_pvalue(task, 8, 20_000, seed=3)
+    measure("chi-square p-value of FlipFlopTask.ffl(0.5) batches against FFL(8, (1/4, 1/4, 1/2))", pvalue)
+    assert pvalue > 1e-4  # fixed seed; the p-on-reads control below is rejected at p < 1e-100
+    for mode in ff.MODES:
+        batch = ff.FlipFlopTask.ffl(0.5, mode=mode).sample_batch(np.random.default_rng(1), 64, 12)
+        x = batch.inputs
+        assert x.shape == (64, 12) and ff.is_valid(x).all()
+        assert np.array_equal(batch.targets[:, :-1], x[:, 1:])
+        expected = ff.read_positions(x) if mode == "clean" else np.arange(12)[None, :].repeat(64, 0) < 11
+        assert np.array_equal(batch.mask, expected)
+        # every scored position of clean mode is a read whose target is the last written bit
+        if mode == "clean":
+            lw = ff.last_write_bit(x)
+            b, t = np.nonzero(batch.mask)
+            assert np.array_equal(batch.targets[b, t], x[b, lw[b, t]])
+
+
+@pytest.mark.claim("flipflop.def_ffl", tier="property", control=True)
+def test_batch_law_check_rejects_p_on_reads():
+    wrong = ff.FlipFlopTask(0.25, 0.5, 0.25)  # FFL(p) with p put on reads instead of ignores
+    assert _batch_law_pvalue(wrong, 8, 20_000, seed=3) < 1e-100
+
+
+def _last_write_bit_brute(x: np.ndarray) -> np.ndarray:
+    out = np.full(x.shape, -1)
+    for b, row in enumerate(x.tolist()):
+        best = -1
+        for t, tok in enumerate(row):
+            if t % 2 == 0 and tok == ff.W:
+                best = t + 1
+            out[b, t] = best
+    return out
+
+
+@pytest.mark.claim("flipflop.def_ffl", tier="exact")
+def test_last_write_bit_points_at_the_bit_every_read_returns():
+    strings, _ = ff.enumerate_ffl(10, P_EXACT)
+    lw = ff.last_write_bit(strings)
+    assert np.array_equal(lw, _last_write_bit_brute(strings))
+    reads = ff.read_positions(strings)
+    b, t = np.nonzero(reads)
+    assert (strings[b, lw[b, t]] == strings[b, t + 1]).all()
+    # on arbitrary token arrays only instruction slots count (a 0 at a bit slot is not a write)
+    noise = np.random.default_rng(0).integers(0, 5, size=(200, 12))
+    assert np.array_equal(ff.last_write_bit(noise), _last_write_bit_brute(noise))
+    assert ff.last_write_bit(ff.from_text("r0w1"))[0].tolist() == [-1, -1, 3, 3]
 
 
 # ------------------------------------------------------------------------------------------------ prop3 (exact)
