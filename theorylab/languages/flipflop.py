@@ -284,11 +284,14 @@ class Prop3Report:
         return self.reads > 0 and self.errors == 0 and self.mark_violations == 0
 
 
-def _hard_argmax(scores: np.ndarray) -> np.ndarray:
-    """Causal hard attention: for each query i, the argmax over keys j <= i (first index on ties)."""
-    T = scores.shape[-1]
-    causal = np.tril(np.ones((T, T), dtype=bool))
-    return np.where(causal, scores, np.iinfo(np.int64).min).argmax(-1)
+def _hard_argmax(key_scores: np.ndarray) -> np.ndarray:
+    """Causal hard attention with query-independent scores ``[n, T]`` (those of the construction): for each query
+    i, the argmax over keys j <= i, the first index on ties. A prefix argmax: O(n T), not O(n T^2)."""
+    T = key_scores.shape[-1]
+    best = np.maximum.accumulate(key_scores, axis=-1)
+    new_max = np.ones(key_scores.shape, dtype=bool)  # key j is a new strict maximum of keys 0..j
+    new_max[..., 1:] = key_scores[..., 1:] > best[..., :-1]
+    return np.maximum.accumulate(np.where(new_max, np.arange(T), 0), axis=-1)
 
 
 def _soft_average(scores: np.ndarray, values: np.ndarray) -> np.ndarray:
@@ -323,9 +326,9 @@ def prop3_predict(
     is_one = (x == ONE).astype(np.int64)
     if c is None:
         s1 = bonus.numerator * C * is_w + bonus.denominator * T * j  # = c(bonus/T [w] + j/C) * T C q / c
-        marks = np.take_along_axis(is_w, _hard_argmax(np.broadcast_to(s1[:, None, :], (n, T, T))), axis=1)
+        marks = np.take_along_axis(is_w, _hard_argmax(s1), axis=1)
         s2 = C * marks + j  # = c([mark] + j/C) * C / c
-        bit = np.take_along_axis(is_one, _hard_argmax(np.broadcast_to(s2[:, None, :], (n, T, T))), axis=1)
+        bit = np.take_along_axis(is_one, _hard_argmax(s2), axis=1)
     else:
         s1 = c * (float(bonus) / T * is_w + j / C)
         marks = (_soft_average(np.broadcast_to(s1[:, None, :], (n, T, T)), is_w) > 0.5).astype(np.int64)
