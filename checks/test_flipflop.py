@@ -177,7 +177,8 @@ def test_law_check_rejects_an_enumeration_with_p_on_reads():
 def test_ffl_shorthand_puts_p_on_ignores_and_splits_the_rest(p):
     task = ff.FlipFlopTask.ffl(p)
     assert (task.p_write, task.p_read, task.p_ignore) == ((1 - p) / 2, (1 - p) / 2, p)
-    assert task.mode == "clean" and f"{p:g}" in task.name
+    assert task.mode == "clean" and f"{p:g}" in task.name and task.loss == "ce"
+    assert task.vocab_size == task.n_outputs == len(ff.TOKENS) == 5  # w, r, i, 0, 1 in and out
     assert ff.FlipFlopTask.ffl(p, mode="noisy").mode == "noisy"
 
 
@@ -379,10 +380,34 @@ def test_prop3_hard_attention_is_exact_on_every_string(T, ffl16, measure):
 
 
 @pytest.mark.claim("flipflop.prop3_realizable", tier="exact", control=True)
+def test_prop3_verdict_needs_a_read_and_a_valid_string():
+    """A verdict that scored no read is not a pass (w0 w1 is valid and has none); invalid strings, non-positive
+    temperatures and position scales are refused rather than scored."""
+    empty = ff.verify_prop3(ff.from_text("w0w1"))
+    assert (empty.reads, empty.errors, empty.ok) == (0, 0, False)
+    assert (
+        ff.verify_prop3(ff.from_text("w1i0r1"), C=1).reads == 1
+        and ff.verify_prop3(ff.from_text("w1r1"), c=1e-3).reads == 1
+    )
+    _rejects(lambda: ff.verify_prop3(ff.from_text("w1i0r0")), "stated for valid flip-flop strings")
+    for c in (0.0, -1.0, float("nan"), float("inf")):
+        _rejects(
+            lambda c=c: ff.verify_prop3(ff.from_text("w1r1"), c=c),
+            rf"inverse temperature c must be positive and finite, got {c!r}",
+        )
+    for C in (0, -3, 2.0):
+        _rejects(
+            lambda C=C: ff.verify_prop3(ff.from_text("w1r1"), C=C),
+            rf"position scale C must be a positive int, got {C!r}",
+        )
+
+
+@pytest.mark.claim("flipflop.prop3_realizable", tier="exact", control=True)
 @pytest.mark.parametrize("change", [{"bonus": Fraction(1, 2)}, {"bonus": Fraction(5, 2)}, {"C": 8}])
 def test_prop3_breaks_when_the_write_bonus_leaves_one_to_two_steps(change, ffl16):
     """bonus * C / T must lie in (1, 2) position steps; C = T/2 also lets late unmarked tokens win in layer 2."""
     report = ff.verify_prop3(ffl16, **change)
+    assert report.strings == len(ffl16) and report.reads == ff.verify_prop3(ffl16).reads
     assert not report.ok
 
 
@@ -470,6 +495,31 @@ def test_read_accuracy_verdict_is_exact_on_known_models(measure):
         assert not report.ok and report.worst_error == 1 - float(acc0)
     single = ff.verify_read_accuracy([_prop3_module()], task, 12, 100, threshold=1.0)
     assert single.ok and single.reads == _exact_read_accuracy(zeros, task, 12, 100)[1]
+    one = ff.verify_read_accuracy([_prop3_module(zeros)], task, 12, 1, threshold=0.0)  # the smallest request
+    assert one.ok and one.reads == _exact_read_accuracy(zeros, task, 12, 1)[1] and one.accuracy.shape == (1,)
+    assert not ff.ReadReport(task.name, np.array([1.0]), 0, 0.5).ok  # nothing scored is not a pass
+    assert not ff.ReadReport(task.name, np.array([]), 10, 0.5).ok  # no model is not a pass
+    for bad, msg in (
+        (dict(models=[]), "needs at least one model"),
+        (dict(n_sequences=0), "n_sequences must be a positive int, got 0"),
+        (dict(n_sequences=2.5), "n_sequences must be a positive int, got 2.5"),
+        (dict(threshold=1.01), r"threshold must be an accuracy in \[0, 1\], got 1.01"),
+        (dict(threshold=-0.01), "threshold must be an accuracy"),
+        (dict(task=ff.FlipFlopTask.ffl(0.5, mode="noisy")), "defined on the clean"),
+    ):
+        args = dict(models=[_prop3_module()], task=task, T=12, n_sequences=8, threshold=0.5) | bad
+        _rejects(lambda args=args: ff.verify_read_accuracy(**args), msg)
+    # the glitch report scores a torch module exactly like the same predictor given as a callable
+    module, callable_ = _prop3_module(zeros), zeros
+    was = module.training
+    a = ff.glitch_report([module], 12, 70, 30, n_in_distribution=20, chunk=16)
+    b = ff.glitch_report([callable_], 12, 70, 30, n_in_distribution=20, chunk=1000)
+    assert (
+        a.errors.keys() == b.errors.keys() == {"sparse", "dense", "in_distribution"}
+        and module.training == was
+    )
+    assert all(a.errors[k].tolist() == b.errors[k].tolist() and a.reads[k] == b.reads[k] for k in a.errors)
+    assert a.glitching.tolist() == [True] and (a.error_rate("dense") > 0.3).all()
     measure("read accuracy of the constant-0 model (Prop 3 module: 1.0)", float(acc0))
 
 
@@ -814,6 +864,51 @@ def test_window_bayes_check_rejects_the_odd_only_formula_and_a_reads_blind_formu
     assert any(reads_blind[n] != exact[n] for n in exact)
 
 
+@pytest.mark.claim("flipflop.claim_ngram", tier="exact")
+def test_window_quantities_are_defined_on_windows_and_reads_only():
+    """Windows have n >= 1 tokens and reads sit at odd 1-based positions t < T; the Bayes table is the same with
+    and without a precomputed support; the closed form is exact for Fractions; the rule's documented cases."""
+    p = (Fraction(1, 4), Fraction(1, 4), Fraction(1, 2))
+    support = ff.enumerate_ffl(8, p)
+    for n, t in ((1, 3), (2, 5), (7, 7), (4, 7)):
+        assert ff.window_bayes_read_accuracy(8, p, n, t) == ff.window_bayes_read_accuracy(8, p, n, t, support)
+    for t in (0, 2, 8, 9, -1):
+        _rejects(
+            lambda t=t: ff.window_bayes_read_accuracy(8, p, 2, t, support),
+            rf"odd 1-based positions t < T, got t={t}",
+        )
+    _rejects(
+        lambda: ff.window_bayes_read_accuracy(8, p, 2, 1, support),
+        "no read at position 1 has positive probability",
+    )
+    _rejects(lambda: ff.window_bayes_read_accuracy(10, p, 2, 3, support), "strings of length 8, not T=10")
+    assert ff.ngram_read_accuracy(3, Fraction(1, 3)) == Fraction(5, 6)
+    assert isinstance(ff.ngram_read_accuracy(3, Fraction(1, 3)), Fraction)
+    assert ff.ngram_read_accuracy(1, 0.9) == 0.5 and ff.ngram_read_accuracy(np.int64(2), 1) == 0.5
+    for n in (0, -1, 2.0, "3"):
+        _rejects(
+            lambda n=n: ff.ngram_read_accuracy(n, 0.5),
+            rf"the window n must be a positive int, got {re.escape(repr(n))}",
+        )
+        _rejects(
+            lambda n=n: ff.window_predictor(ff.from_text("w1r1"), n), "the window n must be a positive int"
+        )
+    for q in (-0.1, 1.1, float("nan")):
+        _rejects(lambda q=q: ff.ngram_read_accuracy(2, q), "p_ignore must be a probability in")
+    # the rule's cases at the read of w1 i1 i1 r1 (0-based position 6): no pair in the window -> "0"; an even
+    # window's first token is the bit of a cut-off pair -> that bit; the latest w/r pair in the window -> its bit
+    x = ff.from_text("w1i1i1r1")
+    assert [int(ff.window_predictor(x, n)[0, 6]) for n in (1, 2, 3, 4, 7)] == [
+        ff.ZERO,
+        ff.ONE,
+        ff.ZERO,
+        ff.ONE,
+        ff.ONE,
+    ]
+    y = ff.from_text("w0i1i1r0")
+    assert [int(ff.window_predictor(y, n)[0, 6]) for n in (4, 5, 6, 7)] == [ff.ONE, ff.ZERO, ff.ZERO, ff.ZERO]
+
+
 T_PRED = 12
 
 
@@ -902,6 +997,31 @@ def test_dilution_bound_is_attained_by_the_singular_vector_instance(T, rng):
     )
     # the conclusion: the weight is at most 1/2 exactly when T - 1 >= e^{2 sigma}
     assert (ff.dilution_bound(sigma, T) <= 0.5) == (T - 1 >= np.exp(2 * sigma))
+
+
+@pytest.mark.claim("flipflop.prop4_dilution", tier="exact")
+def test_dilution_bound_holds_at_its_boundaries_and_for_huge_scores(rng):
+    assert ff.dilution_bound(0.0, 7) == 1 / 7 and ff.dilution_bound(3.0, 1) == 1.0  # uniform; a single key
+    W_Q, W_K = 400 * rng.normal(size=(2, 3)), 400 * rng.normal(size=(2, 3))  # scores ~ 1e5: exp overflows raw
+    keys, query, sigma = ff.tight_dilution_instance(W_Q, W_K, 50)
+    assert ff.max_attention_weight(W_Q, W_K, keys, query) == ff.dilution_bound(sigma, 50) == 1.0
+    keys[0] = -keys[0]  # now every key scores -sigma: uniform weights 1/50
+    assert ff.max_attention_weight(W_Q, W_K, keys, query) == pytest.approx(1 / 50, rel=1e-12)
+    for sigma, T in ((-0.1, 5), (float("nan"), 5), (float("inf"), 5), (1.0, 0)):
+        _rejects(lambda sigma=sigma, T=T: ff.dilution_bound(sigma, T), "need T >= 1 and sigma >= 0")
+    W = np.ones((2, 3))
+    for args, msg in (
+        ((W, np.ones((2, 4)), np.ones((5, 3)), np.ones(3)), "same shape k x d"),
+        ((W, W, np.ones(3), np.ones(3)), "same shape k x d"),
+        ((W, W, np.ones((5, 3)), np.ones(4)), "same shape k x d"),
+        ((np.ones(3), np.ones(3), np.ones((5, 3)), np.ones(3)), "same shape k x d"),
+        ((W, W, np.ones((5, 2)), np.ones(3)), r"non-empty \[T, d\] array with d = 3"),
+        ((W, W, np.ones((0, 3)), np.ones(3)), r"non-empty \[T, d\] array with d = 3, got \(0, 3\)"),
+        ((W, W, np.full((5, 3), np.inf), np.ones(3)), "NaN or infinite"),
+        ((W, W, np.ones((5, 3)), np.full(3, np.nan)), "NaN or infinite"),
+    ):
+        _rejects(lambda args=args: ff.max_attention_weight(*args), msg)
+    assert ff.max_attention_weight(W, W, np.ones((1, 3)), np.ones(3)) == 1.0
 
 
 @pytest.mark.claim("flipflop.prop4_dilution", tier="exact", control=True)
@@ -995,6 +1115,30 @@ def test_zero_beta_family_never_fails():
         assert all(head.attended(x, i) == ff.most_recent_write(x, i) for i in range(1, 201, 7))
 
 
+@pytest.mark.claim("flipflop.prop5_pos_margin", tier="exact")
+def test_prop5_hard_attention_breaks_ties_to_the_first_key_and_checks_its_query():
+    flat = ff.LinearPEHead(
+        ((1, 0, 0, 0),), ((0, 0, 0, 0),), ((1, 0, 0), (0, 1, 0), (0, 0, 1)), 1
+    )  # all scores 0
+    x = [ff.WRITE1, ff.NOOP, ff.WRITE2, ff.NOOP]
+    assert flat.scores(x, 4) == [0, 0, 0, 0] and [flat.attended(x, i) for i in (1, 2, 3, 4)] == [1, 1, 1, 1]
+    assert ff.most_recent_write([ff.NOOP, ff.NOOP, ff.WRITE2], 2) == 0 and ff.most_recent_write(x, 4) == 3
+    assert ff.most_recent_write(x, 2) == 1 and ff.most_recent_write(x + [7], 4) == 3  # tokens after i unread
+    for i in (0, 5, -1, 2.0):
+        _rejects(lambda i=i: ff.most_recent_write(x, i), rf"query position i must be in 1..4, got {i!r}")
+        _rejects(lambda i=i: flat.attended(x, i), "query position i must be in 1..4")
+    _rejects(
+        lambda: ff.most_recent_write([ff.WRITE1, 3], 2), r"Prop 5 tokens are 0 \(no-op\), 1 and 2 \(writes\)"
+    )
+    for C in (0, -1, 1.5):
+        _rejects(
+            lambda C=C: ff.LinearPEHead(((1,),), ((1,),), ((0,),) * 3, C),
+            rf"position scale C must be a positive int, got {C!r}",
+        )
+    _rejects(lambda: ff.failure_margin(flat, 3), "case must be 1 or 2, got 3")
+    assert ff.probe_case1(3) == [1, 0, 0] and ff.probe_case2(4) == [1, 0, 2, 0]
+
+
 _small_rationals = st.fractions(min_value=-3, max_value=3, max_denominator=7)
 
 
@@ -1059,6 +1203,10 @@ def test_any_nonzero_beta_fails_one_of_the_probes(W_Q, W_K, E, C):
     case = 1 if beta > 0 else 2
     T = ff.predicted_failure_length(head, case)
     assert T is not None
+    # T is the first length at which the exact margin a T^2 + b T + c is on the wrong side
+    a, b, c = ff.failure_margin(head, case)
+    wrong = lambda n: (a * n * n + b * n + c > 0) if case == 1 else (a * n * n + b * n + c <= 0)  # noqa: E731
+    assert wrong(T) and not any(wrong(n) for n in range(1 + case, min(T, 2000)))
     assume(T <= 600)  # brute force below stays cheap; the existence of T is the claim
     x = ff.probe_case1(T) if case == 1 else ff.probe_case2(T)
     assert head.attended(x, T) != ff.most_recent_write(x, T)
