@@ -743,7 +743,12 @@ def test_the_learning_verdict_rejects_a_tenth_of_the_budget_and_a_different_lang
     first_write = _prop3_module(lambda x: np.repeat(x[:, 1:2], x.shape[1], axis=1))
     no_later_write = ff.FlipFlopTask(0.0, 0.5, 0.5)  # the first write is the last: the solver is exact there
     assert ff.verify_read_accuracy([first_write], no_later_write, T, 256, 1.0).ok
-    assert not _prop3_trained_verdict([first_write], task, T, spec, device, measure)
+    x = _long_range_set(T)
+    assert not _prop3_trained_verdict([first_write], task, T, spec, device)
+    measure(
+        "first-write solver: read / long-range read accuracy",
+        list(_scores(_torch_predict(first_write), x)[:2]),
+    )
 
 
 LSTM = {
