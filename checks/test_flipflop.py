@@ -825,6 +825,22 @@ def test_lstm_check_rejects_models_whose_memory_is_erased(trained_lstms, device)
     assert not sparse.ok
 
 
+@pytest.mark.claim("flipflop.emp_R2_lstm", tier="trained", control=True)
+def test_lstm_verdict_rejects_every_window_predictor_up_to_half_the_length(scale, measure):
+    """The trivial baselines of R2's verdict (no read error on the sparse and dense sets), computed on the very
+    strings verify_read_accuracy scores: the window predictors of n <= T/2 tokens all make read errors on the sparse
+    set, so the verdict is not met by remembering a bounded window (a window of T - 2 tokens is the whole prefix)."""
+    spec = LSTM[scale]
+    T = spec["T"]
+    sparse = ff.FlipFlopTask.ffl(0.98)
+    acc = {
+        n: float(_exact_read_accuracy(lambda x, n=n: ff.window_predictor(x, n), sparse, T, spec["sparse"])[0])
+        for n in range(1, T // 2 + 1)
+    }
+    measure(f"window predictor sparse read accuracy n=1..{T // 2}", [round(a, 4) for a in acc.values()])
+    assert max(acc.values()) < 1.0  # the verdict's threshold is 1.0 (no read error)
+
+
 # ------------------------------------------------------------------------------------------------ claim_ngram
 
 P_NGRAM = (Fraction(1, 5), Fraction(3, 10), Fraction(1, 2))
