@@ -249,8 +249,10 @@ def test_last_write_bit_points_at_the_bit_every_read_returns():
 
 
 def _rejects(call, match: str, error=ValueError) -> None:
-    with pytest.raises(error, match=match):
+    """``call()`` raises ``error`` whose message *begins* with ``match`` (a regex): the message names the problem."""
+    with pytest.raises(error) as info:
         call()
+    assert re.match(match, str(info.value)), f"{str(info.value)!r} does not begin with {match!r}"
 
 
 @pytest.mark.claim("flipflop.def_ffl", tier="exact")
@@ -261,8 +263,11 @@ def test_ffl_is_defined_exactly_on_even_lengths_and_the_simplex():
             T // 2 - 2
         )
     for T in (2, 3, 5, 7, 8.0, "8"):
-        _rejects(lambda T=T: ff.sample_ffl(rng, 3, T, 0.2, 0.3, 0.5), rf"even length T >= 4, got T={T!r}")
-        _rejects(lambda T=T: ff.expected_reads(T, 0.1), "even length")
+        _rejects(
+            lambda T=T: ff.sample_ffl(rng, 3, T, 0.2, 0.3, 0.5),
+            rf"flip-flop strings have even length T >= 4, got T={T!r}",
+        )
+        _rejects(lambda T=T: ff.expected_reads(T, 0.1), "flip-flop strings have even length")
     x = ff.sample_ffl(rng, 4, 8, 0.2, 0.3)  # p_ignore defaults to 1 - p_write - p_read
     assert x.dtype == np.int64 and ff.is_valid(x).all() and not (x[:, 2:6:2] == ff.I).all()
     assert (ff.sample_ffl(rng, 50, 8, 0.5, 0.5)[:, 2:6:2] != ff.I).all()
@@ -273,7 +278,9 @@ def test_ffl_is_defined_exactly_on_even_lengths_and_the_simplex():
             lambda p=p: ff.sample_ffl(rng, 3, 8, *p),
             r"\(p_write, p_read, p_ignore\) must be a probability vector",
         )
-        _rejects(lambda p=p: ff.FlipFlopTask(*p), "probability vector")
+        _rejects(
+            lambda p=p: ff.FlipFlopTask(*p), r"\(p_write, p_read, p_ignore\) must be a probability vector"
+        )
     _rejects(
         lambda: ff.FlipFlopTask(mode="greedy"), r"mode must be one of \('clean', 'noisy'\), got 'greedy'"
     )
@@ -287,9 +294,12 @@ def test_ffl_is_defined_exactly_on_even_lengths_and_the_simplex():
     assert (
         len(ff.enumerate_ffl(16, (0, 0, 1))[0]) == 2**7
     )  # T = 16, the largest enumerated length: 7 free bits
-    _rejects(lambda: ff.enumerate_ffl(18, (0, 0, 1)), r"limited to T <= 16 \(got 18: 156250 strings\)")
+    _rejects(
+        lambda: ff.enumerate_ffl(18, (0, 0, 1)),
+        r"exhaustive enumeration is limited to T <= 16 \(got 18: 156250 strings\)",
+    )
     for p in ((Fraction(1, 2), Fraction(1, 2), Fraction(1, 2)), (Fraction(-1, 2), 1, Fraction(1, 2))):
-        _rejects(lambda p=p: ff.enumerate_ffl(6, p), "exact probability vector")
+        _rejects(lambda p=p: ff.enumerate_ffl(6, p), "p must be an exact probability vector")
     assert (
         ff.enumerate_ffl(6, (0.2, 0.3, 0.5))[1] == ff.enumerate_ffl(6, P_EXACT)[1]
     )  # floats read as decimals
@@ -306,14 +316,18 @@ def test_token_arrays_are_checked_where_a_construction_reads_them():
             r"x must be a \[T\] or \[n, T\] array of token ids, got shape \(1, 1, 4\)",
             ValueError,
         ),
-        (np.zeros((0, 4), dtype=np.int64), r"got shape \(0, 4\)", ValueError),
+        (
+            np.zeros((0, 4), dtype=np.int64),
+            r"x must be a \[T\] or \[n, T\] array of token ids, got shape \(0, 4\)",
+            ValueError,
+        ),
         (np.array([0.0, 3.0, 1.0, 3.0]), "x must hold integer token ids, got dtype float64", TypeError),
         (
             np.array([0, 3, 1, 5]),
             r"x token ids must lie in 0..4 \('w', 'r', 'i', '0', '1'\), got 0..5",
             ValueError,
         ),
-        (np.array([-1, 3, 1, 3]), r"got -1..3", ValueError),
+        (np.array([-1, 3, 1, 3]), r"x token ids must lie in 0..4 .*, got -1..3", ValueError),
     ):
         _rejects(lambda x=x: ff.prop3_predict(x), msg, err)
         _rejects(lambda x=x: ff.window_predictor(x, 3), msg, err)
@@ -389,16 +403,16 @@ def test_prop3_verdict_needs_a_read_and_a_valid_string():
         ff.verify_prop3(ff.from_text("w1i0r1"), C=1).reads == 1
         and ff.verify_prop3(ff.from_text("w1r1"), c=1e-3).reads == 1
     )
-    _rejects(lambda: ff.verify_prop3(ff.from_text("w1i0r0")), "stated for valid flip-flop strings")
+    _rejects(lambda: ff.verify_prop3(ff.from_text("w1i0r0")), "Prop 3 is stated for valid flip-flop strings")
     for c in (0.0, -1.0, float("nan"), float("inf")):
         _rejects(
             lambda c=c: ff.verify_prop3(ff.from_text("w1r1"), c=c),
-            rf"inverse temperature c must be positive and finite, got {c!r}",
+            rf"the inverse temperature c must be positive and finite, got {c!r}",
         )
     for C in (0, -3, 2.0):
         _rejects(
             lambda C=C: ff.verify_prop3(ff.from_text("w1r1"), C=C),
-            rf"position scale C must be a positive int, got {C!r}",
+            rf"the position scale C must be a positive int, got {C!r}",
         )
 
 
@@ -500,12 +514,12 @@ def test_read_accuracy_verdict_is_exact_on_known_models(measure):
     assert not ff.ReadReport(task.name, np.array([1.0]), 0, 0.5).ok  # nothing scored is not a pass
     assert not ff.ReadReport(task.name, np.array([]), 10, 0.5).ok  # no model is not a pass
     for bad, msg in (
-        (dict(models=[]), "needs at least one model"),
+        (dict(models=[]), "verify_read_accuracy needs at least one model"),
         (dict(n_sequences=0), "n_sequences must be a positive int, got 0"),
         (dict(n_sequences=2.5), "n_sequences must be a positive int, got 2.5"),
         (dict(threshold=1.01), r"threshold must be an accuracy in \[0, 1\], got 1.01"),
         (dict(threshold=-0.01), "threshold must be an accuracy"),
-        (dict(task=ff.FlipFlopTask.ffl(0.5, mode="noisy")), "defined on the clean"),
+        (dict(task=ff.FlipFlopTask.ffl(0.5, mode="noisy")), "read accuracy is defined on the clean"),
     ):
         args = dict(models=[_prop3_module()], task=task, T=12, n_sequences=8, threshold=0.5) | bad
         _rejects(lambda args=args: ff.verify_read_accuracy(**args), msg)
@@ -896,13 +910,16 @@ def test_window_quantities_are_defined_on_windows_and_reads_only():
     for t in (0, 2, 8, 9, -1):
         _rejects(
             lambda t=t: ff.window_bayes_read_accuracy(8, p, 2, t, support),
-            rf"odd 1-based positions t < T, got t={t}",
+            rf"reads sit at odd 1-based positions t < T, got t={t}",
         )
     _rejects(
         lambda: ff.window_bayes_read_accuracy(8, p, 2, 1, support),
         "no read at position 1 has positive probability",
     )
-    _rejects(lambda: ff.window_bayes_read_accuracy(10, p, 2, 3, support), "strings of length 8, not T=10")
+    _rejects(
+        lambda: ff.window_bayes_read_accuracy(10, p, 2, 3, support),
+        "the support holds strings of length 8, not T=10",
+    )
     assert ff.ngram_read_accuracy(3, Fraction(1, 3)) == Fraction(5, 6)
     assert isinstance(ff.ngram_read_accuracy(3, Fraction(1, 3)), Fraction)
     assert ff.ngram_read_accuracy(1, 0.9) == 0.5 and ff.ngram_read_accuracy(np.int64(2), 1) == 0.5
@@ -1032,14 +1049,17 @@ def test_dilution_bound_holds_at_its_boundaries_and_for_huge_scores(rng):
         _rejects(lambda sigma=sigma, T=T: ff.dilution_bound(sigma, T), "need T >= 1 and sigma >= 0")
     W = np.ones((2, 3))
     for args, msg in (
-        ((W, np.ones((2, 4)), np.ones((5, 3)), np.ones(3)), "same shape k x d"),
-        ((W, W, np.ones(3), np.ones(3)), "same shape k x d"),
-        ((W, W, np.ones((5, 3)), np.ones(4)), "same shape k x d"),
-        ((np.ones(3), np.ones(3), np.ones((5, 3)), np.ones(3)), "same shape k x d"),
-        ((W, W, np.ones((5, 2)), np.ones(3)), r"non-empty \[T, d\] array with d = 3"),
-        ((W, W, np.ones((0, 3)), np.ones(3)), r"non-empty \[T, d\] array with d = 3, got \(0, 3\)"),
-        ((W, W, np.full((5, 3), np.inf), np.ones(3)), "NaN or infinite"),
-        ((W, W, np.ones((5, 3)), np.full(3, np.nan)), "NaN or infinite"),
+        ((W, np.ones((2, 4)), np.ones((5, 3)), np.ones(3)), "need W_Q, W_K of the same shape k x d"),
+        ((W, W, np.ones(3), np.ones(3)), "need W_Q, W_K of the same shape k x d"),
+        ((W, W, np.ones((5, 3)), np.ones(4)), "need W_Q, W_K of the same shape k x d"),
+        ((np.ones(3), np.ones(3), np.ones((5, 3)), np.ones(3)), "need W_Q, W_K of the same shape k x d"),
+        ((W, W, np.ones((5, 2)), np.ones(3)), r"keys must be a non-empty \[T, d\] array with d = 3"),
+        (
+            (W, W, np.ones((0, 3)), np.ones(3)),
+            r"keys must be a non-empty \[T, d\] array with d = 3, got \(0, 3\)",
+        ),
+        ((W, W, np.full((5, 3), np.inf), np.ones(3)), "inputs contain NaN or infinite entries"),
+        ((W, W, np.ones((5, 3)), np.full(3, np.nan)), "inputs contain NaN or infinite entries"),
     ):
         _rejects(lambda args=args: ff.max_attention_weight(*args), msg)
     assert ff.max_attention_weight(W, W, np.ones((1, 3)), np.ones(3)) == 1.0
@@ -1154,7 +1174,7 @@ def test_prop5_hard_attention_breaks_ties_to_the_first_key_and_checks_its_query(
     for C in (0, -1, 1.5):
         _rejects(
             lambda C=C: ff.LinearPEHead(((1,),), ((1,),), ((0,),) * 3, C),
-            rf"position scale C must be a positive int, got {C!r}",
+            rf"the position scale C must be a positive int, got {C!r}",
         )
     _rejects(lambda: ff.failure_margin(flat, 3), "case must be 1 or 2, got 3")
     assert ff.probe_case1(3) == [1, 0, 0] and ff.probe_case2(4) == [1, 0, 2, 0]

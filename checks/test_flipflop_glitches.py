@@ -3,6 +3,8 @@ flip-flop language-modelling task, the glitch report, the R4 mixture task and th
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 from scipy.stats import chisquare
@@ -47,11 +49,16 @@ def test_evaluation_sets_are_the_documented_fixed_draws():
     assert set(ff.glitch_report([_prop3()], 12, 3, 3).errors) == {"sparse", "dense"}
     _rejects(lambda: ff.glitch_eval_set("medium", 12, 5), "unknown evaluation set 'medium'")
     for n in (0, -2, 2.5, True):
-        _rejects(lambda n=n: ff.glitch_eval_set("sparse", 12, n), f"positive int, got {n!r}")
-    _rejects(lambda: ff.glitch_report([], 12, 3, 3), "needs at least one model")
+        _rejects(
+            lambda n=n: ff.glitch_eval_set("sparse", 12, n),
+            f"the number of strings must be a positive int, got {n!r}",
+        )
+    _rejects(lambda: ff.glitch_report([], 12, 3, 3), "glitch_report needs at least one model")
     _rejects(lambda: ff.glitch_report([lambda x: x[:, :-1]], 12, 3, 3), r"predictions have shape \(3, 11\)")
     _rejects(
-        lambda: ff.glitch_report([object()], 12, 3, 3), "must be a torch module or a callable", TypeError
+        lambda: ff.glitch_report([object()], 12, 3, 3),
+        "a model must be a torch module or a callable",
+        TypeError,
     )
     assert ff.GlitchReport(8, {"x": np.array([0])}, {"x": 0}).error_rate("x").tolist() == [0.0]
     # the distance probe exists for every distance 0..T/2-2 and nowhere else
@@ -62,9 +69,9 @@ def test_evaluation_sets_are_the_documented_fixed_draws():
         )
     # the mixture task: components from p_ignores, clean mode only
     for bad, msg in (
-        (dict(p_ignores=()), "at least one component"),
-        (dict(p_ignores=(0.5, 1.5)), "p_ignore"),
-        (dict(mode="noisy"), "defined in clean mode"),
+        (dict(p_ignores=()), "the mixture needs at least one component"),
+        (dict(p_ignores=(0.5, 1.5)), "p_ignore must be a probability"),
+        (dict(mode="noisy"), "the mixture task is defined in clean mode"),
     ):
         _rejects(lambda bad=bad: ff.FlipFlopMixture(**bad), msg)
     one = ff.FlipFlopMixture(p_ignores=(1.0,))
@@ -73,8 +80,10 @@ def test_evaluation_sets_are_the_documented_fixed_draws():
 
 
 def _rejects(call, match: str, error=ValueError) -> None:
-    with pytest.raises(error, match=match):
+    """``call()`` raises ``error`` whose message *begins* with ``match`` (a regex): the message names the problem."""
+    with pytest.raises(error) as info:
         call()
+    assert re.match(match, str(info.value)), f"{str(info.value)!r} does not begin with {match!r}"
 
 
 @pytest.mark.claim("flipflop.def_fflm_task", tier="exact", control=True)
