@@ -393,6 +393,18 @@ def test_prop3_hard_attention_is_exact_on_every_string(T, ffl16, measure):
     measure(f"reads checked T={T}", report.reads)
 
 
+@pytest.mark.claim("flipflop.prop3_realizable", tier="exact")
+def test_prop3_softmax_at_c_of_order_T_is_exact_on_every_string_of_length_12(measure):
+    """Softmax attention with c = T and c = 2T (above the critical c* ~ 0.5-0.7 T of the notes, far below
+    2 T log T): every read of every string of FFL(12) is right and layer 1 marks exactly the lemma's set, although
+    the attention is not one-hot (the rounding MLPs at 1/2 carry it). Discrete outputs: compared exactly."""
+    strings, _ = ff.enumerate_ffl(12, P_THIRDS)
+    for c in (12.0, 24.0):
+        report = ff.verify_prop3(strings, c=c)
+        assert report.ok and report.reads == 2250, (c, report)
+    measure("reads checked with softmax c = T, 2T (T=12)", report.reads)
+
+
 @pytest.mark.claim("flipflop.prop3_realizable", tier="exact", control=True)
 def test_prop3_verdict_needs_a_read_and_a_valid_string():
     """A verdict that scored no read is not a pass (w0 w1 is valid and has none); invalid strings, non-positive
