@@ -333,6 +333,7 @@ def test_token_arrays_are_checked_where_a_construction_reads_them():
         _rejects(lambda x=x: ff.window_predictor(x, 3), msg, err)
     assert ff.is_valid(np.array([[0, 3, 1, 3], [0, 3, 1, 4]])).tolist() == [True, False]
     assert ff.is_valid(np.array([[0, 3, 1, 3, 2]])).tolist() == [False]  # odd length: not a flip-flop string
+    assert ff.is_valid(np.array([[0, 3, 1]])).dtype == ff.is_valid(ok).dtype == np.bool_  # a bool per string
     assert ff.is_valid(np.array([[0, 3]])).tolist() == [True]  # the shortest alternating prefix
     assert ff.is_valid(np.array([[0]])).tolist() == [False]
     _rejects(
@@ -1153,6 +1154,29 @@ def test_nonzero_beta_fails_at_the_predicted_length(delta, T_plus, T_minus, meas
         assert down.attended(ff.probe_case2(T_minus - 1), T_minus - 1) == T_minus - 2
         assert down.attended(ff.probe_case2(T_minus), T_minus) != T_minus - 1
     measure(f"first failing T for beta=+-{delta}", [T_plus, T_minus])
+
+
+@pytest.mark.claim("flipflop.prop5_pos_margin", tier="exact")
+def test_failure_length_is_exact_at_a_tie_for_a_linear_margin_and_at_t_max():
+    """A zero margin is a tie, and hard attention gives a tie to the first key (the write): beta = 1 has margin
+    (T^2 - T)/100 - 11/10 = 0 at T = 11 and first fails at 12. A beta = 0 head whose key-position terms break the
+    recency family (g = (0, 1/2, 1/2)) has the linear margin T/20 - 11/10 and first fails at 23: beta = 0 is necessary,
+    not sufficient. The search reaches T_max itself."""
+    tie = _margin_head(Fraction(1))
+    assert ff.failure_margin(tie, 1) == (Fraction(1, 100), Fraction(-1, 100), Fraction(-11, 10))
+    assert ff.predicted_failure_length(tie, 1) == 12
+    assert [tie.attended(ff.probe_case1(T), T) for T in (11, 12)] == [1, 12]
+    M = [[0, 1, 1, 1]] * 3 + [[0, Fraction(1, 2), Fraction(1, 2), 0]]
+    eye = tuple(tuple(int(i == j) for j in range(4)) for i in range(4))
+    linear = ff.LinearPEHead(eye, tuple(map(tuple, M)), ((1, 0, 0), (0, 1, 0), (0, 0, 1)), 10)
+    assert ff.failure_margin(linear, 1) == (0, Fraction(1, 20), Fraction(-11, 10))
+    assert ff.predicted_failure_length(linear, 1) == 23
+    assert [linear.attended(ff.probe_case1(T), T) for T in (22, 23)] == [1, 23]
+    up = _margin_head(Fraction(1, 10))
+    assert (
+        ff.predicted_failure_length(up, 1, T_max=34) == 34
+        and ff.predicted_failure_length(up, 1, T_max=33) is None
+    )
 
 
 @pytest.mark.claim("flipflop.prop5_pos_margin", tier="exact", control=True)
