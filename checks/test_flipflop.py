@@ -204,7 +204,7 @@ def test_ffl_task_batches_follow_the_exact_law_and_score_the_reads(measure):
         assert x.shape == (64, 12) and ff.is_valid(x).all()
         assert np.array_equal(batch.targets[:, :-1], x[:, 1:])
         expected = ff.read_positions(x) if mode == "clean" else np.arange(12)[None, :].repeat(64, 0) < 11
-        assert np.array_equal(batch.mask, expected)
+        assert batch.mask.dtype == np.bool_ and np.array_equal(batch.mask, expected)
         # every scored position of clean mode is a read whose target is the last written bit
         if mode == "clean":
             lw = ff.last_write_bit(x)
