@@ -3,6 +3,8 @@ flip-flop language-modelling task, the glitch report, the R4 mixture task and th
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 from scipy.stats import chisquare
@@ -27,6 +29,61 @@ def test_glitch_report_is_exact_on_the_prop3_construction(measure):
     a = ff.glitch_eval_set("sparse", T_EXACT, 50)
     np.random.default_rng(1).random(10)
     assert np.array_equal(a, ff.glitch_eval_set("sparse", T_EXACT, 50))
+
+
+@pytest.mark.claim("flipflop.def_fflm_task", tier="exact")
+def test_evaluation_sets_are_the_documented_fixed_draws():
+    """Set ``name`` is FFL(T, p_i) drawn from default_rng([seed, T, round(1000 p_i)]); the report scores every read
+    of every set it was asked for, the in-distribution set included, and nothing else."""
+    for name, p in ff.GLITCH_SETS.items():
+        q = (1 - p) / 2
+        expected = ff.sample_ffl(np.random.default_rng([3, 12, round(1000 * p)]), 40, 12, q, q, p)
+        assert np.array_equal(ff.glitch_eval_set(name, 12, 40, seed=3), expected)
+    assert ff.GLITCH_SETS == {"in_distribution": 0.8, "sparse": 0.98, "dense": 0.1}
+    assert np.array_equal(ff.glitch_eval_set("dense", 12, 5), ff.glitch_eval_set("dense", 12, 5, seed=0))
+    report = ff.glitch_report([_prop3()], 12, 30, 20, n_in_distribution=10, seed=3)
+    assert set(report.errors) == {"sparse", "dense", "in_distribution"} and report.T == 12
+    for name, n in (("sparse", 30), ("dense", 20), ("in_distribution", 10)):
+        x = ff.glitch_eval_set(name, 12, n, seed=3)
+        assert report.reads[name] == ff.read_positions(x).sum() and report.errors[name].tolist() == [0]
+    assert set(ff.glitch_report([_prop3()], 12, 3, 3).errors) == {"sparse", "dense"}
+    _rejects(lambda: ff.glitch_eval_set("medium", 12, 5), "unknown evaluation set 'medium'")
+    for n in (0, -2, 2.5, True):
+        _rejects(
+            lambda n=n: ff.glitch_eval_set("sparse", 12, n),
+            f"the number of strings must be a positive int, got {n!r}",
+        )
+    _rejects(lambda: ff.glitch_report([], 12, 3, 3), "glitch_report needs at least one model")
+    _rejects(lambda: ff.glitch_report([lambda x: x[:, :-1]], 12, 3, 3), r"predictions have shape \(3, 11\)")
+    _rejects(
+        lambda: ff.glitch_report([object()], 12, 3, 3),
+        "a model must be a torch module or a callable",
+        TypeError,
+    )
+    assert ff.GlitchReport(8, {"x": np.array([0])}, {"x": 0}).error_rate("x").tolist() == [0.0]
+    # the distance probe exists for every distance 0..T/2-2 and nowhere else
+    assert ff.distance_probe(8, 0).shape == ff.distance_probe(8, 2).shape == (4, 8)
+    for k in (-1, 3, True, 1.0):
+        _rejects(
+            lambda k=k: ff.distance_probe(8, k), rf"the distance k must be an int in 0..T/2-2 = 2, got {k!r}"
+        )
+    # the mixture task: components from p_ignores, clean mode only
+    for bad, msg in (
+        (dict(p_ignores=()), "the mixture needs at least one component"),
+        (dict(p_ignores=(0.5, 1.5)), "p_ignore must be a probability"),
+        (dict(mode="noisy"), "the mixture task is defined in clean mode"),
+    ):
+        _rejects(lambda bad=bad: ff.FlipFlopMixture(**bad), msg)
+    one = ff.FlipFlopMixture(p_ignores=(1.0,))
+    x, comp = one.sample_components(np.random.default_rng(0), 8, 12)
+    assert (comp == 0).all() and (x[:, 2:-2:2] == ff.I).all()
+
+
+def _rejects(call, match: str, error=ValueError) -> None:
+    """``call()`` raises ``error`` whose message *begins* with ``match`` (a regex): the message names the problem."""
+    with pytest.raises(error) as info:
+        call()
+    assert re.match(match, str(info.value)), f"{str(info.value)!r} does not begin with {match!r}"
 
 
 @pytest.mark.claim("flipflop.def_fflm_task", tier="exact", control=True)

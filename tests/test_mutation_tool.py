@@ -35,3 +35,9 @@ def test_prepared_copy_carries_the_family_configuration(tmp_path: Path) -> None:
     ]
     assert config["pytest_add_cli_args"][-2:] == ["--tier", "exact,property"]
     assert (work / "theorylab" / "languages" / "flipflop.py").is_file() and (work / "checks").is_dir()
+
+
+def test_only_patterns_are_passed_to_mutmut_as_names() -> None:
+    pattern = "theorylab.languages.flipflop.x_window_predictor*"
+    assert mutation.run_command(1, [])[1:] == ["run", "--max-children", "1"]
+    assert mutation.run_command(1, [pattern, "x_is_valid*"])[-2:] == [pattern, "x_is_valid*"]

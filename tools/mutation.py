@@ -95,6 +95,11 @@ pytest_add_cli_args_test_selection = {_toml_list(checks)}
     return work
 
 
+def run_command(max_children: int, only: list[str]) -> list[str]:
+    """The mutmut command line: every mutant, or only those matching the ``only`` name patterns."""
+    return [MUTMUT, "run", "--max-children", str(max_children), *only]
+
+
 def summarise(work: Path) -> dict:
     out = subprocess.run(
         [MUTMUT, "results", "--all", "true"],
@@ -125,9 +130,17 @@ def main(argv: list[str] | None = None) -> int:
         default="--tier exact,property",
         help="pytest arguments that select the tiers to run (default: '--tier exact,property')",
     )
+    parser.add_argument(
+        "--only",
+        nargs="+",
+        metavar="PATTERN",
+        default=[],
+        help="run only the mutants whose names match these mutmut patterns, e.g."
+        " 'theorylab.languages.flipflop.x_window_predictor*' (the summary still lists every mutant's status)",
+    )
     args = parser.parse_args(argv)
     work = prepare(args.family, args.tier_args.split(), ROOT / ".mutation" / args.family)
-    run = subprocess.run([MUTMUT, "run", "--max-children", str(args.max_children)], cwd=work)
+    run = subprocess.run(run_command(args.max_children, args.only), cwd=work)
     if run.returncode not in (0, 1):
         return run.returncode
     summary = summarise(work)

@@ -14,6 +14,7 @@ with x_t = r, so the masked accuracy is the read accuracy (argmax over the full 
 from __future__ import annotations
 
 import itertools
+import math
 from dataclasses import dataclass
 from fractions import Fraction
 
@@ -113,33 +114,45 @@ def support_size(T: int) -> int:
 
 
 def enumerate_ffl(T: int, p: tuple[Fraction, Fraction, Fraction]) -> tuple[np.ndarray, list[Fraction]]:
-    """All strings with positive FFL(T, p) probability and their exact probabilities (small T only)."""
+    """All strings with positive FFL(T, p) probability and their exact probabilities (small T only).
+
+    Rows are ordered by instruction sequence (lexicographic in w < r < i), then by the free bits (the bits after
+    ``w`` and ``i``, lexicographic). Vectorised: every instruction sequence is paired with every assignment of its
+    free bits; a read's bit is the bit of the most recent write."""
     _check_length(T)
     if T > 16:
         raise ValueError(f"exhaustive enumeration is limited to T <= 16 (got {T}: {support_size(T)} strings)")
     pw, pr, pi = (Fraction(str(v)) if isinstance(v, float) else Fraction(v) for v in p)  # 0.2 -> 1/5
     if pw + pr + pi != 1 or min(pw, pr, pi) < 0:
         raise ValueError(f"p must be an exact probability vector, got {p}")
+    K = T // 2
+    middle = np.array(list(itertools.product((W, R, I), repeat=K - 2)), dtype=np.int64).reshape(
+        3 ** (K - 2), K - 2
+    )
+    counts = np.stack([(middle == a).sum(1) for a in (W, R, I)], axis=1)  # (#w, #r, #i) among the middle
+    prob_of = {c: pw ** c[0] * pr ** c[1] * pi ** c[2] for c in set(map(tuple, counts.tolist()))}
+    prob_instr = [prob_of[c] for c in map(tuple, counts.tolist())]
+    keep = np.array([q != 0 for q in prob_instr], dtype=bool)
+    instr = np.concatenate(
+        [np.full((int(keep.sum()), 1), W), middle[keep], np.full((int(keep.sum()), 1), R)], axis=1
+    )
     half = Fraction(1, 2)
-    strings, probs = [], []
-    for middle in itertools.product((W, R, I), repeat=T // 2 - 2):
-        instr = (W, *middle, R)
-        free = [k for k, a in enumerate(instr) if a != R]
-        prob_instr = Fraction(1)
-        for a in middle:
-            prob_instr *= (pw, pr, pi)[a]
-        if prob_instr == 0:
-            continue
-        for bits in itertools.product((0, 1), repeat=len(free)):
-            data = dict(zip(free, bits, strict=True))
-            memory, row = 0, []
-            for k, a in enumerate(instr):
-                if a == W:
-                    memory = data[k]
-                row += [a, ZERO + (memory if a == R else data[k])]
-            strings.append(row)
-            probs.append(prob_instr * half ** len(free))
-    return np.array(strings, dtype=np.int64), probs
+    # each kept instruction sequence: its probability times 2^-(number of free bits), one value per sequence
+    prob_seq = [
+        q * half ** (K - 1 - int(c[1]))
+        for q, c, k in zip(prob_instr, counts.tolist(), keep, strict=True)
+        if k
+    ]
+    bits = np.array(list(itertools.product((0, 1), repeat=K)), dtype=np.int64)  # [2^K, K]
+    # a pair (instruction sequence a, bit vector b) is kept iff b is 0 on the read slots of a: every string once
+    on_reads = (instr == R).astype(np.int64) @ bits.T  # [n_instr, 2^K]
+    rows, cols = np.nonzero(on_reads == 0)
+    instr, bits = instr[rows], bits[cols]
+    last_write = np.maximum.accumulate(np.where(instr == W, np.arange(K), -1), axis=1)
+    data = np.where(instr == R, np.take_along_axis(bits, last_write, axis=1), bits)
+    strings = np.empty((len(rows), T), dtype=np.int64)
+    strings[:, 0::2], strings[:, 1::2] = instr, data + ZERO
+    return strings, [prob_seq[r] for r in rows.tolist()]
 
 
 def to_text(x: np.ndarray) -> str:
@@ -271,11 +284,14 @@ class Prop3Report:
         return self.reads > 0 and self.errors == 0 and self.mark_violations == 0
 
 
-def _hard_argmax(scores: np.ndarray) -> np.ndarray:
-    """Causal hard attention: for each query i, the argmax over keys j <= i (first index on ties)."""
-    T = scores.shape[-1]
-    causal = np.tril(np.ones((T, T), dtype=bool))
-    return np.where(causal, scores, np.iinfo(np.int64).min).argmax(-1)
+def _hard_argmax(key_scores: np.ndarray) -> np.ndarray:
+    """Causal hard attention with query-independent scores ``[n, T]`` (those of the construction): for each query
+    i, the argmax over keys j <= i, the first index on ties. A prefix argmax: O(n T), not O(n T^2)."""
+    T = key_scores.shape[-1]
+    best = np.maximum.accumulate(key_scores, axis=-1)
+    new_max = np.ones(key_scores.shape, dtype=bool)  # key j is a new strict maximum of keys 0..j
+    new_max[..., 1:] = key_scores[..., 1:] > best[..., :-1]
+    return np.maximum.accumulate(np.where(new_max, np.arange(T), 0), axis=-1)
 
 
 def _soft_average(scores: np.ndarray, values: np.ndarray) -> np.ndarray:
@@ -310,9 +326,9 @@ def prop3_predict(
     is_one = (x == ONE).astype(np.int64)
     if c is None:
         s1 = bonus.numerator * C * is_w + bonus.denominator * T * j  # = c(bonus/T [w] + j/C) * T C q / c
-        marks = np.take_along_axis(is_w, _hard_argmax(np.broadcast_to(s1[:, None, :], (n, T, T))), axis=1)
+        marks = np.take_along_axis(is_w, _hard_argmax(s1), axis=1)
         s2 = C * marks + j  # = c([mark] + j/C) * C / c
-        bit = np.take_along_axis(is_one, _hard_argmax(np.broadcast_to(s2[:, None, :], (n, T, T))), axis=1)
+        bit = np.take_along_axis(is_one, _hard_argmax(s2), axis=1)
     else:
         s1 = c * (float(bonus) / T * is_w + j / C)
         marks = (_soft_average(np.broadcast_to(s1[:, None, :], (n, T, T)), is_w) > 0.5).astype(np.int64)
@@ -399,29 +415,34 @@ def ngram_read_accuracy(n: int, p_ignore):
     return 1 - half * p_ignore ** (n // 2)
 
 
-def window_bayes_read_accuracy(T: int, p, n: int, t: int) -> Fraction:
+def window_bayes_read_accuracy(
+    T: int, p, n: int, t: int, support: tuple[np.ndarray, list[Fraction]] | None = None
+) -> Fraction:
     """Exact accuracy of the best predictor of x_{t+1} from (x_{t-n+1}, ..., x_t) given x_t = r (1-based t, odd).
 
     Enumerates FFL(T, p) exactly: sum over windows of max_b Pr[window, x_{t+1} = b], divided by Pr[x_t = r].
-    """
+    ``support`` is ``enumerate_ffl(T, p)`` when the caller already has it (many windows of one distribution)."""
     _check_length(T)
     if t % 2 == 0 or not 1 <= t < T:
         raise ValueError(f"reads sit at odd 1-based positions t < T, got t={t}")
-    strings, probs = enumerate_ffl(T, p)
-    joint: dict[tuple[bytes, int], Fraction] = {}
-    total = Fraction(0)
-    lo = max(0, t - n)
-    for s, q in zip(strings, probs, strict=True):
-        if s[t - 1] != R:
-            continue
-        key = (s[lo:t].tobytes(), int(s[t]))
-        joint[key] = joint.get(key, Fraction(0)) + q
-        total += q
-    if total == 0:
+    strings, probs = enumerate_ffl(T, p) if support is None else support
+    if strings.shape[1] != T:
+        raise ValueError(f"the support holds strings of length {strings.shape[1]}, not T={T}")
+    at_read = np.flatnonzero(strings[:, t - 1] == R).tolist()
+    if not at_read:
         raise ValueError(f"no read at position {t} has positive probability")
-    windows = {w for w, _ in joint}
-    best = sum(max(joint.get((w, b), Fraction(0)) for b in (ZERO, ONE)) for w in windows)
-    return best / total
+    # exact arithmetic on integers: every probability is num / den for one common denominator den
+    den = math.lcm(*{probs[r].denominator for r in at_read})
+    num = [probs[r].numerator * (den // probs[r].denominator) for r in at_read]
+    tokens = strings[at_read, max(0, t - n) : t]
+    code = tokens @ (len(TOKENS) ** np.arange(tokens.shape[1], dtype=np.int64))  # window -> base-5 integer
+    _, window = np.unique(code, return_inverse=True)
+    cell = 2 * window.ravel() + (strings[at_read, t] - ZERO)  # (window, next bit)
+    joint = [0] * (2 * (int(window.max()) + 1))
+    for c, q in zip(cell.tolist(), num, strict=True):
+        joint[c] += q
+    best = sum(max(joint[k], joint[k + 1]) for k in range(0, len(joint), 2))
+    return Fraction(best, sum(joint))
 
 
 def window_predictor(x: np.ndarray, n: int) -> np.ndarray:

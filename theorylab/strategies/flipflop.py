@@ -11,8 +11,12 @@ __all__ = ["ffl_lengths", "ffl_probabilities", "ffl_strings"]
 
 
 def ffl_lengths(min_T: int = 4, max_T: int = 64) -> st.SearchStrategy:
-    """Even lengths T with min_T <= T <= max_T (flip-flop strings alternate instruction and bit)."""
-    return st.integers((min_T + 1) // 2, max_T // 2).map(lambda k: 2 * k)
+    """Even lengths T with min_T <= T <= max_T (flip-flop strings alternate instruction and bit), drawn uniformly
+    (``st.integers`` favours its lower end, the trivial T = 4); shrinks towards min_T."""
+    lengths = range(2 * ((min_T + 1) // 2), max_T + 1, 2)
+    if not lengths:
+        raise ValueError(f"no even length in [{min_T}, {max_T}]")
+    return st.sampled_from(lengths)
 
 
 def ffl_probabilities(min_each: float = 0.0) -> st.SearchStrategy:
