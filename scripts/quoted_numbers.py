@@ -3,6 +3,10 @@
     python scripts/quoted_numbers.py update artifacts/claims.json   # write docs/measured.json from a run
     python scripts/quoted_numbers.py check artifacts/claims.json    # fail if a run measures other numbers
 
+Several files may be given: they are merged in order (a later file's value of a measure wins). A file may also be a
+quoted-numbers file such as ``docs/measured.json`` itself, so ``update docs/measured.json artifacts/part.json``
+refreshes the values a partial run recorded and keeps the others.
+
 Pages quote ``{{ run(CLAIM, NAME, FORMAT) }}`` (see ``theorylab.claims.quoted``); the mkdocs hook fills them
 from ``docs/measured.json``. ``update`` takes the values from a ``--claims-json`` artifact of a run of the checks
 (``make checks`` writes one to ``artifacts/claims.json``); ``check`` is run by CI after the test suite, on the
@@ -32,25 +36,68 @@ def wanted() -> list:
     return [q for page in pages() for q in quotes(page.read_text(encoding="utf-8"))]
 
 
+META_KEYS = ("seed", "scale", "tiers", "theorylab", "git_commit", "torch", "date")
+
+
+def as_artifact(data: dict) -> dict:
+    """A ``--claims-json`` artifact unchanged; a quoted-numbers file (``docs/measured.json``) as the artifact of the
+    run it was taken from (its ``__meta__`` as ``meta``, each value with its tier)."""
+    if "claims" in data:
+        return data
+    claims = {
+        claim: {
+            "measures": {name: q["value"] for name, q in values.items()},
+            "measure_tiers": {name: q["tier"] for name, q in values.items()},
+        }
+        for claim, values in data.items()
+        if claim != "__meta__"
+    }
+    return {"meta": data.get("__meta__", {}), "claims": claims}
+
+
+def merge(artifacts: list[dict]) -> dict:
+    """One artifact from several, in order: per claim, the union of the measures, a later value winning. A meta key
+    on which the inputs agree keeps its value; one on which they differ lists the distinct values in order."""
+    claims: dict[str, dict] = {}
+    for artifact in map(as_artifact, artifacts):
+        for claim, record in artifact.get("claims", {}).items():
+            into = claims.setdefault(claim, {"measures": {}, "measure_tiers": {}})
+            into["measures"].update(record.get("measures", {}))
+            tiers = record.get("measure_tiers", {})
+            into["measure_tiers"].update({n: tiers.get(n, "exact") for n in record.get("measures", {})})
+    meta = {}
+    for key in META_KEYS:
+        seen = []
+        for artifact in map(as_artifact, artifacts):
+            value = artifact.get("meta", {}).get(key)
+            if value not in seen:
+                seen.append(value)
+        meta[key] = seen[0] if len(seen) == 1 else seen
+    return {"meta": meta, "claims": claims}
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("action", choices=("update", "check"))
-    parser.add_argument("artifact", type=Path, help="a --claims-json artifact of a run of the checks")
+    parser.add_argument(
+        "artifact",
+        type=Path,
+        nargs="+",
+        help="--claims-json artifacts of runs of the checks (or quoted-numbers files), merged in order",
+    )
     args = parser.parse_args(argv)
-    if not args.artifact.is_file():
-        print(f"error: no claims JSON at {args.artifact} (run the checks with --claims-json first)")
-        return 2
-    artifact = load(args.artifact)
+    for path in args.artifact:
+        if not path.is_file():
+            print(f"error: no claims JSON at {path} (run the checks with --claims-json first)")
+            return 2
+    artifact = merge([load(path) for path in args.artifact])
     if args.action == "update":
         try:
             values = extract(artifact, wanted())
         except ValueError as error:
             print(f"error: {error}")
             return 1
-        meta = {
-            k: artifact["meta"].get(k)
-            for k in ("seed", "scale", "tiers", "theorylab", "git_commit", "torch", "date")
-        }
+        meta = {k: artifact["meta"].get(k) for k in META_KEYS}
         payload = {"__meta__": meta, **dict(sorted(values.items()))}
         QUOTED.write_text(json.dumps(payload, indent=2, sort_keys=True) + "\n", encoding="utf-8")
         print(f"wrote {sum(len(v) for v in values.values())} quoted numbers to {QUOTED.relative_to(ROOT)}")

@@ -76,3 +76,49 @@ def test_every_docs_reference_is_in_the_measured_file() -> None:
         assert q.measure in measured.get(q.claim, {}), (
             f"{q.claim}/{q.name}: quoted in docs/, not in measured.json"
         )
+
+
+def _script():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("quoted_numbers", ROOT / "scripts" / "quoted_numbers.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_script_updates_and_checks_from_several_artifacts(tmp_path, monkeypatch) -> None:
+    """``update`` / ``check`` take several files, merged in order (a later value wins, measures of other claims are
+    kept), and a quoted-numbers file counts as the artifact it was taken from."""
+    script = _script()
+    first = {"meta": {"seed": 1, "scale": "small", "git_commit": "aaa"}, **ARTIFACT}
+    second = {
+        "meta": {"seed": 1, "scale": "small", "git_commit": "bbb"},
+        "claims": {"a.thm1": {"measures": {"gap": 0.25}, "measure_tiers": {"gap": "exact"}}},
+    }
+    merged = script.merge([first, second])
+    assert merged["claims"]["a.thm1"]["measures"] == {"gap": 0.25, "n": 7}  # the later value wins, n is kept
+    assert merged["claims"]["a.thm2"] == ARTIFACT["claims"]["a.thm2"]
+    assert merged["meta"]["seed"] == 1 and merged["meta"]["git_commit"] == ["aaa", "bbb"]
+
+    paths = []
+    for i, data in enumerate((first, second)):
+        paths.append(tmp_path / f"run{i}.json")
+        paths[-1].write_text(json.dumps(data))
+    out = tmp_path / "measured.json"
+    monkeypatch.setattr(script, "QUOTED", out)
+    monkeypatch.setattr(script, "ROOT", tmp_path)
+    monkeypatch.setattr(script, "wanted", lambda: quotes(TEXT))
+    assert script.main(["update", *map(str, paths)]) == 0
+    written = json.loads(out.read_text())
+    assert written["a.thm1"]["gap"] == {"value": 0.25, "tier": "exact"}
+    assert written["a.thm2"]["acc"] == {"value": 0.9, "tier": "trained"}
+    assert script.main(["check", *map(str, paths)]) == 0
+    assert script.main(["check", str(paths[0])]) == 1  # gap 0.125 != quoted 0.25
+    # the quoted file itself as the first input: a partial run refreshes its values and keeps the others
+    partial = tmp_path / "partial.json"
+    partial.write_text(json.dumps({"meta": {}, "claims": {"a.thm2": {"measures": {"acc": 0.8}}}}))
+    assert script.main(["update", str(out), str(partial)]) == 0
+    written = json.loads(out.read_text())
+    assert written["a.thm2"]["acc"]["value"] == 0.8 and written["a.thm1"]["gap"]["value"] == 0.25
+    assert script.main(["update", str(tmp_path / "missing.json")]) == 2
