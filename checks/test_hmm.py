@@ -16,6 +16,7 @@ from theorylab.hmm import (
     householder_pair,
     lemma7_pair,
     optimal_predictor,
+    predictor_by_enumeration,
     predictor_gap,
     random_doubly_stochastic,
     random_emission,
@@ -797,6 +798,61 @@ def _train_kwargs(scale: str) -> dict:
     return dict(steps=300, batch_size=2048, lr=2e-2, hidden=64, seeds=(0, 1))
 
 
+_THM7_CACHE: dict = {}
+
+
+def _thm7_trained(scale: str, device: str) -> dict:
+    """The Theorem 7 read-out experiment and its baselines, trained once per session: the full budget at every
+    sample size, an untrained network and a network trained for 10% of the budget at the largest size."""
+    key = (scale, device)
+    if key not in _THM7_CACHE:
+        from theorylab.hmm.training import learned_predictors, triple_readout_experiment
+
+        sizes = [10**4, 10**5, 10**6, 10**7] if scale == "full" else [10**3, 10**4, 10**5]
+        model = _trained_model(scale)
+        kw = _train_kwargs(scale)
+        res = triple_readout_experiment(model, sizes, device=device, **kw)
+        base = {
+            "untrained": learned_predictors(
+                model, "x2x3|x1", n=sizes[-1], device=device, **(kw | dict(steps=0))
+            )[0],
+            "10% budget": learned_predictors(
+                model, "x2x3|x1", n=sizes[-1], device=device, **(kw | dict(steps=kw["steps"] // 10))
+            )[0],
+        }
+        _THM7_CACHE[key] = dict(model=model, res=res, baselines=base)
+    return _THM7_CACHE[key]
+
+
+def _thm7_tolerances(r) -> tuple[float, float]:
+    """Read-out tolerances (O, T) of the trained Theorem 7 verdict at sample size ``r.n``, derived from the frequency
+    table on the same samples (the exact-statistics estimator: what the data allow). Its error is itself random,
+    so it is floored at the sampling scale 1/sqrt(n); a network that learned the predictor as well as the data
+    allow reads out within a small factor of it (measured at n = 1e5: O 1.6x, T 3.3x the table's error), so the
+    verdict allows 5x. At n = 1e5 this is ~0.025 (O) and ~0.03 (T), twenty times below the read-out error of an
+    untrained network and below the distance 0.05 of the nearby different instance used as a control."""
+    floor = 1.0 / np.sqrt(r.n)
+    return 5 * max(r.table_emission_error, floor), 5 * max(r.table_transition_error, floor)
+
+
+def _thm7_verdict(model: HMM, W: np.ndarray, r) -> tuple[bool, float, float]:
+    """Does the read-out of the predictor array ``W`` give ``model`` within the tolerances at ``r.n``?"""
+    from theorylab.hmm.training import readout_errors
+
+    e_O, e_T = readout_errors(model, W, "x2x3|x1")
+    tol_O, tol_T = _thm7_tolerances(r)
+    return bool(e_O <= tol_O and e_T <= tol_T), e_O, e_T
+
+
+def _nearby_instance(model: HMM, eps: float) -> HMM:
+    """A different valid HMM at relabeling distance ~eps: O moves mass eps between two tokens in every column
+    (column sums kept), T moves eps along a cyclic shift (double stochasticity kept)."""
+    d, k = model.O.shape
+    shift = np.zeros((d, k))
+    shift[0], shift[1] = eps, -eps
+    return HMM(model.O + shift, model.T + eps * (cyclic_shift(k) - np.eye(k)))
+
+
 @pytest.mark.claim("hmm.thm7", tier="trained")
 def test_thm7_trained_predictor_readout_error_vs_sample_size(scale, device, measure, figure):
     import matplotlib
@@ -804,11 +860,8 @@ def test_thm7_trained_predictor_readout_error_vs_sample_size(scale, device, meas
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from theorylab.hmm.training import triple_readout_experiment
-
-    sizes = [10**4, 10**5, 10**6, 10**7] if scale == "full" else [10**3, 10**4, 10**5]
-    model = _trained_model(scale)
-    res = triple_readout_experiment(model, sizes, device=device, **_train_kwargs(scale))
+    run = _thm7_trained(scale, device)
+    res = run["res"]
     for r in res:
         measure(f"n={r.n}:predictor_error", r.predictor_error)
         measure(f"n={r.n}:O_error", r.emission_error)
@@ -830,29 +883,47 @@ def test_thm7_trained_predictor_readout_error_vs_sample_size(scale, device, meas
     ax.legend(fontsize=6)
     figure(fig, "thm7_readout_vs_n")
     plt.close(fig)
-    # read-out error shrinks with n and is small at the largest n (statistical error ~ n^-1/2; at n = 1e5 the
-    # frequency table gives O, T errors ~5e-3; the network is allowed 10x that)
-    assert res[-1].emission_error < 0.05 and res[-1].transition_error < 0.1, res[-1]
-    assert res[-1].emission_error < res[0].emission_error and res[-1].predictor_error < res[0].predictor_error
+    last = res[-1]
+    tol_O, tol_T = _thm7_tolerances(last)
+    measure("tolerance_O", tol_O)
+    measure("tolerance_T", tol_T)
+    # the worst seed's read-out is within the data-derived tolerances (see _thm7_tolerances), and the errors
+    # shrink with n
+    assert last.emission_error <= tol_O and last.transition_error <= tol_T, (last, tol_O, tol_T)
+    assert last.emission_error < res[0].emission_error and last.predictor_error < res[0].predictor_error
 
 
 @pytest.mark.claim("hmm.thm7", tier="trained", control=True)
-def test_thm7_trained_control_untrained_network_readout_fails(scale, device):
-    from theorylab.hmm.training import learned_predictors
-
-    model = _trained_model(scale)
-    kw = _train_kwargs(scale) | dict(steps=0)
-    preds, _ = learned_predictors(model, "x2x3|x1", device=device, **kw)
-    for W in preds:
-        rep = verify_recovery(model, "x2x3|x1", pred=W, tol=0.05, refine=True)
-        assert not rep.ok
+def test_thm7_trained_control_verdict_rejects_the_baselines(scale, device, measure):
+    """The same verdict rejects an untrained network, a network trained for 10% of the budget, and the exact
+    predictors of two different instances: a random HMM of the same size and a nearby one at distance 0.05
+    (the verdict resolves instances closer than the statistical error of a random draw)."""
+    run = _thm7_trained(scale, device)
+    model, last = run["model"], run["res"][-1]
+    for name, preds in run["baselines"].items():
+        for W in preds:
+            ok, e_O, e_T = _thm7_verdict(model, W, last)
+            measure(f"{name}:O_error", e_O)
+            measure(f"{name}:T_error", e_T)
+            assert not ok, (name, e_O, e_T)
+    rng = np.random.default_rng(7)
+    others = {
+        "random instance": random_hmm(model.d, model.k, rng),
+        "nearby instance": _nearby_instance(model, 0.05),
+    }
+    for name, other in others.items():
+        assert relabeling_distance(model, other).error >= 0.05
+        ok, e_O, e_T = _thm7_verdict(model, optimal_predictor(other, "x2x3|x1"), last)
+        measure(f"{name}:O_error", e_O)
+        assert not ok, (name, e_O, e_T)
 
 
 _PAIR_CACHE: dict = {}
 
 
 def _thm4_trained(scale: str, device: str) -> dict:
-    """Networks trained on both HMMs of a Theorem 4 pair (x3 | x1, d = k = 3, O~ = O, T~ = Q(pi) T)."""
+    """Networks trained on both HMMs of a Theorem 4 pair (x3 | x1, d = k = 3, O~ = O, T~ = Q(pi) T), with the
+    full budget, untrained and with 10% of the budget."""
     key = (scale, device)
     if key not in _PAIR_CACHE:
         from theorylab.hmm.training import learned_predictors
@@ -862,15 +933,29 @@ def _thm4_trained(scale: str, device: str) -> dict:
         pair = (HMM(O, T), HMM(O, T2))
         kw = _train_kwargs(scale)
         out = {"pair": pair}
-        for task in ("x3|x1", "x2x3|x1"):
-            out[task] = [np.mean(learned_predictors(m, task, device=device, **kw)[0], axis=0) for m in pair]
+        budgets = {"": kw["steps"], "untrained:": 0, "10% budget:": kw["steps"] // 10}
+        for prefix, steps in budgets.items():
+            for task in ("x3|x1", "x2x3|x1") if prefix == "" else ("x3|x1",):
+                out[prefix + task] = [
+                    np.mean(learned_predictors(m, task, device=device, **(kw | dict(steps=steps)))[0], axis=0)
+                    for m in pair
+                ]
         _PAIR_CACHE[key] = out
     return _PAIR_CACHE[key]
 
 
 # Learned predictors are within ~5e-3 of the exact ones after 300 steps of 2048 fresh samples (sampling and
-# optimization error); "same predictor" is judged at 3e-2, six times that and a seventh of the exact triple gap 0.218.
+# optimization error): "learned" means within LEARNED_CLOSE = 1.5e-2 (3x that) of the exact predictor, and "the
+# same predictor" means a gap below LEARNED_SAME = 3e-2 (the two errors added), a seventh of the exact triple gap
+# 0.218. An untrained or 10%-budget network is not "learned" (its error is measured in the control).
+LEARNED_CLOSE = 1.5e-2
 LEARNED_SAME = 3e-2
+
+
+def _thm4_verdict(Wa: np.ndarray, Wb: np.ndarray, exact: np.ndarray) -> bool:
+    """Both networks learned the exact predictor, and they learned the same one."""
+    err = max(np.max(np.abs(Wa - exact)), np.max(np.abs(Wb - exact)))
+    return bool(err < LEARNED_CLOSE and np.max(np.abs(Wa - Wb)) < LEARNED_SAME)
 
 
 @pytest.mark.claim("hmm.thm4", tier="trained")
@@ -882,17 +967,29 @@ def test_thm4_trained_networks_learn_the_same_pairwise_predictor(scale, device, 
     assert np.max(np.abs(exact - optimal_predictor(b, "x3|x1"))) < PAIR_TOL
     measure("learned_pairwise_error", max(np.max(np.abs(Wa - exact)), np.max(np.abs(Wb - exact))))
     measure("learned_pairwise_gap", np.max(np.abs(Wa - Wb)))
-    assert np.max(np.abs(Wa - Wb)) < LEARNED_SAME
+    assert _thm4_verdict(Wa, Wb, exact)
 
 
 @pytest.mark.claim("hmm.thm4", tier="trained", control=True)
-def test_thm4_trained_control_triple_predictors_separate_the_pair(scale, device, measure):
+def test_thm4_trained_control_verdict_rejects_baselines_and_triple_predictors(scale, device, measure):
+    """The verdict rejects: networks trained on the triple task (the two HMMs differ there, exact gap 0.218),
+    untrained networks (identical initializations agree with each other, but not with the predictor), networks
+    trained for 10% of the budget, and the exact predictors of a different instance (another O)."""
     run = _thm4_trained(scale, device)
     a, b = run["pair"]
     Wa, Wb = run["x2x3|x1"]
     measure("exact_triple_gap", predictor_gap(a, b, "x2x3|x1"))
     measure("learned_triple_gap", np.max(np.abs(Wa - Wb)))
-    assert np.max(np.abs(Wa - Wb)) > LEARNED_SAME
+    assert not _thm4_verdict(Wa, Wb, optimal_predictor(a, "x2x3|x1"))
+    exact = optimal_predictor(a, "x3|x1")
+    for name in ("untrained", "10% budget"):
+        Ua, Ub = run[f"{name}:x3|x1"]
+        measure(f"{name}:error", max(np.max(np.abs(Ua - exact)), np.max(np.abs(Ub - exact))))
+        assert not _thm4_verdict(Ua, Ub, exact), name
+    other = HMM(random_emission(3, 3, np.random.default_rng(3)), a.T)
+    Wo = optimal_predictor(other, "x3|x1")
+    measure("different_instance:error", np.max(np.abs(Wo - exact)))
+    assert not _thm4_verdict(Wo, Wo, exact)
 
 
 # ----------------------------------------------------------------------------------------------- Lemma 8, Claim 4, Thm 9
@@ -977,19 +1074,36 @@ def test_claim4_control_other_points_of_the_affine_hull_fail(rng):
 
 @pytest.mark.claim("hmm.thm9", tier="exact")
 def test_thm9_conditional_law_recovers_T_and_separates_case2_twins(rng, measure):
-    from theorylab.hmm.gaussian import conditional_density, transition_from_density
+    from theorylab.hmm.gaussian import conditional_density, lindsay_basak_means, transition_from_density
 
-    worst = 0.0
+    worst, worst_pipeline = 0.0, 0.0
     for _ in range(30):
         d = int(rng.integers(2, 5))
         k = int(rng.integers(2, d + 1))
         M = rng.standard_normal((d, k)) * rng.uniform(0.5, 2, size=k)  # Assumption 9 not needed
         g = GHMM(M, random_doubly_stochastic(k, rng), norm=None)
+
+        def density(a, b, g=g):
+            return conditional_density(g, a, b)
+
         X = g.M.T  # the means as query points: Psi_X is a Gaussian kernel matrix (positive definite)
-        T_hat = transition_from_density(lambda a, b, g=g: conditional_density(g, a, b), g.M, X)
-        worst = max(worst, float(np.max(np.abs(T_hat - g.T))))
-    measure("worst_T_error_eq_2_79", worst)
+        worst = max(worst, float(np.max(np.abs(transition_from_density(density, g.M, X) - g.T))))
+        if d <= 3:  # the whole proof from the density alone: means by Lemma 9 at one x1, then T by (2.79)
+            x1 = rng.standard_normal(d)
+            M_hat, _, _ = lindsay_basak_means(
+                lambda y, x1=x1, g=g: conditional_density(g, y, np.broadcast_to(x1, y.shape)),
+                d,
+                k,
+                rng=rng,
+            )
+            rec = GHMM(M_hat, transition_from_density(density, M_hat, M_hat.T), norm=None, validate=False)
+            worst_pipeline = max(worst_pipeline, relabeling_distance(g, rec).error)
+    measure("worst_T_error_eq_2_79_known_means", worst)
+    measure("worst_error_density_to_parameters", worst_pipeline)
     assert worst < 1e-8  # limited by the conditioning of the kernel matrix Psi_X and of Phi_X
+    # quadrature (converges faster than geometrically: ~1e-14 at 24 nodes) through the Hankel / Vandermonde solves
+    # (condition numbers measured up to ~1e4) and (2.79): 1e-8 leaves a 100x margin over the measured 6e-11
+    assert worst_pipeline < 1e-8
     # the Theorem 8 case-2 twins have equal x1(x)x3|x2 means but different conditional laws of x2 | x1
     P = cyclic_shift(3)
     a = GHMM(np.linalg.qr(rng.standard_normal((3, 3)))[0], 0.5 * np.eye(3) + 0.3 * P + 0.2 * P.T)
@@ -1010,3 +1124,319 @@ def test_thm9_control_density_is_invariant_only_under_relabeling(rng):
     assert np.max(np.abs(conditional_density(g, X2, X1) - conditional_density(same, X2, X1))) < PAIR_TOL
     other = GHMM(g.M, g.T.T)  # a different transition (the reversed chain) with the same means
     assert np.max(np.abs(conditional_density(g, X2, X1) - conditional_density(other, X2, X1))) > SEPARATION
+
+
+# ----------------------------------------------------------------------------------------------- Lemma 9, Claim 5
+
+
+def _random_mixture(rng, d: int, k: int):
+    """A unit-covariance Gaussian mixture with well-separated means (pairwise distance >= 0.5) and weights >= 0.1."""
+    while True:
+        M = rng.standard_normal((d, k)) * 1.2
+        gaps = np.linalg.norm(M[:, :, None] - M[:, None, :], axis=0) + 10 * np.eye(k)
+        w = rng.dirichlet(np.full(k, 3.0))
+        if gaps.min() >= 0.5 and w.min() >= 0.1:
+            return M, w
+
+
+def _mixture_density(M: np.ndarray, w: np.ndarray):
+    d = M.shape[0]
+
+    def density(y):
+        sq = np.sum((np.asarray(y)[:, None, :] - M.T[None]) ** 2, axis=-1)
+        return (2 * np.pi) ** (-d / 2) * np.exp(-0.5 * sq) @ w
+
+    return density
+
+
+def _mixture_error(M, w, M_hat, w_hat) -> float:
+    from scipy.optimize import linear_sum_assignment
+
+    cost = np.linalg.norm(M[:, :, None] - M_hat[:, None, :], axis=0)
+    r, c = linear_sum_assignment(cost)
+    return float(max(np.max(np.abs(M[:, r] - M_hat[:, c])), np.max(np.abs(w[r] - w_hat[c]))))
+
+
+@pytest.mark.claim("hmm.lemma9", tier="exact")
+def test_lemma9_means_and_weights_from_moments_of_the_density(rng, measure):
+    """Lindsay-Basak, constructively: from the density alone (a black box), deconvolved Hermite moments along a
+    direction with distinct projections give the atoms (Prony), the weights (Vandermonde) and, with mixed moments, the
+    other coordinates of the means."""
+    from theorylab.hmm.gaussian import lindsay_basak_means
+
+    worst = 0.0
+    for _ in range(20):
+        d = int(rng.integers(1, 4))
+        k = int(rng.integers(2, 4))
+        M, w = _random_mixture(rng, d, k)
+        M_hat, w_hat, _ = lindsay_basak_means(_mixture_density(M, w), d, k, direction=rng.standard_normal(d))
+        worst = max(worst, _mixture_error(M, w, M_hat, w_hat))
+    measure("worst_mean_or_weight_error", worst)
+    # Gauss-Hermite with 24 nodes integrates (p / phi) * He_n to ~1e-14; the Hankel and Vandermonde solves amplify by
+    # their condition numbers (<= ~1e4 for separations >= 0.5): 1e-8 is a 1e4 margin over round-off
+    assert worst < 1e-8
+
+
+@pytest.mark.claim("hmm.lemma9", tier="exact", control=True)
+def test_lemma9_control_direction_with_repeated_projections_fails(rng):
+    """The lemma's hypothesis (a coordinate with distinct values) is needed: along a direction orthogonal to
+    mu_1 - mu_2 the projected mixture has k - 1 atoms, its Hankel matrix is singular and the moments along it do
+    not determine the means; a generic direction (the thesis's rotation) does."""
+    from theorylab.hmm.gaussian import lindsay_basak_means
+
+    M, w = _random_mixture(rng, 3, 3)
+    diff = M[:, 0] - M[:, 1]
+    bad = np.cross(diff, rng.standard_normal(3))  # orthogonal to mu_1 - mu_2
+    with pytest.raises(ValueError, match="not distinct"):
+        lindsay_basak_means(_mixture_density(M, w), 3, 3, direction=bad)
+    M_hat, w_hat, _ = lindsay_basak_means(_mixture_density(M, w), 3, 3, direction=bad + 0.3 * diff)
+    assert _mixture_error(M, w, M_hat, w_hat) < 1e-8
+    # a k - 1 = 2 component fit along the bad direction misses the means
+    M2, w2, _ = lindsay_basak_means(_mixture_density(M, w), 3, 2, direction=bad)
+    assert np.max([np.min(np.linalg.norm(M2 - M[:, [i]], axis=0)) for i in range(3)]) > 1e-2
+
+
+@pytest.mark.claim("hmm.lemma9", tier="property", examples=10)
+@given(seed=st.integers(0, 2**32 - 1), d=st.integers(1, 3), k=st.integers(2, 3))
+def test_lemma9_property_recovery(seed, d, k):
+    from theorylab.hmm.gaussian import lindsay_basak_means
+
+    rng = np.random.default_rng(seed)
+    M, w = _random_mixture(rng, d, k)
+    trivial(k < 2)  # one component: its mean is the mixture's mean (never drawn)
+    M_hat, w_hat, _ = lindsay_basak_means(_mixture_density(M, w), d, k, direction=rng.standard_normal(d))
+    assert _mixture_error(M, w, M_hat, w_hat) < 1e-8
+
+
+@pytest.mark.claim("hmm.lemma9", tier="property", control=True, examples=10)
+@given(seed=st.integers(0, 2**32 - 1), k=st.integers(2, 3))
+def test_lemma9_property_control_degenerate_direction_is_refused(seed, k):
+    from theorylab.hmm.gaussian import lindsay_basak_means
+
+    rng = np.random.default_rng(seed)
+    M, w = _random_mixture(rng, 3, k)
+    bad = np.cross(M[:, 0] - M[:, 1], rng.standard_normal(3))
+    trivial(bool(np.linalg.norm(bad) < 1e-8))  # a zero direction would be refused for another reason
+    with pytest.raises(ValueError, match="not distinct"):
+        lindsay_basak_means(_mixture_density(M, w), 3, k, direction=bad)
+
+
+@pytest.mark.claim("hmm.claim5", tier="exact")
+def test_claim5_dependent_translates_give_affine_coefficients(rng, measure):
+    """Claim 5 and its use in Lemma 8: {u_i - v} dependent <=> v in the affine hull of {u_i}; the coefficients of
+    (2.68)-(2.69) are recovered; points c mu_i with c != 1 lie outside the affine hull."""
+    from theorylab.hmm.gaussian import claim5_coefficients
+
+    worst = 0.0
+    for _ in range(50):
+        k = int(rng.integers(2, 6))
+        d = int(rng.integers(k, 8))
+        U = rng.standard_normal((d, k))
+        beta = rng.standard_normal(k)
+        beta += (1 - beta.sum()) / k  # sum 1, generically not a vertex
+        D = U - (U @ beta)[:, None]
+        s = np.linalg.svd(D, compute_uv=False)
+        assert s[-1] < 1e-12 * s[0] and np.linalg.matrix_rank(D, tol=1e-10 * s[0]) == k - 1
+        worst = max(worst, float(np.max(np.abs(claim5_coefficients(U, U @ beta) - beta))))
+        # Lemma 8's use: x = c mu_i (c > 1) is outside the affine hull of unit means, so M - x 1^T has full rank
+        Mu = U / np.linalg.norm(U, axis=0)
+        x = 3.0 * Mu[:, 0]
+        sm = np.linalg.svd(Mu - x[:, None], compute_uv=False)
+        assert sm[-1] > 1e-8 * sm[0]
+    measure("worst_coefficient_error", worst)
+    assert worst < 1e-9  # SVD null vector of a k x k problem with cond <= ~1e3: round-off ~1e-13
+
+
+@pytest.mark.claim("hmm.claim5", tier="exact", control=True)
+def test_claim5_control_non_affine_combinations_keep_independence(rng):
+    """v = U beta with sum(beta) = 0.9 (a linear but not affine combination) or a generic v: the translates stay
+    independent and the coefficient routine refuses; dependent u_i are refused too."""
+    from theorylab.hmm.gaussian import claim5_coefficients
+
+    U = rng.standard_normal((4, 3))
+    beta = np.array([0.2, 0.5, 0.2])  # sums to 0.9
+    for v in (U @ beta, rng.standard_normal(4)):
+        assert np.linalg.svd(U - v[:, None], compute_uv=False)[-1] > 1e-6
+        with pytest.raises(ValueError, match="independent"):
+            claim5_coefficients(U, v)
+    U2 = U.copy()
+    U2[:, 2] = U[:, 0] + U[:, 1]
+    with pytest.raises(ValueError, match="linearly independent"):
+        claim5_coefficients(U2, U2 @ np.array([0.3, 0.3, 0.4]))
+
+
+@pytest.mark.claim("hmm.claim5", tier="property", examples=15)
+@given(seed=st.integers(0, 2**32 - 1), k=st.integers(2, 5), extra=st.integers(0, 3))
+def test_claim5_property(seed, k, extra):
+    from theorylab.hmm.gaussian import claim5_coefficients
+
+    rng = np.random.default_rng(seed)
+    U = rng.standard_normal((k + extra, k))
+    beta = rng.dirichlet(np.ones(k)) * 2 - 1 / k  # sums to 1, entries of both signs
+    trivial(bool(np.max(np.abs(beta)) > 1 - 1e-6))  # a vertex: v = u_i, u_i - v = 0 is dependent trivially
+    assert np.allclose(claim5_coefficients(U, U @ beta), beta, atol=1e-8)
+
+
+@pytest.mark.claim("hmm.claim5", tier="property", control=True, examples=15)
+@given(seed=st.integers(0, 2**32 - 1), k=st.integers(2, 5), shift=st.floats(0.05, 1.0))
+def test_claim5_property_control_off_the_affine_hull(seed, k, shift):
+    from theorylab.hmm.gaussian import claim5_coefficients
+
+    rng = np.random.default_rng(seed)
+    U = rng.standard_normal((k, k))
+    beta = rng.dirichlet(np.ones(k)) * (1 + shift)  # sums to 1 + shift != 1
+    trivial(bool(shift == 0))  # st.floats(0.05, 1) never draws the affine case
+    with pytest.raises(ValueError, match="independent"):
+        claim5_coefficients(U, U @ beta)
+
+
+# ----------------------------------------------------------------------------------------------- Remark 2, head3
+
+
+def _scores(p: np.ndarray, q: np.ndarray) -> dict[str, float]:
+    """Expected scores (lower is better) of forecasts q[j] for outcomes ~ p[j], averaged over inputs j with weight
+    rows of p's marginal are folded in by the caller: log, Brier, spherical (all strictly proper)."""
+    log = -np.sum(p * np.log(q), axis=-1)
+    brier = np.sum(q**2, axis=-1) - 2 * np.sum(p * q, axis=-1) + 1
+    spherical = -np.sum(p * q, axis=-1) / np.linalg.norm(q, axis=-1)
+    return {"log": log, "brier": brier, "spherical": spherical}
+
+
+def _risk(model: HMM, task: str, q: np.ndarray) -> dict[str, float]:
+    """Population risk of the forecast array q (one row per input token) under ``model``'s data, three proper
+    scores; marginal of the input token (O 1)_j / k (Assumption 5)."""
+    p = predictor_by_enumeration(model, *_task_args(task)).reshape(model.d, -1)
+    marg = model.O.sum(axis=1) / model.k
+    return {name: float(marg @ v) for name, v in _scores(p, q.reshape(model.d, -1)).items()}
+
+
+def _task_args(task: str):
+    from theorylab.hmm import parse_task
+
+    return parse_task(task)
+
+
+@pytest.mark.claim("hmm.remark2", tier="exact")
+def test_remark2_no_proper_loss_separates_the_pairwise_counterexamples(rng, measure):
+    """For the Theorem 4 / 6 pairs the whole conditional law P(x_t | x_1) (by enumeration over hidden paths) and the
+    input marginal coincide, so every loss on (x_1, x_t) has the same population risk under both models for every
+    forecast; the common minimizer of the (strictly proper) log, Brier and spherical scores is the common pmf."""
+    worst = 0.0
+    pairs = [(theorem4_pair(t), f"x{t}|x1") for t in (2, 3, 4)] + [(theorem6_pair(rng=rng), "x2|x1")]
+    pairs.append((theorem6_pair(rng=rng), "x1|x3"))
+    for (a, b), task in pairs:
+        pa = predictor_by_enumeration(a, *_task_args(task))
+        pb = predictor_by_enumeration(b, *_task_args(task))
+        worst = max(worst, float(np.max(np.abs(pa - pb))), float(np.max(np.abs(a.O.sum(1) - b.O.sum(1)))))
+        for _ in range(5):  # random forecasts: equal risks under both models, and never below the pmf's risk
+            q = rng.dirichlet(np.ones(a.d), size=a.d)
+            ra, rb, best = _risk(a, task, q), _risk(b, task, q), _risk(a, task, pa)
+            for name in ra:
+                assert abs(ra[name] - rb[name]) < 1e-12
+                assert ra[name] > best[name] + 1e-9
+        assert relabeling_distance(a, b).error > SEPARATION
+    measure("worst_conditional_law_gap", worst)
+    assert worst < PAIR_TOL
+
+
+@pytest.mark.claim("hmm.remark2", tier="exact", control=True)
+def test_remark2_control_triple_law_and_gaussian_law_separate(rng, measure):
+    """The triple task's law differs for the same pairs (the log-risk of model a's triple pmf under b exceeds b's
+    entropy: a positive KL), and for G-HMMs the conditional *law* of x2 | x1 separates the Theorem 8 case-2 twins,
+    whose conditional means of x1 (x) x3 | x2 agree (Remark 2: a Gaussian mixture is identifiable)."""
+    from theorylab.hmm.gaussian import conditional_density
+
+    worst = np.inf
+    for a, b in (theorem4_pair(3), example_247(exact=True)):
+        pa = predictor_by_enumeration(a, *_task_args("x2x3|x1"))
+        pb = predictor_by_enumeration(b, *_task_args("x2x3|x1"))
+        worst = min(worst, _risk(b, "x2x3|x1", pa)["log"] - _risk(b, "x2x3|x1", pb)["log"])
+    measure("min_triple_kl", worst)
+    # example (2.47) differs by 1.65e-4 in the triple pmf (KL ~ 1e-8); the log risks are sums of ~d^3 terms of
+    # size ~1 computed to ~1e-15
+    assert worst > 1e-12
+    P = cyclic_shift(3)
+    g = GHMM(np.linalg.qr(rng.standard_normal((3, 3)))[0], 0.5 * np.eye(3) + 0.3 * P + 0.2 * P.T)
+    twin = theorem8_case2_pair(g)
+    X1, X2 = _points(rng, 200, 3), _points(rng, 200, 3)
+    assert predictor_gap(g, twin, "x1x3|x2", X1) < PAIR_TOL
+    assert np.max(np.abs(conditional_density(g, X2, X1) - conditional_density(twin, X2, X1))) > SEPARATION
+
+
+def _positive_rotation_pair(seed: int, d: int, k: int):
+    """A Theorem 6 pair from a strictly positive model (Dirichlet(5) emissions, sigma_min(T) >= 0.2), so that the
+    rotation angle stays near 0.3 instead of being halved towards a relabeling."""
+    rng = np.random.default_rng(seed)
+    model = HMM(random_emission(d, k, rng, alpha=5.0), random_doubly_stochastic(k, rng, min_sv=0.2))
+    return theorem6_pair(model, rng)
+
+
+@pytest.mark.claim("hmm.remark2", tier="property", examples=10)
+@given(seed=st.integers(0, 2**32 - 1), d=st.integers(3, 5), k=st.just(3))
+def test_remark2_property_rotation_pairs_have_equal_conditional_laws(seed, d, k):
+    a, b = _positive_rotation_pair(seed, d, k)
+    trivial(relabeling_distance(a, b).error < 1e-3)  # a near-relabeling has equal laws trivially
+    for task in ("x2|x1", "x1|x2", "x3|x1"):
+        pa = predictor_by_enumeration(a, *_task_args(task))
+        assert np.max(np.abs(pa - predictor_by_enumeration(b, *_task_args(task)))) < PAIR_TOL
+
+
+@pytest.mark.claim("hmm.remark2", tier="property", control=True, examples=10)
+@given(seed=st.integers(0, 2**32 - 1), d=st.integers(3, 5), k=st.just(3))
+def test_remark2_property_control_triple_laws_differ(seed, d, k):
+    a, b = _positive_rotation_pair(seed, d, k)
+    trivial(relabeling_distance(a, b).error < 1e-3)
+    pa = predictor_by_enumeration(a, *_task_args("x2x3|x1"))
+    assert np.max(np.abs(pa - predictor_by_enumeration(b, *_task_args("x2x3|x1")))) > 1e-10
+
+
+def _stationary_vectors(K: np.ndarray) -> np.ndarray:
+    """Orthonormal basis (columns) of {p : K^T p = p} for a row-stochastic K."""
+    from scipy.linalg import null_space
+
+    return null_space(K.T - np.eye(K.shape[0]), rcond=1e-10)
+
+
+@pytest.mark.claim("hmm.head3", tier="exact")
+def test_head3_construction_is_marginal_free_and_marginals_are_recoverable(rng, measure):
+    """(i) The proof's weights do not use the marginals: reweighting the rows of the stacked predictor by any
+    positive weights leaves the x2 (x) x3 | x1 read-out unchanged (only the B, C factors are used). (ii) Correction of
+    the stated reason: under Assumption 5 the marginal IS a function of the predictor when the one-target kernel
+    K[j, a] = P(x2 = a | x1 = j) (the predictor summed over x3) is irreducible: it is K's unique stationary vector
+    (stationarity: x2 has the law of x1), so the joint third moment diag(p) W is available from the predictor."""
+    worst = 0.0
+    for _ in range(20):
+        d = int(rng.integers(2, 7))
+        k = int(rng.integers(2, d + 1))
+        m = random_hmm(d, k, rng)
+        W = optimal_predictor(m, "x2x3|x1")
+        c = rng.uniform(0.2, 5.0, size=d)
+        assert verify_recovery(m, "x2x3|x1", pred=c[:, None, None] * W, tol=RECOVERY_TOL).ok
+        K = W.sum(axis=2)
+        basis = _stationary_vectors(K)
+        assert basis.shape[1] == 1  # unique: K > 0 here
+        p = basis[:, 0] / basis[:, 0].sum()
+        worst = max(worst, float(np.max(np.abs(p - m.O.sum(axis=1) / k))))
+        # the joint third moment from the predictor alone equals P(x1, x2, x3) by enumeration over hidden paths
+        joint = p[:, None, None] * W
+        enum = predictor_by_enumeration(m, (2, 3), 1) * (m.O.sum(axis=1) / k)[:, None, None]
+        worst = max(worst, float(np.max(np.abs(joint - enum))))
+    measure("worst_marginal_from_predictor_error", worst)
+    assert worst < 1e-12
+
+
+@pytest.mark.claim("hmm.head3", tier="exact", control=True)
+def test_head3_control_reducible_kernel_leaves_the_marginal_undetermined(rng):
+    """Where the thesis's caution does apply: T = I and O with disjoint supports (Assumptions 5-7 hold) make K
+    reducible; its stationary vectors form a k-dimensional space, so K does not determine the marginal. The
+    reweighting invariance (i) still holds and Theorem 7 still recovers the model."""
+    O = np.zeros((4, 2))
+    O[:2, 0], O[2:, 1] = rng.dirichlet(np.ones(2)), rng.dirichlet(np.ones(2))
+    m = HMM(O, np.eye(2))
+    W = optimal_predictor(m, "x2x3|x1")
+    assert _stationary_vectors(W.sum(axis=2)).shape[1] == 2
+    assert verify_recovery(m, "x2x3|x1", pred=rng.uniform(0.2, 5.0, size=4)[:, None, None] * W).ok
+    # the x1 (x) x3 | x2 read-out does use the unit weights (O from A = D^-1 O): reweighting breaks it
+    m2 = random_hmm(5, 3, rng)
+    W2 = optimal_predictor(m2, "x1x3|x2")
+    assert not verify_recovery(m2, "x1x3|x2", pred=rng.uniform(0.2, 5.0, size=5)[:, None, None] * W2).ok
