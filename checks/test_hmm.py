@@ -999,11 +999,12 @@ def _thm4_trained(scale: str, device: str) -> dict:
     return _PAIR_CACHE[key]
 
 
-# Learned predictors are within ~5e-3 of the exact ones after 300 steps of 2048 fresh samples (sampling and
-# optimization error): "learned" means within LEARNED_CLOSE = 1.5e-2 (3x that) of the exact predictor, and "the
-# same predictor" means a gap below LEARNED_SAME = 3e-2 (the two errors added), a seventh of the exact triple gap
-# 0.218. An untrained or 10%-budget network is not "learned" (its error is measured in the control).
-LEARNED_CLOSE = 1.5e-2
+# Learned predictors: after the full budget (300 steps of 2048 fresh samples) the worse network is 6.7e-3 from the
+# exact predictor, after 10% of it 1.8e-2, untrained 9.7e-2 (measured, small scale). "Learned" means within
+# LEARNED_CLOSE = 1.1e-2 of the exact predictor (the geometric mean of the full and the 10% budget: a factor 1.6 from
+# each), and "the same predictor" a gap below LEARNED_SAME = 3e-2 (two learning errors), a seventh of the exact
+# triple gap 0.218.
+LEARNED_CLOSE = 1.1e-2
 LEARNED_SAME = 3e-2
 
 
