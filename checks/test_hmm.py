@@ -360,6 +360,11 @@ def test_thm4_control_a_relabeling_is_not_a_witness(rng):
         g, g.relabel([2, 0, 1]), ["x2|x1", "x1x3|x2"], points=_points(rng, 50, 3)
     )
     assert not rep.problems and max(rep.matched.values()) <= PAIR_TOL and not rep.ok
+    # the other half of the verdict: a task offered as separating that does not separate (a pairwise task for a
+    # Theorem 6 pair) makes the report fail, although everything else holds
+    a, b = theorem6_pair(rng=rng)
+    rep = verify_nonidentifiable_pair(a, b, PAIRWISE_TASKS_3, ["x3|x2"], tol=PAIR_TOL)
+    assert rep.relabel_error > SEPARATION and max(rep.separating.values()) <= PAIR_TOL and not rep.ok
 
 
 @pytest.mark.claim("hmm.thm6", tier="exact", control=True)
@@ -683,8 +688,9 @@ def test_lemma7_householder_preserves_posterior_and_fails_for_d_greater_than_k(r
         g2 = lemma7_pair(g, c=frac / (u @ u))
         assert np.max(np.abs(g2.posterior(X) - g.posterior(X))) < PAIR_TOL
         assert relabeling_distance(g, g2).emission_error > 1e-3
-    with pytest.raises(ValueError, match="c must lie"):
-        lemma7_pair(g, c=2.5 / (u @ u))
+    for c in (2.5 / (u @ u), 2 / (u @ u), 0.0):  # c = 2/|u|^2 is Claim 4's v* (M~ = HM): not a counterexample
+        with pytest.raises(ValueError, match="c must lie"):
+            lemma7_pair(g, c=c)
     with pytest.raises(ValueError, match="needs d > k"):
         lemma7_pair(GHMM(random_unit_means(3, 3, rng), random_doubly_stochastic(3, rng)))
 
