@@ -235,6 +235,47 @@ def test_sampler_frequencies_match_the_exact_predictors(rng, measure):
     assert worst < 6
 
 
+@pytest.mark.claim("hmm.thm7", tier="exact")
+def test_hmmlearn_conventions_round_trip_and_give_the_same_predictors(rng):
+    """hmmlearn stores the transposes (row-stochastic transmat_, emissionprob_ k x d, means_ k x d) and a start
+    vector: the round trip returns the same model (exactly), hence the same optimal predictors; a uniform start is
+    Assumption 5's stationary start. Controls: theorylab's column-stochastic T passed as transmat_, a non-uniform
+    start, or row sums off are refused, naming the assumption."""
+    from theorylab.hmm import from_hmmlearn, to_hmmlearn
+    from theorylab.hmm.models import AssumptionError
+
+    P = cyclic_shift(3)
+    T = 0.6 * np.eye(3) + 0.3 * P + 0.1 * P.T  # not symmetric: T and T^T are different chains
+    for m in (HMM(random_emission(5, 3, rng), T), GHMM(random_unit_means(4, 3, rng), T)):
+        params = to_hmmlearn(m)
+        assert np.array_equal(params["transmat_"], m.T.T) and np.allclose(params["transmat_"].sum(axis=1), 1)
+        assert np.array_equal(params["startprob_"], np.full(3, 1 / 3))
+        back = from_hmmlearn(
+            startprob=params["startprob_"],
+            transmat=params["transmat_"],
+            emissionprob=params.get("emissionprob_"),
+            means=params.get("means_"),
+        )
+        assert back == m and type(back) is type(m)
+        if isinstance(m, GHMM):
+            assert params["covars_"].shape == (3, 4) and np.all(params["covars_"] == 1)
+        else:
+            assert np.array_equal(optimal_predictor(back, "x2x3|x1"), optimal_predictor(m, "x2x3|x1"))
+    m = HMM(random_emission(5, 3, rng), T)
+    B = m.O.T
+    with pytest.raises(AssumptionError, match="rows must sum to 1") as err:
+        from_hmmlearn(
+            transmat=0.5 * T.T + 0.5 * np.eye(3)[[1, 2, 0]] @ np.diag([1.2, 1.0, 0.8]), emissionprob=B
+        )
+    assert err.value.assumption == "Assumption 5"
+    with pytest.raises(AssumptionError, match="uniform"):
+        from_hmmlearn(startprob=np.array([0.5, 0.3, 0.2]), transmat=T.T, emissionprob=B)
+    O3 = random_emission(3, 3, rng)  # square, so only the orientation is wrong
+    with pytest.raises(AssumptionError, match="row-stochastic"):
+        from_hmmlearn(transmat=T.T, emissionprob=O3)
+    assert not (from_hmmlearn(transmat=T, emissionprob=B) == m)  # T itself is the reversed chain
+
+
 @pytest.mark.claim("hmm.thm7", tier="exact", control=True)
 def test_predictor_control_unnormalized_posterior_typo_is_rejected(rng):
     """l.769 writes the posterior as O_{x,j} without the row normalization: that 'predictor' disagrees with the
