@@ -324,6 +324,17 @@ def test_thm7_control_violating_assumption7_loses_identifiability(rng):
     bad = HMM(O, random_doubly_stochastic(3, rng), validate=False)
     assert kruskal_rank(triple_factors(bad, "x2x3|x1")[1]) == 1
     assert not verify_recovery(bad, "x2x3|x1", tol=RECOVERY_TOL).ok
+    # and the model class refuses it, naming the assumption: rank k - 1 already (an emission with two equal columns,
+    # a transition with rank k - 1, means with rank k - 1)
+    from theorylab.hmm.models import AssumptionError
+
+    for make in (
+        lambda: HMM(O, random_doubly_stochastic(3, rng)),
+        lambda: HMM(random_emission(3, 2, rng), np.full((2, 2), 0.5)),
+        lambda: GHMM(np.array([[1.0, 0.6, 0.0], [0.0, 0.8, 1.0], [0.0, 0.0, 0.0]]), np.eye(3)),
+    ):
+        with pytest.raises(AssumptionError, match="Assumption [78]: rank"):
+            make()
 
 
 @pytest.mark.claim("hmm.thm7", tier="property", examples=20)
