@@ -1202,6 +1202,9 @@ def test_thm9_conditional_law_recovers_T_and_separates_case2_twins(rng, measure)
 
         X = g.M.T  # the means as query points: Psi_X is a Gaussian kernel matrix (positive definite)
         worst = max(worst, float(np.max(np.abs(transition_from_density(density, g.M, X) - g.T))))
+        # any k points with invertible Psi_X work (there Psi_X is not symmetric, so its transpose matters)
+        X2 = g.M.T + 0.3 * rng.standard_normal((k, d))
+        worst = max(worst, float(np.max(np.abs(transition_from_density(density, g.M, X2) - g.T))))
         if d <= 3:  # the whole proof from the density alone: means by Lemma 9 at one x1, then T by (2.79)
             x1 = rng.standard_normal(d)
             M_hat, _, _ = lindsay_basak_means(
