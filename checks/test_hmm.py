@@ -16,6 +16,7 @@ from theorylab.hmm import (
     householder_pair,
     lemma7_pair,
     optimal_predictor,
+    predictor_by_enumeration,
     predictor_gap,
     random_doubly_stochastic,
     random_emission,
@@ -45,8 +46,15 @@ from theorylab.hmm.verify import (
     verify_nonidentifiable_pair,
     verify_recovery,
 )
-from theorylab.strategies.stochastic import cp_factors, ghmms, hmms, rotations_fixing_ones
+from theorylab.strategies.stochastic import (
+    cp_factors,
+    ghmms,
+    hmms,
+    nonidentity_permutations,
+    rotations_fixing_ones,
+)
 from theorylab.tensors import cp_to_tensor, kruskal_rank, nonunique_decomposition, uniqueness_report
+from theorylab.testing import trivial
 
 # Tolerances. Exactly constructed pairs agree to round-off (~1e-16 per entry, products of <= 6 matrices): 1e-12.
 # Jennrich recovery from exact predictors: eigen-decomposition of matrices with condition number <= ~1e3 (the
@@ -55,6 +63,23 @@ from theorylab.tensors import cp_to_tensor, kruskal_rank, nonunique_decompositio
 PAIR_TOL = 1e-12
 RECOVERY_TOL = 1e-6
 SEPARATION = 1e-6  # a gap above this is "different" (round-off is 1e-16, so 1e-6 is far from both)
+
+
+def _near_permutation(R: np.ndarray, tol: float = 0.05) -> bool:
+    """Whether R is within ``tol`` (max entry) of a permutation matrix: then (OR, R^T T R) is nearly a relabeling
+    of the model, a trivial instance of the rotation family."""
+    P = np.round(R)
+    is_perm = bool(np.all((P == 0) | (P == 1)) and np.all(P.sum(axis=0) == 1) and np.all(P.sum(axis=1) == 1))
+    return is_perm and bool(np.max(np.abs(R - P)) < tol)
+
+
+def _registered_counterexample(generator_id: str) -> dict:
+    """The arrays of this family's registered generator ``generator_id``. Imports only the family's generator module:
+    ``theorylab.counterexamples.generate`` discovers every family's generators (seconds of imports)."""
+    import theorylab.hmm.counterexamples as cx
+
+    functions = {"hmm.lemma7": cx.lemma7_d4k2, "hmm.thm8": cx.theorem8_case2}
+    return functions[generator_id]()
 
 
 def _points(rng, n: int, d: int) -> np.ndarray:
@@ -111,12 +136,21 @@ def test_prop1_kruskal_rank_exact_methods_agree_with_brute_force(rng):
 @pytest.mark.claim("hmm.prop1", tier="property", examples=12)
 @given(factors=cp_factors())
 def test_prop1_property_condition_met_implies_unique(factors):
+    trivial(
+        factors[0].shape[1] < 2
+    )  # rank 1: every decomposition is unique up to scale (cp_factors draws R >= 2)
     rep = uniqueness_report(*factors)
     assert rep.condition.holds
     assert rep.unique and "jennrich-mode2" in rep.errors, rep
 
 
-@pytest.mark.claim("hmm.prop1", tier="property", control=True, examples=12)
+@pytest.mark.claim(
+    "hmm.prop1",
+    tier="property",
+    control=True,
+    examples=12,
+    no_trivial="every draw makes two distinct columns of one factor parallel (i != j, scale in {-2, 0.5, 3})",
+)
 @given(factors=cp_factors(), data=st.data())
 def test_prop1_property_control_condition_failing_gives_second_decomposition(factors, data):
     A, B, C = (X.copy() for X in factors)
@@ -169,6 +203,79 @@ def test_predictor_closed_forms_equal_enumeration_over_hidden_paths(rng, measure
     assert worst < 1e-12
 
 
+@pytest.mark.claim("hmm.thm7", tier="exact")
+def test_sampler_frequencies_match_the_exact_predictors(rng, measure):
+    """The sampler (used by every trained check) against the closed forms: the conditional frequency table of
+    sampled (x1, x2, x3) is the x2 (x) x3 | x1 predictor, and for a G-HMM the lag moments are E[x_t] = M 1 / k,
+    E[x2 x1^T] = M T M^T / k, E[x3 x1^T] = M T^2 M^T / k. Tolerance: 6 binomial / Gaussian standard errors."""
+    from theorylab.hmm import sample
+
+    n = 200_000
+    m = random_hmm(4, 3, rng)
+    x = sample(m, np.random.default_rng(0), n, 3)
+    counts = np.zeros((4, 4, 4))
+    np.add.at(counts, (x[:, 0], x[:, 1], x[:, 2]), 1.0)
+    n_j = counts.sum(axis=(1, 2))
+    table = counts / n_j[:, None, None]
+    z = np.max(np.abs(table - optimal_predictor(m, "x2x3|x1")) / np.sqrt(0.25 / n_j[:, None, None]))
+    measure("sampler_max_z_discrete", float(z))
+    assert z < 6
+    g = random_ghmm(3, 3, rng)
+    y = sample(g, np.random.default_rng(1), n, 3)  # (n, 3, d)
+    M, T, k = g.M, g.T, g.k
+    worst = 0.0
+    for emp, exact in [
+        (y[:, 0].mean(axis=0), M.sum(axis=1) / k),
+        (y[:, 1].T @ y[:, 0] / n, M @ T @ M.T / k),
+        (y[:, 2].T @ y[:, 0] / n, M @ T @ T @ M.T / k),
+    ]:
+        # per-entry standard error: sd(x_a x_b) <= sqrt(E x_a^2 E x_b^2) <= (1 + |mu|^2) = 2, over sqrt(n)
+        worst = max(worst, float(np.max(np.abs(emp - exact)) / (2 / np.sqrt(n))))
+    measure("sampler_max_z_gaussian", worst)
+    assert worst < 6
+
+
+@pytest.mark.claim("hmm.thm7", tier="exact")
+def test_hmmlearn_conventions_round_trip_and_give_the_same_predictors(rng):
+    """hmmlearn stores the transposes (row-stochastic transmat_, emissionprob_ k x d, means_ k x d) and a start
+    vector: the round trip returns the same model (exactly), hence the same optimal predictors; a uniform start is
+    Assumption 5's stationary start. Controls: theorylab's column-stochastic T passed as transmat_, a non-uniform
+    start, or row sums off are refused, naming the assumption."""
+    from theorylab.hmm import from_hmmlearn, to_hmmlearn
+    from theorylab.hmm.models import AssumptionError
+
+    P = cyclic_shift(3)
+    T = 0.6 * np.eye(3) + 0.3 * P + 0.1 * P.T  # not symmetric: T and T^T are different chains
+    for m in (HMM(random_emission(5, 3, rng), T), GHMM(random_unit_means(4, 3, rng), T)):
+        params = to_hmmlearn(m)
+        assert np.array_equal(params["transmat_"], m.T.T) and np.allclose(params["transmat_"].sum(axis=1), 1)
+        assert np.array_equal(params["startprob_"], np.full(3, 1 / 3))
+        back = from_hmmlearn(
+            startprob=params["startprob_"],
+            transmat=params["transmat_"],
+            emissionprob=params.get("emissionprob_"),
+            means=params.get("means_"),
+        )
+        assert back == m and type(back) is type(m)
+        if isinstance(m, GHMM):
+            assert params["covars_"].shape == (3, 4) and np.all(params["covars_"] == 1)
+        else:
+            assert np.array_equal(optimal_predictor(back, "x2x3|x1"), optimal_predictor(m, "x2x3|x1"))
+    m = HMM(random_emission(5, 3, rng), T)
+    B = m.O.T
+    with pytest.raises(AssumptionError, match="rows must sum to 1") as err:
+        from_hmmlearn(
+            transmat=0.5 * T.T + 0.5 * np.eye(3)[[1, 2, 0]] @ np.diag([1.2, 1.0, 0.8]), emissionprob=B
+        )
+    assert err.value.assumption == "Assumption 5"
+    with pytest.raises(AssumptionError, match="uniform"):
+        from_hmmlearn(startprob=np.array([0.5, 0.3, 0.2]), transmat=T.T, emissionprob=B)
+    O3 = random_emission(3, 3, rng)  # square, so only the orientation is wrong
+    with pytest.raises(AssumptionError, match="row-stochastic"):
+        from_hmmlearn(transmat=T.T, emissionprob=O3)
+    assert not (from_hmmlearn(transmat=T, emissionprob=B) == m)  # T itself is the reversed chain
+
+
 @pytest.mark.claim("hmm.thm7", tier="exact", control=True)
 def test_predictor_control_unnormalized_posterior_typo_is_rejected(rng):
     """l.769 writes the posterior as O_{x,j} without the row normalization: that 'predictor' disagrees with the
@@ -217,12 +324,24 @@ def test_thm7_control_violating_assumption7_loses_identifiability(rng):
     bad = HMM(O, random_doubly_stochastic(3, rng), validate=False)
     assert kruskal_rank(triple_factors(bad, "x2x3|x1")[1]) == 1
     assert not verify_recovery(bad, "x2x3|x1", tol=RECOVERY_TOL).ok
+    # and the model class refuses it, naming the assumption: rank k - 1 already (an emission with two equal columns,
+    # a transition with rank k - 1, means with rank k - 1)
+    from theorylab.hmm.models import AssumptionError
+
+    for make in (
+        lambda: HMM(O, random_doubly_stochastic(3, rng)),
+        lambda: HMM(random_emission(3, 2, rng), np.full((2, 2), 0.5)),
+        lambda: GHMM(np.array([[1.0, 0.6, 0.0], [0.0, 0.8, 1.0], [0.0, 0.0, 0.0]]), np.eye(3)),
+    ):
+        with pytest.raises(AssumptionError, match="Assumption [78]: rank"):
+            make()
 
 
 @pytest.mark.claim("hmm.thm7", tier="property", examples=20)
-@given(model=hmms(max_d=7), perm=st.permutations(list(range(7))))
-def test_thm7_property_recovery_and_relabeling_invariance(model, perm):
-    p = np.array([i for i in perm if i < model.k])
+@given(model=hmms(max_d=7), data=st.data())
+def test_thm7_property_recovery_and_relabeling_invariance(model, data):
+    p = data.draw(nonidentity_permutations(model.k))
+    trivial(bool(np.array_equal(p, np.arange(model.k))))  # the identity relabeling checks nothing
     relabeled = model.relabel(p)
     for task in TRIPLE_TASKS:
         f = optimal_predictor(model, task)
@@ -232,7 +351,13 @@ def test_thm7_property_recovery_and_relabeling_invariance(model, perm):
             assert kruskal_rank(X, tol=1e-9) == model.k
 
 
-@pytest.mark.claim("hmm.thm7", tier="property", control=True, examples=15)
+@pytest.mark.claim(
+    "hmm.thm7",
+    tier="property",
+    control=True,
+    examples=15,
+    no_trivial="the rotation angle is drawn from +-[0.05, 0.3] and the partner is asserted not to be a relabeling",
+)
 @given(model=hmms(min_k=3, max_d=6), data=st.data())
 def test_thm7_property_control_rotated_partner_is_not_recovered(model, data):
     # the angle is bounded away from 0 (an angle-0 "mutant" is the model itself and checks nothing)
@@ -271,6 +396,51 @@ def test_thm4_control_off_by_one_gap_is_rejected(t):
     assert rep.matched[str(((t,), 1))] > SEPARATION
 
 
+@pytest.mark.claim("hmm.thm4", tier="exact", control=True)
+def test_thm4_control_a_relabeling_is_not_a_witness(rng):
+    """A relabeling $(O\\Pi,\\Pi^\\top T\\Pi)$ matches every predictor, pairwise and triple: only the verdict's
+    'not a relabeling' condition rejects it. With the default ``separating=()`` nothing else could, so this is
+    the check that the condition is there (discrete and Gaussian)."""
+    for d, k in [(4, 3), (5, 2), (6, 4)]:
+        m = random_hmm(d, k, rng)
+        twin = m.relabel(np.roll(np.arange(k), 1))
+        rep = verify_nonidentifiable_pair(m, twin, PAIRWISE_TASKS_3 + TRIPLE_TASKS)
+        assert not rep.problems and max(rep.matched.values()) <= PAIR_TOL  # everything else says "witness"
+        assert rep.relabel_error <= PAIR_TOL and not rep.ok
+    g = random_ghmm(3, 3, rng)
+    rep = verify_nonidentifiable_pair(
+        g, g.relabel([2, 0, 1]), ["x2|x1", "x1x3|x2"], points=_points(rng, 50, 3)
+    )
+    assert not rep.problems and max(rep.matched.values()) <= PAIR_TOL and not rep.ok
+    # the other half of the verdict: a task offered as separating that does not separate (a pairwise task for a
+    # Theorem 6 pair) makes the report fail, although everything else holds
+    a, b = theorem6_pair(rng=rng)
+    rep = verify_nonidentifiable_pair(a, b, PAIRWISE_TASKS_3, ["x3|x2"], tol=PAIR_TOL)
+    assert rep.relabel_error > SEPARATION and max(rep.separating.values()) <= PAIR_TOL and not rep.ok
+
+
+@pytest.mark.claim("hmm.thm6", tier="exact", control=True)
+def test_thm6_control_column_stochastic_transition_violates_assumption5(rng):
+    """Assumption 5 asks for a doubly stochastic T. With a merely column-stochastic T the rotation construction
+    still gives equal closed-form pairwise predictors, so the row-sum condition of Assumption 5 is the only
+    thing that rejects the pair."""
+    O = random_emission(4, 3, rng, alpha=5.0)
+    T = np.array(
+        [[0.6, 0.3, 0.2], [0.3, 0.5, 0.2], [0.1, 0.2, 0.6]]
+    )  # columns sum to 1, rows to 1.1, 1.0, 0.9
+    R = rotation_fixing_ones(3, 0.05, rng)
+    m1, m2 = HMM(O, T, validate=False), HMM(O @ R, R.T @ T @ R, validate=False)
+    assert min(m2.O.min(), m2.T.min()) > 0  # nothing but the row sums is wrong
+    rep = verify_nonidentifiable_pair(m1, m2, PAIRWISE_TASKS_3, TRIPLE_TASKS, tol=PAIR_TOL)
+    assert max(rep.matched.values()) <= PAIR_TOL and rep.relabel_error > SEPARATION
+    assert not rep.ok and rep.problems and all("row sums" in p for p in rep.problems), rep.problems
+    from theorylab.hmm.models import AssumptionError
+
+    with pytest.raises(AssumptionError, match="doubly stochastic") as err:
+        HMM(O, T)
+    assert err.value.assumption == "Assumption 5"
+
+
 @pytest.mark.claim("hmm.claim1", tier="exact")
 def test_claim1_symbolic_powers_t2_to_t12(measure):
     ids = claim1_symbolic_identities()
@@ -295,16 +465,34 @@ def test_claim1_control_wrong_angle_does_not_match_powers():
 @pytest.mark.claim("hmm.claim1", tier="property", examples=40)
 @given(t=st.integers(2, 50), a=st.floats(0.3, 0.7))
 def test_claim1_property_numeric(t, a):
+    """$T^t\\to J/3$ geometrically ($|\\lambda|^2=3a^2-3a+1\\in[1/4,0.37]$), so an absolute comparison of
+    $\\tilde T^t$ and $T^t$ is vacuous for large t (from t ~ 42 on, any doubly stochastic $\\tilde T$ passes
+    1e-10). Compare instead the part that decays, relative to its size: $T^t-J/3=(T-J/3)^t$ ($J/3$ is an
+    idempotent commuting with every doubly stochastic circulant)."""
+    J3 = np.ones((3, 3)) / 3
     T = a * np.eye(3) + (1 - a) * cyclic_shift(3)
     T2 = claim1_rotation(2 * np.pi / t) @ T
-    assert np.max(np.abs(np.linalg.matrix_power(T2, t) - np.linalg.matrix_power(T, t))) < 1e-10
+    D = np.linalg.matrix_power(T - J3, t)
+    scale = np.max(np.abs(D))  # ~|lambda|^t >= 0.5^50 ~ 1e-15: far above underflow
+    # (T - J/3) restricted to 1-perp is a scaled rotation (normal, condition 1): the relative round-off of its
+    # t-th power is ~t * 1e-16 <= 1e-14, so 1e-10 relative is safe; a wrong angle is off by |e^{2 pi i/(t+1)}-1|
+    # >= 0.12 relative
+    assert np.max(np.abs(np.linalg.matrix_power(T2 - J3, t) - D)) < 1e-10 * scale
+    wrong = np.linalg.matrix_power(claim1_rotation(2 * np.pi / (t + 1)) @ T - J3, t)
+    assert not trivial(bool(np.max(np.abs(wrong - D)) < 1e-10 * scale))  # a wrong angle must not pass
     assert np.max(np.abs(T2 - T)) > 1e-6
     assert np.allclose(T2.sum(axis=0), 1) and np.allclose(T2.sum(axis=1), 1)
     # at a = 1/2 (a float draw almost never hits it) T~ is the non-negative circulant of Claim 1
     assert (claim1_rotation(2 * np.pi / t) @ (0.5 * np.eye(3) + 0.5 * cyclic_shift(3))).min() >= -1e-12
 
 
-@pytest.mark.claim("hmm.claim1", tier="property", control=True, examples=20)
+@pytest.mark.claim(
+    "hmm.claim1",
+    tier="property",
+    control=True,
+    examples=20,
+    no_trivial="t >= 2 always; the compared powers t + 1 >= 3 differ by >= 1e-6 (the assertion's margin 1e-9)",
+)
 @given(t=st.integers(2, 15))
 def test_claim1_property_control_power_t_plus_one_differs(t):
     """The gap decays like 2^-t (|eigenvalues| of T are 1, 1/2, 1/2), ~1e-6 at t = 15; round-off is 1e-16."""
@@ -380,6 +568,7 @@ def test_thm6_control_non_orthogonal_mixing_matches_only_one_gap(rng):
 @given(model=hmms(min_d=3, min_k=3, max_d=6), data=st.data())
 def test_thm6_property_all_pairwise_tasks_match(model, data):
     R = data.draw(rotations_fixing_ones(model.k, max_angle=np.pi))
+    trivial(_near_permutation(R))  # R = I (theta = 0) or a permutation: the pair is a relabeling of the model
     m2 = rotation_pair(model, R, validate=False)  # possibly negative entries: the algebra does not care
     for s in range(1, 5):
         assert predictor_gap(model, m2, ((1 + s,), 1)) < PAIR_TOL
@@ -392,6 +581,7 @@ def test_thm6_property_control_generic_orthogonal_matrix_fails(model, data):
     """An orthogonal R that does not fix the all-ones vector breaks the posterior identity phi~ = R^T phi."""
     seed = data.draw(st.integers(0, 2**16))
     R = np.linalg.qr(np.random.default_rng(seed).standard_normal((model.k, model.k)))[0]
+    trivial(bool(np.allclose(R @ np.ones(model.k), 1, atol=1e-6)))  # fixing 1 would make it a Theorem 6 pair
     m2 = HMM(model.O @ R, R.T @ model.T @ R, validate=False)
     assert predictor_gap(model, m2, "x2|x1") > SEPARATION
 
@@ -400,6 +590,7 @@ def test_thm6_property_control_generic_orthogonal_matrix_fails(model, data):
 @given(k=st.integers(3, 8), data=st.data())
 def test_claim2_rotations_about_ones_are_doubly_stochastic_in_sums(k, data):
     R = data.draw(rotations_fixing_ones(k))
+    trivial(_near_permutation(R))  # R = I or a permutation has unit sums trivially
     assert np.allclose(R.sum(axis=0), 1, atol=1e-12) and np.allclose(R.sum(axis=1), 1, atol=1e-12)
     assert np.allclose(R @ R.T, np.eye(k), atol=1e-12)
 
@@ -408,6 +599,9 @@ def test_claim2_rotations_about_ones_are_doubly_stochastic_in_sums(k, data):
 @given(k=st.integers(3, 8), seed=st.integers(0, 2**16))
 def test_claim2_control_generic_rotation_does_not_preserve_sums(k, seed):
     R = np.linalg.qr(np.random.default_rng(seed).standard_normal((k, k)))[0]
+    trivial(
+        _near_permutation(np.abs(R))
+    )  # a signed permutation: its sums are trivially far from 1 or equal to 1
     assert not np.allclose(R.sum(axis=0), 1, atol=1e-6)
 
 
@@ -486,15 +680,32 @@ def test_thm5_control_householder_partner_matches_but_violates_assumption5(rng):
     assert np.allclose(h.T.sum(axis=0), -1, atol=1e-12)
     rep = verify_nonidentifiable_pair(g, h, ["x2|x1"], points=X, tol=PAIR_TOL)
     assert not rep.ok and any("Assumption 5" in p for p in rep.problems)
+    # footnote 9 (common norm c = 2): the partner keeps the norm, so again only Assumption 5 is violated
+    g2 = GHMM(2 * g.M, g.T, norm=2.0)
+    h2 = householder_pair(g2)
+    assert h2.norm == 2.0 and np.allclose(np.linalg.norm(h2.M, axis=0), 2.0, atol=1e-12)
+    rep2 = verify_nonidentifiable_pair(g2, h2, ["x2|x1"], points=X, tol=1e-11)
+    assert (
+        max(rep2.matched.values()) <= 1e-11
+        and all("Assumption 5" in p for p in rep2.problems)
+        and rep2.problems
+    )
 
 
 @pytest.mark.claim("hmm.thm5", tier="property", examples=12)
 @given(model=ghmms(max_d=5))
 def test_thm5_property_recovery(model):
+    trivial(model.k < 2)  # k = 1 has nothing to identify (ghmms draws k >= 2)
     assert verify_recovery(model, "x2|x1", tol=RECOVERY_TOL).ok
 
 
-@pytest.mark.claim("hmm.thm5", tier="property", control=True, examples=10)
+@pytest.mark.claim(
+    "hmm.thm5",
+    tier="property",
+    control=True,
+    examples=10,
+    no_trivial="every draw moves the means by the fixed non-zero amount 0.05 * (the next mean)",
+)
 @given(model=ghmms(max_d=5))
 def test_thm5_property_control_recovery_detects_a_perturbed_predictor(model):
     """A predictor of a model with slightly moved means is recovered as that model, not the original."""
@@ -521,15 +732,26 @@ def test_lemma7_householder_preserves_posterior_and_fails_for_d_greater_than_k(r
             assert np.linalg.matrix_rank(np.hstack([g.M, g2.M]), tol=1e-8) > k  # col(M~) != col(M)
             assert predictor_gap(g, g2, "x2|x1", X) > SEPARATION  # so Theorem 5 is unaffected
     measure("lemma7_counterexample_posterior_gap", worst)
+    # the whole admissible range of c (0, 2/|u|^2) works, d = k + 1 included; outside it, and for d = k, it refuses
+    g = GHMM(random_unit_means(3, 2, rng), random_doubly_stochastic(2, rng))
+    u = np.linalg.pinv(g.M).T @ np.ones(2)
+    X = _points(rng, 100, 3)
+    for frac in (0.1, 0.5, 0.9, 1.5, 1.9):
+        g2 = lemma7_pair(g, c=frac / (u @ u))
+        assert np.max(np.abs(g2.posterior(X) - g.posterior(X))) < PAIR_TOL
+        assert relabeling_distance(g, g2).emission_error > 1e-3
+    for c in (2.5 / (u @ u), 2 / (u @ u), 0.0):  # c = 2/|u|^2 is Claim 4's v* (M~ = HM): not a counterexample
+        with pytest.raises(ValueError, match="c must lie"):
+            lemma7_pair(g, c=c)
+    with pytest.raises(ValueError, match="needs d > k"):
+        lemma7_pair(GHMM(random_unit_means(3, 3, rng), random_doubly_stochastic(3, rng)))
 
 
 @pytest.mark.claim("hmm.lemma7", tier="exact")
 def test_lemma7_registered_counterexample_refutes_the_printed_lemma(rng):
     """The erratum's concrete input (generator hmm.lemma7, d = 4, k = 2): equal posteriors, unit-norm means, and
     M~ is neither M nor HM (up to relabeling), so the printed 'M~ = M or M~ = HM' fails."""
-    from theorylab.counterexamples import generate
-
-    data = generate("hmm.lemma7")
+    data = _registered_counterexample("hmm.lemma7")
     g, g2 = (
         GHMM(data["M"], data["T"]),
         GHMM(data["M_tilde"], data["T_tilde"]),
@@ -598,9 +820,7 @@ def test_thm8_case2_counterexamples(rng, measure):
         worst = max(worst, rep.matched["x1x3|x2"])
     measure("case2_predictor_gap", worst)
     # the erratum's concrete input (generator hmm.thm8) refutes the printed case 2 in the same way
-    from theorylab.counterexamples import generate
-
-    data = generate("hmm.thm8")
+    data = _registered_counterexample("hmm.thm8")
     a, b = GHMM(data["M"], data["T"]), GHMM(data["M_tilde"], data["T_tilde"])
     X = _points(rng, 300, a.d)
     rep = verify_nonidentifiable_pair(
@@ -626,9 +846,26 @@ def test_thm8_control_generic_means_break_the_case2_construction(rng):
     )
 
 
+@pytest.mark.claim("hmm.thm8", tier="exact", control=True)
+def test_thm8_control_twin_guard_refuses_models_outside_the_failure_set(rng):
+    """The case-2 twin exists only when $M^\\top M\\mathbb 1\\propto\\mathbb 1$ and $T\\le2/k$: outside that set the
+    generator must refuse (generic means: the formula's 'twin' has a different predictor and non-unit means;
+    $T_{ij}>2/k$: $\\tfrac2kJ-T$ has negative entries), and say which condition failed."""
+    P = cyclic_shift(3)
+    with pytest.raises(ValueError, match="proportional"):
+        theorem8_case2_pair(GHMM(random_unit_means(4, 3, rng), 0.5 * np.eye(3) + 0.3 * P + 0.2 * P.T))
+    Q = np.linalg.qr(rng.standard_normal((4, 3)))[0]
+    with pytest.raises(ValueError, match="2/k"):
+        theorem8_case2_pair(GHMM(Q, 0.7 * np.eye(3) + 0.2 * P + 0.1 * P.T))  # max entry 0.7 > 2/3
+    # the boundary max T = 2/k is allowed (T~ then has zeros but is still doubly stochastic)
+    twin = theorem8_case2_pair(GHMM(Q, (2 / 3) * np.eye(3) + (1 / 3) * P))
+    assert twin.T.min() >= -1e-15
+
+
 @pytest.mark.claim("hmm.thm8", tier="property", examples=10)
 @given(model=ghmms(max_d=5))
 def test_thm8_property_case1_recovery(model):
+    trivial(model.k < 2)  # k = 1 has nothing to identify (ghmms draws k >= 2)
     assert verify_recovery(model, "x2x3|x1", tol=RECOVERY_TOL).ok
 
 
@@ -637,6 +874,7 @@ def test_thm8_property_case1_recovery(model):
 def test_thm8_property_k2_case2_always_has_a_twin(model):
     """Erratum: every k = 2 G-HMM has a valid case-2 twin (-M, J - T) (up to relabeling)."""
     twin = theorem8_case2_pair(model)
+    trivial(relabeling_distance(model, twin).error < 1e-3)  # antipodal means: the twin would be a relabeling
     X = _points(np.random.default_rng(0), 100, model.d)
     rep = verify_nonidentifiable_pair(model, twin, ["x1x3|x2"], ["x2x3|x1"], points=X, tol=PAIR_TOL)
     assert rep.ok, rep
@@ -647,6 +885,7 @@ def test_thm8_property_k2_case2_always_has_a_twin(model):
 def test_thm8_property_control_case1_recovery_rejects_the_twin(model):
     """Case 1 does separate the twins: recovering from the twin's x2(x)x3|x1 predictor does not give the model."""
     twin = theorem8_case2_pair(model)
+    trivial(relabeling_distance(model, twin).error < 1e-3)  # then recovering the model would be correct
     assert not verify_recovery(model, "x2x3|x1", pred=optimal_predictor(twin, "x2x3|x1"), tol=RECOVERY_TOL).ok
 
 
@@ -672,6 +911,61 @@ def _train_kwargs(scale: str) -> dict:
     return dict(steps=300, batch_size=2048, lr=2e-2, hidden=64, seeds=(0, 1))
 
 
+_THM7_CACHE: dict = {}
+
+
+def _thm7_trained(scale: str, device: str) -> dict:
+    """The Theorem 7 read-out experiment and its baselines, trained once per session: the full budget at every
+    sample size, an untrained network and a network trained for 10% of the budget at the largest size."""
+    key = (scale, device)
+    if key not in _THM7_CACHE:
+        from theorylab.hmm.training import learned_predictors, triple_readout_experiment
+
+        sizes = [10**4, 10**5, 10**6, 10**7] if scale == "full" else [10**3, 10**4, 10**5]
+        model = _trained_model(scale)
+        kw = _train_kwargs(scale)
+        res = triple_readout_experiment(model, sizes, device=device, **kw)
+        base = {
+            "untrained": learned_predictors(
+                model, "x2x3|x1", n=sizes[-1], device=device, **(kw | dict(steps=0))
+            )[0],
+            "10% budget": learned_predictors(
+                model, "x2x3|x1", n=sizes[-1], device=device, **(kw | dict(steps=kw["steps"] // 10))
+            )[0],
+        }
+        _THM7_CACHE[key] = dict(model=model, res=res, baselines=base)
+    return _THM7_CACHE[key]
+
+
+def _thm7_tolerances(r) -> tuple[float, float]:
+    """Read-out tolerances (O, T) of the trained Theorem 7 verdict at sample size ``r.n``, derived from the frequency
+    table on the same samples (the exact-statistics estimator: what the data allow). Its error is itself random,
+    so it is floored at the sampling scale 1/sqrt(n); a network that learned the predictor as well as the data
+    allow reads out within a small factor of it (measured at n = 1e5: O 1.6x, T 3.3x the table's error), so the
+    verdict allows 5x. At n = 1e5 this is ~0.025 (O) and ~0.03 (T), twenty times below the read-out error of an
+    untrained network and below the distance 0.05 of the nearby different instance used as a control."""
+    floor = 1.0 / np.sqrt(r.n)
+    return 5 * max(r.table_emission_error, floor), 5 * max(r.table_transition_error, floor)
+
+
+def _thm7_verdict(model: HMM, W: np.ndarray, r) -> tuple[bool, float, float]:
+    """Does the read-out of the predictor array ``W`` give ``model`` within the tolerances at ``r.n``?"""
+    from theorylab.hmm.training import readout_errors
+
+    e_O, e_T = readout_errors(model, W, "x2x3|x1")
+    tol_O, tol_T = _thm7_tolerances(r)
+    return bool(e_O <= tol_O and e_T <= tol_T), e_O, e_T
+
+
+def _nearby_instance(model: HMM, eps: float) -> HMM:
+    """A different valid HMM at relabeling distance ~eps: O moves mass eps between two tokens in every column
+    (column sums kept), T moves eps along a cyclic shift (double stochasticity kept)."""
+    d, k = model.O.shape
+    shift = np.zeros((d, k))
+    shift[0], shift[1] = eps, -eps
+    return HMM(model.O + shift, model.T + eps * (cyclic_shift(k) - np.eye(k)))
+
+
 @pytest.mark.claim("hmm.thm7", tier="trained")
 def test_thm7_trained_predictor_readout_error_vs_sample_size(scale, device, measure, figure):
     import matplotlib
@@ -679,11 +973,8 @@ def test_thm7_trained_predictor_readout_error_vs_sample_size(scale, device, meas
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from theorylab.hmm.training import triple_readout_experiment
-
-    sizes = [10**4, 10**5, 10**6, 10**7] if scale == "full" else [10**3, 10**4, 10**5]
-    model = _trained_model(scale)
-    res = triple_readout_experiment(model, sizes, device=device, **_train_kwargs(scale))
+    run = _thm7_trained(scale, device)
+    res = run["res"]
     for r in res:
         measure(f"n={r.n}:predictor_error", r.predictor_error)
         measure(f"n={r.n}:O_error", r.emission_error)
@@ -705,29 +996,47 @@ def test_thm7_trained_predictor_readout_error_vs_sample_size(scale, device, meas
     ax.legend(fontsize=6)
     figure(fig, "thm7_readout_vs_n")
     plt.close(fig)
-    # read-out error shrinks with n and is small at the largest n (statistical error ~ n^-1/2; at n = 1e5 the
-    # frequency table gives O, T errors ~5e-3; the network is allowed 10x that)
-    assert res[-1].emission_error < 0.05 and res[-1].transition_error < 0.1, res[-1]
-    assert res[-1].emission_error < res[0].emission_error and res[-1].predictor_error < res[0].predictor_error
+    last = res[-1]
+    tol_O, tol_T = _thm7_tolerances(last)
+    measure("tolerance_O", tol_O)
+    measure("tolerance_T", tol_T)
+    # the worst seed's read-out is within the data-derived tolerances (see _thm7_tolerances), and the errors
+    # shrink with n
+    assert last.emission_error <= tol_O and last.transition_error <= tol_T, (last, tol_O, tol_T)
+    assert last.emission_error < res[0].emission_error and last.predictor_error < res[0].predictor_error
 
 
 @pytest.mark.claim("hmm.thm7", tier="trained", control=True)
-def test_thm7_trained_control_untrained_network_readout_fails(scale, device):
-    from theorylab.hmm.training import learned_predictors
-
-    model = _trained_model(scale)
-    kw = _train_kwargs(scale) | dict(steps=0)
-    preds, _ = learned_predictors(model, "x2x3|x1", device=device, **kw)
-    for W in preds:
-        rep = verify_recovery(model, "x2x3|x1", pred=W, tol=0.05, refine=True)
-        assert not rep.ok
+def test_thm7_trained_control_verdict_rejects_the_baselines(scale, device, measure):
+    """The same verdict rejects an untrained network, a network trained for 10% of the budget, and the exact
+    predictors of two different instances: a random HMM of the same size and a nearby one at distance 0.05
+    (the verdict resolves instances closer than the statistical error of a random draw)."""
+    run = _thm7_trained(scale, device)
+    model, last = run["model"], run["res"][-1]
+    for name, preds in run["baselines"].items():
+        for W in preds:
+            ok, e_O, e_T = _thm7_verdict(model, W, last)
+            measure(f"{name}:O_error", e_O)
+            measure(f"{name}:T_error", e_T)
+            assert not ok, (name, e_O, e_T)
+    rng = np.random.default_rng(7)
+    others = {
+        "random instance": random_hmm(model.d, model.k, rng),
+        "nearby instance": _nearby_instance(model, 0.05),
+    }
+    for name, other in others.items():
+        assert relabeling_distance(model, other).error >= 0.05
+        ok, e_O, e_T = _thm7_verdict(model, optimal_predictor(other, "x2x3|x1"), last)
+        measure(f"{name}:O_error", e_O)
+        assert not ok, (name, e_O, e_T)
 
 
 _PAIR_CACHE: dict = {}
 
 
 def _thm4_trained(scale: str, device: str) -> dict:
-    """Networks trained on both HMMs of a Theorem 4 pair (x3 | x1, d = k = 3, O~ = O, T~ = Q(pi) T)."""
+    """Networks trained on both HMMs of a Theorem 4 pair (x3 | x1, d = k = 3, O~ = O, T~ = Q(pi) T), with the
+    full budget, untrained and with 10% of the budget."""
     key = (scale, device)
     if key not in _PAIR_CACHE:
         from theorylab.hmm.training import learned_predictors
@@ -737,15 +1046,30 @@ def _thm4_trained(scale: str, device: str) -> dict:
         pair = (HMM(O, T), HMM(O, T2))
         kw = _train_kwargs(scale)
         out = {"pair": pair}
-        for task in ("x3|x1", "x2x3|x1"):
-            out[task] = [np.mean(learned_predictors(m, task, device=device, **kw)[0], axis=0) for m in pair]
+        budgets = {"": kw["steps"], "untrained:": 0, "10% budget:": kw["steps"] // 10}
+        for prefix, steps in budgets.items():
+            for task in ("x3|x1", "x2x3|x1") if prefix == "" else ("x3|x1",):
+                out[prefix + task] = [
+                    np.mean(learned_predictors(m, task, device=device, **(kw | dict(steps=steps)))[0], axis=0)
+                    for m in pair
+                ]
         _PAIR_CACHE[key] = out
     return _PAIR_CACHE[key]
 
 
-# Learned predictors are within ~5e-3 of the exact ones after 300 steps of 2048 fresh samples (sampling and
-# optimization error); "same predictor" is judged at 3e-2, six times that and a seventh of the exact triple gap 0.218.
+# Learned predictors: after the full budget (300 steps of 2048 fresh samples) the worse network is 6.7e-3 from the
+# exact predictor, after 10% of it 1.8e-2, untrained 9.7e-2 (measured, small scale). "Learned" means within
+# LEARNED_CLOSE = 1.1e-2 of the exact predictor (the geometric mean of the full and the 10% budget: a factor 1.6 from
+# each), and "the same predictor" a gap below LEARNED_SAME = 3e-2 (two learning errors), a seventh of the exact
+# triple gap 0.218.
+LEARNED_CLOSE = 1.1e-2
 LEARNED_SAME = 3e-2
+
+
+def _thm4_verdict(Wa: np.ndarray, Wb: np.ndarray, exact: np.ndarray) -> bool:
+    """Both networks learned the exact predictor, and they learned the same one."""
+    err = max(np.max(np.abs(Wa - exact)), np.max(np.abs(Wb - exact)))
+    return bool(err < LEARNED_CLOSE and np.max(np.abs(Wa - Wb)) < LEARNED_SAME)
 
 
 @pytest.mark.claim("hmm.thm4", tier="trained")
@@ -757,17 +1081,29 @@ def test_thm4_trained_networks_learn_the_same_pairwise_predictor(scale, device, 
     assert np.max(np.abs(exact - optimal_predictor(b, "x3|x1"))) < PAIR_TOL
     measure("learned_pairwise_error", max(np.max(np.abs(Wa - exact)), np.max(np.abs(Wb - exact))))
     measure("learned_pairwise_gap", np.max(np.abs(Wa - Wb)))
-    assert np.max(np.abs(Wa - Wb)) < LEARNED_SAME
+    assert _thm4_verdict(Wa, Wb, exact)
 
 
 @pytest.mark.claim("hmm.thm4", tier="trained", control=True)
-def test_thm4_trained_control_triple_predictors_separate_the_pair(scale, device, measure):
+def test_thm4_trained_control_verdict_rejects_baselines_and_triple_predictors(scale, device, measure):
+    """The verdict rejects: networks trained on the triple task (the two HMMs differ there, exact gap 0.218),
+    untrained networks (identical initializations agree with each other, but not with the predictor), networks
+    trained for 10% of the budget, and the exact predictors of a different instance (another O)."""
     run = _thm4_trained(scale, device)
     a, b = run["pair"]
     Wa, Wb = run["x2x3|x1"]
     measure("exact_triple_gap", predictor_gap(a, b, "x2x3|x1"))
     measure("learned_triple_gap", np.max(np.abs(Wa - Wb)))
-    assert np.max(np.abs(Wa - Wb)) > LEARNED_SAME
+    assert not _thm4_verdict(Wa, Wb, optimal_predictor(a, "x2x3|x1"))
+    exact = optimal_predictor(a, "x3|x1")
+    for name in ("untrained", "10% budget"):
+        Ua, Ub = run[f"{name}:x3|x1"]
+        measure(f"{name}:error", max(np.max(np.abs(Ua - exact)), np.max(np.abs(Ub - exact))))
+        assert not _thm4_verdict(Ua, Ub, exact), name
+    other = HMM(random_emission(3, 3, np.random.default_rng(3)), a.T)
+    Wo = optimal_predictor(other, "x3|x1")
+    measure("different_instance:error", np.max(np.abs(Wo - exact)))
+    assert not _thm4_verdict(Wo, Wo, exact)
 
 
 # ----------------------------------------------------------------------------------------------- Lemma 8, Claim 4, Thm 9
@@ -807,18 +1143,20 @@ def test_lemma8_property_non_permutation_maps_leave_the_posterior_family(model, 
     affine in x, so it is not the posterior of any equal-norm G-HMM."""
     from theorylab.hmm.gaussian import affine_log_ratio_residual
 
+    trivial(bool(s < 0.02))  # s = 0 is the identity (st.floats(0.02, 0.3) never draws it)
     X = 1.5 * np.random.default_rng(0).standard_normal((200, model.d))
     R = (1 - s) * np.eye(model.k) + s * cyclic_shift(model.k)
     assert affine_log_ratio_residual(model.posterior(X) @ R.T, X) > 1e-6
 
 
 @pytest.mark.claim("hmm.lemma8", tier="property", control=True, examples=10)
-@given(model=ghmms(max_d=4, min_k=2, max_k=3), perm=st.permutations([0, 1, 2]))
-def test_lemma8_property_control_permutations_stay_in_the_family(model, perm):
+@given(model=ghmms(max_d=4, min_k=2, max_k=3), data=st.data())
+def test_lemma8_property_control_permutations_stay_in_the_family(model, data):
     from theorylab.hmm.gaussian import affine_log_ratio_residual
 
     X = 1.5 * np.random.default_rng(0).standard_normal((200, model.d))
-    p = [i for i in perm if i < model.k]
+    p = data.draw(nonidentity_permutations(model.k))
+    trivial(bool(np.array_equal(p, np.arange(model.k))))  # the identity trivially stays in the family
     assert affine_log_ratio_residual(model.posterior(X)[:, p], X) < 1e-9
 
 
@@ -850,19 +1188,39 @@ def test_claim4_control_other_points_of_the_affine_hull_fail(rng):
 
 @pytest.mark.claim("hmm.thm9", tier="exact")
 def test_thm9_conditional_law_recovers_T_and_separates_case2_twins(rng, measure):
-    from theorylab.hmm.gaussian import conditional_density, transition_from_density
+    from theorylab.hmm.gaussian import conditional_density, lindsay_basak_means, transition_from_density
 
-    worst = 0.0
+    worst, worst_pipeline = 0.0, 0.0
     for _ in range(30):
         d = int(rng.integers(2, 5))
         k = int(rng.integers(2, d + 1))
         M = rng.standard_normal((d, k)) * rng.uniform(0.5, 2, size=k)  # Assumption 9 not needed
         g = GHMM(M, random_doubly_stochastic(k, rng), norm=None)
+
+        def density(a, b, g=g):
+            return conditional_density(g, a, b)
+
         X = g.M.T  # the means as query points: Psi_X is a Gaussian kernel matrix (positive definite)
-        T_hat = transition_from_density(lambda a, b, g=g: conditional_density(g, a, b), g.M, X)
-        worst = max(worst, float(np.max(np.abs(T_hat - g.T))))
-    measure("worst_T_error_eq_2_79", worst)
+        worst = max(worst, float(np.max(np.abs(transition_from_density(density, g.M, X) - g.T))))
+        # any k points with invertible Psi_X work (there Psi_X is not symmetric, so its transpose matters)
+        X2 = g.M.T + 0.3 * rng.standard_normal((k, d))
+        worst = max(worst, float(np.max(np.abs(transition_from_density(density, g.M, X2) - g.T))))
+        if d <= 3:  # the whole proof from the density alone: means by Lemma 9 at one x1, then T by (2.79)
+            x1 = rng.standard_normal(d)
+            M_hat, _, _ = lindsay_basak_means(
+                lambda y, x1=x1, g=g: conditional_density(g, y, np.broadcast_to(x1, y.shape)),
+                d,
+                k,
+                rng=rng,
+            )
+            rec = GHMM(M_hat, transition_from_density(density, M_hat, M_hat.T), norm=None, validate=False)
+            worst_pipeline = max(worst_pipeline, relabeling_distance(g, rec).error)
+    measure("worst_T_error_eq_2_79_known_means", worst)
+    measure("worst_error_density_to_parameters", worst_pipeline)
     assert worst < 1e-8  # limited by the conditioning of the kernel matrix Psi_X and of Phi_X
+    # quadrature (converges faster than geometrically: ~1e-14 at 24 nodes) through the Hankel / Vandermonde solves
+    # (condition numbers measured up to ~1e4) and (2.79): 1e-8 leaves a 100x margin over the measured 6e-11
+    assert worst_pipeline < 1e-8
     # the Theorem 8 case-2 twins have equal x1(x)x3|x2 means but different conditional laws of x2 | x1
     P = cyclic_shift(3)
     a = GHMM(np.linalg.qr(rng.standard_normal((3, 3)))[0], 0.5 * np.eye(3) + 0.3 * P + 0.2 * P.T)
@@ -883,3 +1241,533 @@ def test_thm9_control_density_is_invariant_only_under_relabeling(rng):
     assert np.max(np.abs(conditional_density(g, X2, X1) - conditional_density(same, X2, X1))) < PAIR_TOL
     other = GHMM(g.M, g.T.T)  # a different transition (the reversed chain) with the same means
     assert np.max(np.abs(conditional_density(g, X2, X1) - conditional_density(other, X2, X1))) > SEPARATION
+
+
+# ----------------------------------------------------------------------------------------------- Lemma 9, Claim 5
+
+
+def _random_mixture(rng, d: int, k: int):
+    """A unit-covariance Gaussian mixture with well-separated means (pairwise distance >= 0.5) and weights >= 0.1."""
+    while True:
+        M = rng.standard_normal((d, k)) * 1.2
+        gaps = np.linalg.norm(M[:, :, None] - M[:, None, :], axis=0) + 10 * np.eye(k)
+        w = rng.dirichlet(np.full(k, 3.0))
+        if gaps.min() >= 0.5 and w.min() >= 0.1:
+            return M, w
+
+
+def _mixture_density(M: np.ndarray, w: np.ndarray):
+    d = M.shape[0]
+
+    def density(y):
+        sq = np.sum((np.asarray(y)[:, None, :] - M.T[None]) ** 2, axis=-1)
+        return (2 * np.pi) ** (-d / 2) * np.exp(-0.5 * sq) @ w
+
+    return density
+
+
+def _mixture_error(M, w, M_hat, w_hat) -> float:
+    from scipy.optimize import linear_sum_assignment
+
+    cost = np.linalg.norm(M[:, :, None] - M_hat[:, None, :], axis=0)
+    r, c = linear_sum_assignment(cost)
+    return float(max(np.max(np.abs(M[:, r] - M_hat[:, c])), np.max(np.abs(w[r] - w_hat[c]))))
+
+
+@pytest.mark.claim("hmm.lemma9", tier="exact")
+def test_lemma9_means_and_weights_from_moments_of_the_density(rng, measure):
+    """Lindsay-Basak, constructively: from the density alone (a black box), deconvolved Hermite moments along a
+    direction with distinct projections give the atoms (Prony), the weights (Vandermonde) and, with mixed moments, the
+    other coordinates of the means."""
+    from theorylab.hmm.gaussian import lindsay_basak_means
+
+    worst = 0.0
+    for _ in range(20):
+        d = int(rng.integers(1, 4))
+        k = int(rng.integers(2, 4))
+        M, w = _random_mixture(rng, d, k)
+        M_hat, w_hat, _ = lindsay_basak_means(_mixture_density(M, w), d, k, direction=rng.standard_normal(d))
+        worst = max(worst, _mixture_error(M, w, M_hat, w_hat))
+    measure("worst_mean_or_weight_error", worst)
+    # Gauss-Hermite with 24 nodes integrates (p / phi) * He_n to ~1e-14; the Hankel and Vandermonde solves amplify by
+    # their condition numbers (<= ~1e4 for separations >= 0.5): 1e-8 is a 1e4 margin over round-off
+    assert worst < 1e-8
+
+
+@pytest.mark.claim("hmm.lemma9", tier="exact", control=True)
+def test_lemma9_control_direction_with_repeated_projections_fails(rng):
+    """The lemma's hypothesis (a coordinate with distinct values) is needed: along a direction orthogonal to
+    mu_1 - mu_2 the projected mixture has k - 1 atoms, its Hankel matrix is singular and the moments along it do
+    not determine the means; a generic direction (the thesis's rotation) does."""
+    from theorylab.hmm.gaussian import lindsay_basak_means
+
+    M, w = _random_mixture(rng, 3, 3)
+    diff = M[:, 0] - M[:, 1]
+    bad = np.cross(diff, rng.standard_normal(3))  # orthogonal to mu_1 - mu_2
+    with pytest.raises(ValueError, match="not distinct"):
+        lindsay_basak_means(_mixture_density(M, w), 3, 3, direction=bad)
+    M_hat, w_hat, _ = lindsay_basak_means(_mixture_density(M, w), 3, 3, direction=bad + 0.3 * diff)
+    assert _mixture_error(M, w, M_hat, w_hat) < 1e-8
+    # a k - 1 = 2 component fit along the bad direction misses the means
+    M2, w2, _ = lindsay_basak_means(_mixture_density(M, w), 3, 2, direction=bad)
+    assert np.max([np.min(np.linalg.norm(M2 - M[:, [i]], axis=0)) for i in range(3)]) > 1e-2
+
+
+@pytest.mark.claim("hmm.lemma9", tier="property", examples=10)
+@given(seed=st.integers(0, 2**32 - 1), d=st.integers(1, 3), k=st.integers(2, 3))
+def test_lemma9_property_recovery(seed, d, k):
+    from theorylab.hmm.gaussian import lindsay_basak_means
+
+    rng = np.random.default_rng(seed)
+    M, w = _random_mixture(rng, d, k)
+    trivial(k < 2)  # one component: its mean is the mixture's mean (never drawn)
+    M_hat, w_hat, _ = lindsay_basak_means(_mixture_density(M, w), d, k, direction=rng.standard_normal(d))
+    assert _mixture_error(M, w, M_hat, w_hat) < 1e-8
+
+
+@pytest.mark.claim("hmm.lemma9", tier="property", control=True, examples=10)
+@given(seed=st.integers(0, 2**32 - 1), k=st.integers(2, 3))
+def test_lemma9_property_control_degenerate_direction_is_refused(seed, k):
+    from theorylab.hmm.gaussian import lindsay_basak_means
+
+    rng = np.random.default_rng(seed)
+    M, w = _random_mixture(rng, 3, k)
+    bad = np.cross(M[:, 0] - M[:, 1], rng.standard_normal(3))
+    trivial(bool(np.linalg.norm(bad) < 1e-8))  # a zero direction would be refused for another reason
+    with pytest.raises(ValueError, match="not distinct"):
+        lindsay_basak_means(_mixture_density(M, w), 3, k, direction=bad)
+
+
+@pytest.mark.claim("hmm.claim5", tier="exact")
+def test_claim5_dependent_translates_give_affine_coefficients(rng, measure):
+    """Claim 5 and its use in Lemma 8: {u_i - v} dependent <=> v in the affine hull of {u_i}; the coefficients of
+    (2.68)-(2.69) are recovered; points c mu_i with c != 1 lie outside the affine hull."""
+    from theorylab.hmm.gaussian import claim5_coefficients
+
+    worst = 0.0
+    for _ in range(50):
+        k = int(rng.integers(2, 6))
+        d = int(rng.integers(k, 8))
+        U = rng.standard_normal((d, k))
+        beta = rng.standard_normal(k)
+        beta += (1 - beta.sum()) / k  # sum 1, generically not a vertex
+        D = U - (U @ beta)[:, None]
+        s = np.linalg.svd(D, compute_uv=False)
+        assert s[-1] < 1e-12 * s[0] and np.linalg.matrix_rank(D, tol=1e-10 * s[0]) == k - 1
+        worst = max(worst, float(np.max(np.abs(claim5_coefficients(U, U @ beta) - beta))))
+        # Lemma 8's use: x = c mu_i (c > 1) is outside the affine hull of unit means, so M - x 1^T has full rank
+        Mu = U / np.linalg.norm(U, axis=0)
+        x = 3.0 * Mu[:, 0]
+        sm = np.linalg.svd(Mu - x[:, None], compute_uv=False)
+        assert sm[-1] > 1e-8 * sm[0]
+    measure("worst_coefficient_error", worst)
+    assert worst < 1e-9  # SVD null vector of a k x k problem with cond <= ~1e3: round-off ~1e-13
+
+
+@pytest.mark.claim("hmm.claim5", tier="exact", control=True)
+def test_claim5_control_non_affine_combinations_keep_independence(rng):
+    """v = U beta with sum(beta) = 0.9 (a linear but not affine combination) or a generic v: the translates stay
+    independent and the coefficient routine refuses; dependent u_i are refused too."""
+    from theorylab.hmm.gaussian import claim5_coefficients
+
+    U = rng.standard_normal((4, 3))
+    beta = np.array([0.2, 0.5, 0.2])  # sums to 0.9
+    for v in (U @ beta, rng.standard_normal(4)):
+        assert np.linalg.svd(U - v[:, None], compute_uv=False)[-1] > 1e-6
+        with pytest.raises(ValueError, match="independent"):
+            claim5_coefficients(U, v)
+    U2 = U.copy()
+    U2[:, 2] = U[:, 0] + U[:, 1]
+    with pytest.raises(ValueError, match="linearly independent"):
+        claim5_coefficients(U2, U2 @ np.array([0.3, 0.3, 0.4]))
+
+
+@pytest.mark.claim("hmm.claim5", tier="property", examples=15)
+@given(seed=st.integers(0, 2**32 - 1), k=st.integers(2, 5), extra=st.integers(0, 3))
+def test_claim5_property(seed, k, extra):
+    from theorylab.hmm.gaussian import claim5_coefficients
+
+    rng = np.random.default_rng(seed)
+    U = rng.standard_normal((k + extra, k))
+    beta = rng.dirichlet(np.ones(k)) * 2 - 1 / k  # sums to 1, entries of both signs
+    trivial(bool(np.max(np.abs(beta)) > 1 - 1e-6))  # a vertex: v = u_i, u_i - v = 0 is dependent trivially
+    assert np.allclose(claim5_coefficients(U, U @ beta), beta, atol=1e-8)
+
+
+@pytest.mark.claim("hmm.claim5", tier="property", control=True, examples=15)
+@given(seed=st.integers(0, 2**32 - 1), k=st.integers(2, 5), shift=st.floats(0.05, 1.0))
+def test_claim5_property_control_off_the_affine_hull(seed, k, shift):
+    from theorylab.hmm.gaussian import claim5_coefficients
+
+    rng = np.random.default_rng(seed)
+    U = rng.standard_normal((k, k))
+    beta = rng.dirichlet(np.ones(k)) * (1 + shift)  # sums to 1 + shift != 1
+    trivial(bool(shift == 0))  # st.floats(0.05, 1) never draws the affine case
+    with pytest.raises(ValueError, match="independent"):
+        claim5_coefficients(U, U @ beta)
+
+
+# ----------------------------------------------------------------------------------------------- Remark 2, head3
+
+
+def _scores(p: np.ndarray, q: np.ndarray) -> dict[str, float]:
+    """Expected scores (lower is better) of forecasts q[j] for outcomes ~ p[j], averaged over inputs j with weight
+    rows of p's marginal are folded in by the caller: log, Brier, spherical (all strictly proper)."""
+    log = -np.sum(p * np.log(q), axis=-1)
+    brier = np.sum(q**2, axis=-1) - 2 * np.sum(p * q, axis=-1) + 1
+    spherical = -np.sum(p * q, axis=-1) / np.linalg.norm(q, axis=-1)
+    return {"log": log, "brier": brier, "spherical": spherical}
+
+
+def _risk(model: HMM, task: str, q: np.ndarray) -> dict[str, float]:
+    """Population risk of the forecast array q (one row per input token) under ``model``'s data, three proper
+    scores; marginal of the input token (O 1)_j / k (Assumption 5)."""
+    p = predictor_by_enumeration(model, *_task_args(task)).reshape(model.d, -1)
+    marg = model.O.sum(axis=1) / model.k
+    return {name: float(marg @ v) for name, v in _scores(p, q.reshape(model.d, -1)).items()}
+
+
+def _task_args(task: str):
+    from theorylab.hmm import parse_task
+
+    return parse_task(task)
+
+
+@pytest.mark.claim("hmm.remark2", tier="exact")
+def test_remark2_no_proper_loss_separates_the_pairwise_counterexamples(rng, measure):
+    """For the Theorem 4 / 6 pairs the whole conditional law P(x_t | x_1) (by enumeration over hidden paths) and the
+    input marginal coincide, so every loss on (x_1, x_t) has the same population risk under both models for every
+    forecast; the common minimizer of the (strictly proper) log, Brier and spherical scores is the common pmf."""
+    worst = 0.0
+    pairs = [(theorem4_pair(t), f"x{t}|x1") for t in (2, 3, 4)] + [(theorem6_pair(rng=rng), "x2|x1")]
+    pairs.append((theorem6_pair(rng=rng), "x1|x3"))
+    for (a, b), task in pairs:
+        pa = predictor_by_enumeration(a, *_task_args(task))
+        pb = predictor_by_enumeration(b, *_task_args(task))
+        worst = max(worst, float(np.max(np.abs(pa - pb))), float(np.max(np.abs(a.O.sum(1) - b.O.sum(1)))))
+        for _ in range(5):  # random forecasts: equal risks under both models, and never below the pmf's risk
+            q = rng.dirichlet(np.ones(a.d), size=a.d)
+            ra, rb, best = _risk(a, task, q), _risk(b, task, q), _risk(a, task, pa)
+            for name in ra:
+                assert abs(ra[name] - rb[name]) < 1e-12
+                assert ra[name] > best[name] + 1e-9
+        assert relabeling_distance(a, b).error > SEPARATION
+    measure("worst_conditional_law_gap", worst)
+    assert worst < PAIR_TOL
+
+
+@pytest.mark.claim("hmm.remark2", tier="exact", control=True)
+def test_remark2_control_triple_law_and_gaussian_law_separate(rng, measure):
+    """The triple task's law differs for the same pairs (the log-risk of model a's triple pmf under b exceeds b's
+    entropy: a positive KL), and for G-HMMs the conditional *law* of x2 | x1 separates the Theorem 8 case-2 twins,
+    whose conditional means of x1 (x) x3 | x2 agree (Remark 2: a Gaussian mixture is identifiable)."""
+    from theorylab.hmm.gaussian import conditional_density
+
+    worst = np.inf
+    for a, b in (theorem4_pair(3), example_247(exact=True)):
+        pa = predictor_by_enumeration(a, *_task_args("x2x3|x1"))
+        pb = predictor_by_enumeration(b, *_task_args("x2x3|x1"))
+        worst = min(worst, _risk(b, "x2x3|x1", pa)["log"] - _risk(b, "x2x3|x1", pb)["log"])
+    measure("min_triple_kl", worst)
+    # example (2.47) differs by 1.65e-4 in the triple pmf (KL ~ 1e-8); the log risks are sums of ~d^3 terms of
+    # size ~1 computed to ~1e-15
+    assert worst > 1e-12
+    P = cyclic_shift(3)
+    g = GHMM(np.linalg.qr(rng.standard_normal((3, 3)))[0], 0.5 * np.eye(3) + 0.3 * P + 0.2 * P.T)
+    twin = theorem8_case2_pair(g)
+    X1, X2 = _points(rng, 200, 3), _points(rng, 200, 3)
+    assert predictor_gap(g, twin, "x1x3|x2", X1) < PAIR_TOL
+    assert np.max(np.abs(conditional_density(g, X2, X1) - conditional_density(twin, X2, X1))) > SEPARATION
+
+
+def _positive_rotation_pair(seed: int, d: int, k: int):
+    """A Theorem 6 pair from a strictly positive model (Dirichlet(5) emissions, sigma_min(T) >= 0.2), so that the
+    rotation angle stays near 0.3 instead of being halved towards a relabeling."""
+    rng = np.random.default_rng(seed)
+    model = HMM(random_emission(d, k, rng, alpha=5.0), random_doubly_stochastic(k, rng, min_sv=0.2))
+    return theorem6_pair(model, rng)
+
+
+@pytest.mark.claim("hmm.remark2", tier="property", examples=10)
+@given(seed=st.integers(0, 2**32 - 1), d=st.integers(3, 5), k=st.just(3))
+def test_remark2_property_rotation_pairs_have_equal_conditional_laws(seed, d, k):
+    a, b = _positive_rotation_pair(seed, d, k)
+    trivial(relabeling_distance(a, b).error < 1e-3)  # a near-relabeling has equal laws trivially
+    for task in ("x2|x1", "x1|x2", "x3|x1"):
+        pa = predictor_by_enumeration(a, *_task_args(task))
+        assert np.max(np.abs(pa - predictor_by_enumeration(b, *_task_args(task)))) < PAIR_TOL
+
+
+@pytest.mark.claim("hmm.remark2", tier="property", control=True, examples=10)
+@given(seed=st.integers(0, 2**32 - 1), d=st.integers(3, 5), k=st.just(3))
+def test_remark2_property_control_triple_laws_differ(seed, d, k):
+    a, b = _positive_rotation_pair(seed, d, k)
+    trivial(relabeling_distance(a, b).error < 1e-3)
+    pa = predictor_by_enumeration(a, *_task_args("x2x3|x1"))
+    assert np.max(np.abs(pa - predictor_by_enumeration(b, *_task_args("x2x3|x1")))) > 1e-10
+
+
+def _stationary_vectors(K: np.ndarray) -> np.ndarray:
+    """Orthonormal basis (columns) of {p : K^T p = p} for a row-stochastic K."""
+    from scipy.linalg import null_space
+
+    return null_space(K.T - np.eye(K.shape[0]), rcond=1e-10)
+
+
+@pytest.mark.claim("hmm.head3", tier="exact")
+def test_head3_construction_is_marginal_free_and_marginals_are_recoverable(rng, measure):
+    """(i) The proof's weights do not use the marginals: reweighting the rows of the stacked predictor by any
+    positive weights leaves the x2 (x) x3 | x1 read-out unchanged (only the B, C factors are used). (ii) Correction of
+    the stated reason: under Assumption 5 the marginal IS a function of the predictor when the one-target kernel
+    K[j, a] = P(x2 = a | x1 = j) (the predictor summed over x3) is irreducible: it is K's unique stationary vector
+    (stationarity: x2 has the law of x1), so the joint third moment diag(p) W is available from the predictor."""
+    worst = 0.0
+    for _ in range(20):
+        d = int(rng.integers(2, 7))
+        k = int(rng.integers(2, d + 1))
+        m = random_hmm(d, k, rng)
+        W = optimal_predictor(m, "x2x3|x1")
+        c = rng.uniform(0.2, 5.0, size=d)
+        assert verify_recovery(m, "x2x3|x1", pred=c[:, None, None] * W, tol=RECOVERY_TOL).ok
+        K = W.sum(axis=2)
+        basis = _stationary_vectors(K)
+        assert basis.shape[1] == 1  # unique: K > 0 here
+        p = basis[:, 0] / basis[:, 0].sum()
+        worst = max(worst, float(np.max(np.abs(p - m.O.sum(axis=1) / k))))
+        # the joint third moment from the predictor alone equals P(x1, x2, x3) by enumeration over hidden paths
+        joint = p[:, None, None] * W
+        enum = predictor_by_enumeration(m, (2, 3), 1) * (m.O.sum(axis=1) / k)[:, None, None]
+        worst = max(worst, float(np.max(np.abs(joint - enum))))
+    measure("worst_marginal_from_predictor_error", worst)
+    assert worst < 1e-12
+
+
+@pytest.mark.claim("hmm.head3", tier="exact", control=True)
+def test_head3_control_reducible_kernel_leaves_the_marginal_undetermined(rng):
+    """Where the thesis's caution does apply: T = I and O with disjoint supports (Assumptions 5-7 hold) make K
+    reducible; its stationary vectors form a k-dimensional space, so K does not determine the marginal. The
+    reweighting invariance (i) still holds and Theorem 7 still recovers the model."""
+    O = np.zeros((4, 2))
+    O[:2, 0], O[2:, 1] = rng.dirichlet(np.ones(2)), rng.dirichlet(np.ones(2))
+    m = HMM(O, np.eye(2))
+    W = optimal_predictor(m, "x2x3|x1")
+    assert _stationary_vectors(W.sum(axis=2)).shape[1] == 2
+    assert verify_recovery(m, "x2x3|x1", pred=rng.uniform(0.2, 5.0, size=4)[:, None, None] * W).ok
+    # the x1 (x) x3 | x2 read-out does use the unit weights (O from A = D^-1 O): reweighting breaks it
+    m2 = random_hmm(5, 3, rng)
+    W2 = optimal_predictor(m2, "x1x3|x2")
+    assert not verify_recovery(m2, "x1x3|x2", pred=rng.uniform(0.2, 5.0, size=5)[:, None, None] * W2).ok
+
+
+# ----------------------------------------------------------------------------------------------- E1, E5 (trained)
+# Small scale runs on CPU (< 60 s each); full scale uses the catalog's sizes (not run in this session: no GPU).
+
+
+def _e1_model(scale: str) -> HMM:
+    """The catalog's E1 instance: d = 6, k = 3, Dirichlet(0.5) emissions, T = 0.6 Pi + 0.4 Sinkhorn(U)."""
+    from theorylab.hmm import sinkhorn
+
+    rng = np.random.default_rng(1)
+    O = random_emission(6, 3, rng, alpha=0.5)
+    return HMM(O, sinkhorn(0.6 * np.eye(3)[rng.permutation(3)] + 0.4 * random_doubly_stochastic(3, rng)))
+
+
+def _e1_budget(scale: str) -> dict:
+    return (
+        dict(seeds=tuple(range(8)), steps=3000) if scale == "full" else dict(seeds=(0, 1, 2, 3), steps=1200)
+    )
+
+
+_E1_CACHE: dict = {}
+
+
+def _e1_runs(scale: str) -> dict:
+    if scale not in _E1_CACHE:
+        from theorylab.hmm.fitting import fit_hmm_population
+
+        model, kw = _e1_model(scale), _e1_budget(scale)
+        runs = {}
+        for task in ("x2|x1", "x2x3|x1"):
+            runs[task] = fit_hmm_population(model, task, **kw)
+            runs["untrained", task] = fit_hmm_population(model, task, **(kw | dict(steps=0)))
+            runs["10% budget", task] = fit_hmm_population(model, task, **(kw | dict(steps=kw["steps"] // 10)))
+        _E1_CACHE[scale] = dict(model=model, runs=runs)
+    return _E1_CACHE[scale]
+
+
+# Thresholds of the E1 verdicts. LOSS: "an exact minimizer" is a loss <= 1e-8 (mean squared predictor error, i.e.
+# an RMS predictor error of 1e-4): six orders below an untrained model (~1e-2) and five below the exact
+# parameters of a different instance (2e-3 triple, 2e-2 pairwise); the 10%-budget fits stop at >= 5e-7.
+# DISTANCE: "the truth" is within 1e-2 (max abs parameter error after relabeling): the triple fits end within 4e-3,
+# the pairwise fits 2e-2 to 7e-2 away, the 10%-budget triple fits up to 5e-2. A pairwise fit is "a different model"
+# when in addition its triple loss exceeds 10 x E1_LOSS (exact triple fits reach <= 3e-9; pairwise fits >= 4e-7).
+E1_LOSS = 1e-8
+E1_DIST = 1e-2
+
+
+def _e1_pairwise_verdict(losses, distances, triple_losses) -> bool:
+    """Non-identifiable: at least two seeds reach an exact minimizer, and every such seed is a different model
+    (far from the truth, and with a triple predictor that the truth's does not match)."""
+    exact = losses <= E1_LOSS
+    return bool(
+        exact.sum() >= 2
+        and np.all(distances[exact] > E1_DIST)
+        and np.all(triple_losses[exact] > 10 * E1_LOSS)
+    )
+
+
+def _e1_triple_verdict(losses, distances) -> bool:
+    """Identifiable: every seed reaches an exact minimizer, and every one is the truth up to relabeling."""
+    return bool(np.all(losses <= E1_LOSS) and np.all(distances <= E1_DIST))
+
+
+@pytest.mark.claim("hmm.E1_population_fit", tier="trained")
+def test_E1_pairwise_fits_are_exact_but_wrong_triple_fits_are_right(scale, measure):
+    from theorylab.hmm.fitting import hmm_population_loss
+
+    run = _e1_runs(scale)
+    model, pair, triple = run["model"], run["runs"]["x2|x1"], run["runs"]["x2x3|x1"]
+    pair_triple_loss = np.array([hmm_population_loss(model, m, "x2x3|x1") for m in pair.models])
+    for name, fit in (("pairwise", pair), ("triple", triple)):
+        measure(f"{name}:max_loss", float(fit.losses.max()))
+        measure(f"{name}:min_distance", float(fit.distances["model"].min()))
+        measure(f"{name}:max_distance", float(fit.distances["model"].max()))
+        measure(f"{name}:seconds", fit.seconds)
+    measure("pairwise_fits:min_triple_loss", float(pair_triple_loss.min()))
+    assert _e1_pairwise_verdict(pair.losses, pair.distances["model"], pair_triple_loss), (
+        pair,
+        pair_triple_loss,
+    )
+    assert _e1_triple_verdict(triple.losses, triple.distances["model"]), triple
+
+
+@pytest.mark.claim("hmm.E1_population_fit", tier="trained", control=True)
+def test_E1_control_verdicts_reject_untrained_short_and_other_instance(scale, measure):
+    """Both verdicts reject the untrained models, the 10%-budget fits, and the exact parameters of a different
+    instance (a random HMM of the same size, repeated as every seed)."""
+    from theorylab.hmm.fitting import hmm_population_loss
+
+    run = _e1_runs(scale)
+    model = run["model"]
+    other = random_hmm(model.d, model.k, np.random.default_rng(9))
+    for base in ("untrained", "10% budget"):
+        pair, triple = run["runs"][base, "x2|x1"], run["runs"][base, "x2x3|x1"]
+        tl = np.array([hmm_population_loss(model, m, "x2x3|x1") for m in pair.models])
+        measure(f"{base}:pairwise_min_loss", float(pair.losses.min()))
+        measure(f"{base}:triple_max_distance", float(triple.distances["model"].max()))
+        assert not _e1_pairwise_verdict(pair.losses, pair.distances["model"], tl), base
+        assert not _e1_triple_verdict(triple.losses, triple.distances["model"]), base
+    n = len(_e1_budget(scale)["seeds"])
+    losses = {t: np.full(n, hmm_population_loss(model, other, t)) for t in ("x2|x1", "x2x3|x1")}
+    dist = np.full(n, relabeling_distance(model, other).error)
+    measure("other_instance:pairwise_loss", float(losses["x2|x1"][0]))
+    measure("other_instance:triple_loss", float(losses["x2x3|x1"][0]))
+    assert not _e1_pairwise_verdict(losses["x2|x1"], dist, losses["x2x3|x1"])
+    assert not _e1_triple_verdict(losses["x2x3|x1"], dist)
+
+
+def _e5_model(scale: str) -> GHMM:
+    if scale == "full":  # k = 3: orthonormal means, T <= 2/3 (the catalog's CX-H instance)
+        P = cyclic_shift(3)
+        return GHMM(
+            np.linalg.qr(np.random.default_rng(5).standard_normal((4, 3)))[0],
+            0.5 * np.eye(3) + 0.3 * P + 0.2 * P.T,
+        )
+    return GHMM(random_unit_means(3, 2, np.random.default_rng(5)), np.array([[0.8, 0.2], [0.2, 0.8]]))
+
+
+def _e5_budget(scale: str) -> dict:
+    if scale == "full":
+        return dict(seeds=tuple(range(16)), steps=2400, batch_size=4096)
+    return dict(seeds=tuple(range(8)), steps=600, batch_size=1024)
+
+
+_E5_CACHE: dict = {}
+
+
+def _e5_runs(scale: str) -> dict:
+    if scale not in _E5_CACHE:
+        from theorylab.hmm.fitting import fit_ghmm_samples, ghmm_sample_loss
+
+        model, kw = _e5_model(scale), _e5_budget(scale)
+        twin = theorem8_case2_pair(model)
+        refs = {"twin": twin}
+        runs = {
+            "case2": fit_ghmm_samples(model, "x1x3|x2", references=refs, **kw),
+            "case1": fit_ghmm_samples(model, "x2x3|x1", references=refs, **kw),
+            "untrained": fit_ghmm_samples(model, "x1x3|x2", references=refs, **(kw | dict(steps=0))),
+            "10% budget": fit_ghmm_samples(
+                model, "x1x3|x2", references=refs, **(kw | dict(steps=kw["steps"] // 10))
+            ),
+        }
+        bayes = {t: ghmm_sample_loss(model, [model, twin], t) for t in ("x1x3|x2", "x2x3|x1")}
+        _E5_CACHE[scale] = dict(model=model, twin=twin, runs=runs, bayes=bayes)
+    return _E5_CACHE[scale]
+
+
+# Thresholds of the E5 verdict. LOSS: a seed is at the global minimum when its held-out loss is within 1e-3 of the
+# Bayes loss (the loss of the true predictor on the same 2e5 held-out triples, ~15.43): converged seeds are within
+# 1e-5, seeds at the spurious stationary point 3e-2 above. DISTANCE: "in a basin" is within 0.012 of the model or
+# of the twin (the two are ~1.5 apart): the full-budget seeds end within 0.004, the nearest 10%-budget seed at
+# 0.035; 0.012 is their geometric mean (a factor 3 from each).
+E5_LOSS = 1e-3
+E5_DIST = 0.012
+
+
+def _e5_verdict(losses, d_model, d_twin, bayes: float) -> bool:
+    """Both basins at equal loss: the seeds at the minimal loss are each in the model's or the twin's basin, and
+    both basins are reached."""
+    at_min = losses <= bayes + E5_LOSS
+    in_model, in_twin = (d_model <= E5_DIST) & at_min, (d_twin <= E5_DIST) & at_min
+    return bool(
+        at_min.sum() >= 2 and np.all((in_model | in_twin)[at_min]) and in_model.any() and in_twin.any()
+    )
+
+
+@pytest.mark.claim("hmm.E5_case2_training", tier="trained")
+def test_E5_case2_training_reaches_the_model_and_its_twin_at_equal_loss(scale, measure):
+    run = _e5_runs(scale)
+    fit, bayes = run["runs"]["case2"], run["bayes"]["x1x3|x2"]
+    # the twin has the same predictor, hence exactly the same loss on every sample (round-off only)
+    assert abs(bayes[0] - bayes[1]) < 1e-10
+    at_min = fit.losses <= bayes[0] + E5_LOSS
+    measure("bayes_loss", float(bayes[0]))
+    measure("seeds_at_min", int(at_min.sum()))
+    measure("seeds_near_model", int(((fit.distances["model"] <= E5_DIST) & at_min).sum()))
+    measure("seeds_near_twin", int(((fit.distances["twin"] <= E5_DIST) & at_min).sum()))
+    measure("max_excess_loss_at_min", float((fit.losses[at_min] - bayes[0]).max()))
+    measure(
+        "max_distance_to_basin",
+        float(np.minimum(fit.distances["model"], fit.distances["twin"])[at_min].max()),
+    )
+    measure("seconds", fit.seconds)
+    assert _e5_verdict(fit.losses, fit.distances["model"], fit.distances["twin"], bayes[0]), fit
+
+
+@pytest.mark.claim("hmm.E5_case2_training", tier="trained", control=True)
+def test_E5_control_identifying_task_and_baselines_are_rejected(scale, measure):
+    """The same verdict rejects: training on x2 (x) x3 | x1 (an identifying task: only the model's basin is at the
+    minimal loss, the twin's loss is higher), untrained seeds, 10%-budget seeds, and the exact parameters of a
+    different instance."""
+    from theorylab.hmm.fitting import ghmm_sample_loss
+
+    run = _e5_runs(scale)
+    model, twin, bayes = run["model"], run["twin"], run["bayes"]
+    c1 = run["runs"]["case1"]
+    measure("case1:twin_excess_loss", float(bayes["x2x3|x1"][1] - bayes["x2x3|x1"][0]))
+    measure("case1:seeds_near_twin", int((c1.distances["twin"] <= E5_DIST).sum()))
+    assert not _e5_verdict(c1.losses, c1.distances["model"], c1.distances["twin"], bayes["x2x3|x1"][0])
+    for name in ("untrained", "10% budget"):
+        f = run["runs"][name]
+        measure(
+            f"{name}:min_distance_to_basin",
+            float(np.minimum(f.distances["model"], f.distances["twin"]).min()),
+        )
+        assert not _e5_verdict(f.losses, f.distances["model"], f.distances["twin"], bayes["x1x3|x2"][0]), name
+    other = GHMM(random_unit_means(model.d, model.k, np.random.default_rng(11)), model.T)
+    n = len(_e5_budget(scale)["seeds"])
+    loss = np.full(n, ghmm_sample_loss(model, [other], "x1x3|x2")[0])
+    measure("other_instance:excess_loss", float(loss[0] - bayes["x1x3|x2"][0]))
+    d_model = np.full(n, relabeling_distance(model, other).error)
+    d_twin = np.full(n, relabeling_distance(twin, other).error)
+    assert not _e5_verdict(loss, d_model, d_twin, bayes["x1x3|x2"][0])

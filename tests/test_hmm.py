@@ -231,3 +231,56 @@ def test_constructions_reject_bad_sizes_and_nan():
         householder(np.full((3, 2), np.nan))
     with pytest.raises(ValueError, match="d x k"):
         householder(np.ones(3))
+
+
+@pytest.mark.filterwarnings("ignore::hypothesis.errors.NonInteractiveExampleWarning")
+def test_new_functions_reject_bad_input():
+    from theorylab.hmm import GHMM, random_hmm
+    from theorylab.hmm.fitting import fit_ghmm_samples, fit_hmm_population, hmm_population_loss
+    from theorylab.hmm.gaussian import (
+        claim5_coefficients,
+        hermite_quadrature_expectation,
+        lindsay_basak_means,
+    )
+    from theorylab.strategies.stochastic import nonidentity_permutations, rotations_fixing_ones
+
+    rng = np.random.default_rng(0)
+    m = random_hmm(4, 3, rng)
+    with pytest.raises(ValueError, match="task must be one of"):
+        fit_hmm_population(m, "x1x3|x2")
+    with pytest.raises(ValueError, match="steps"):
+        fit_hmm_population(m, "x2|x1", steps=-1)
+    with pytest.raises(ValueError, match="seed"):
+        fit_hmm_population(m, "x2|x1", seeds=())
+    with pytest.raises(ValueError, match="task must be one of"):
+        hmm_population_loss(m, m, "x3|x2")
+    g = GHMM(np.eye(3)[:, :2], np.array([[0.8, 0.2], [0.2, 0.8]]))
+    with pytest.raises(ValueError, match="task must be one of"):
+        fit_ghmm_samples(g, "x2|x1")
+    dens = lambda y: np.exp(-0.5 * np.sum(y**2, axis=1)) / (2 * np.pi) ** (y.shape[1] / 2)  # noqa: E731
+    with pytest.raises(ValueError, match="direction"):
+        lindsay_basak_means(dens, 2, 1, direction=np.zeros(2))
+    with pytest.raises(ValueError, match="k must be"):
+        lindsay_basak_means(dens, 2, 0)
+    with pytest.raises(ValueError, match="nodes"):
+        hermite_quadrature_expectation(dens, 2, [lambda y: y[:, 0]], nodes=1)
+    with pytest.raises(ValueError, match="U must be"):
+        claim5_coefficients(np.eye(3), np.ones(2))
+    with pytest.raises(ValueError, match="min_angle"):
+        rotations_fixing_ones(3, max_angle=0.1, min_angle=0.2).example()
+    with pytest.raises(ValueError, match="k >= 2"):
+        nonidentity_permutations(1).example()
+
+
+def test_quadrature_moments_of_a_gaussian_are_exact():
+    from theorylab.hmm.gaussian import hermite_quadrature_expectation
+
+    mu = np.array([0.7, -1.2])
+
+    def dens(y):
+        return np.exp(-0.5 * np.sum((y - mu) ** 2, axis=1)) / (2 * np.pi)
+
+    m = hermite_quadrature_expectation(
+        dens, 2, [lambda y: np.ones(len(y)), lambda y: y[:, 0], lambda y: y[:, 1] ** 2]
+    )
+    assert np.allclose(m, [1.0, 0.7, 1 + 1.2**2], atol=1e-12)

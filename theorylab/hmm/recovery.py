@@ -140,9 +140,11 @@ def _recover_ghmm_pairwise(f, d, k, targets, given, rng, norm, validate, directi
         u = (g / np.linalg.norm(g, axis=1, keepdims=True)) @ Qb.T
         f1, f2 = np.asarray(f(500.0 * u)), np.asarray(f(1000.0 * u))
         conv = f2[np.max(np.abs(f1 - f2), axis=1) < 1e-10]
-        for v in conv:
-            if all(np.max(np.abs(v - c)) > 1e-6 for c in cols):
-                cols.append(v)
+        for c in cols:  # drop limits already found
+            conv = conv[np.max(np.abs(conv - c), axis=1) > 1e-6]
+        while len(conv):  # greedy clustering in order: a new column, then drop everything within 1e-6 of it
+            cols.append(conv[0])
+            conv = conv[np.max(np.abs(conv - conv[0]), axis=1) > 1e-6]
         if len(cols) >= k:
             break
     if len(cols) != k:

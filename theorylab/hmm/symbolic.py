@@ -12,7 +12,10 @@ $\\tilde T^t$ are computed in $\\mathbb Q(a)[z]/\\Phi_N$.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from math import lcm
+from functools import lru_cache
+from math import gcd, lcm
+
+import numpy as np
 
 __all__ = ["claim1_symbolic_identities", "claim1_power_identity", "Claim1Identities"]
 
@@ -40,6 +43,7 @@ class Claim1Identities:
         )
 
 
+@lru_cache(maxsize=1)
 def _construction():
     import sympy as sp
 
@@ -61,8 +65,10 @@ def _zero_mod_circle(sp, expr, c, s) -> bool:
     return all(sp.simplify(sp.expand(coef.subs(s**2, 1 - c**2))) == 0 for coef in poly.all_coeffs())
 
 
+@lru_cache(maxsize=1)
 def claim1_symbolic_identities() -> Claim1Identities:
-    """Exact identities of the construction for symbolic $a$ and $\\theta$."""
+    """Exact identities of the construction for symbolic $a$ and $\\theta$ (computed once per process: the
+    result is immutable)."""
     sp, a, c, s, Q, T = _construction()
     Tt = (Q * T).applyfunc(sp.expand)
     ones = sp.Matrix([1, 1, 1])
@@ -85,6 +91,7 @@ def claim1_symbolic_identities() -> Claim1Identities:
     return Claim1Identities(commutes, rows, cols, det_ok, closed, orth, without_T)
 
 
+@lru_cache(maxsize=64)
 def claim1_power_identity(t: int, symbolic_a: bool = False, angle_q: int | None = None) -> dict:
     """Exactly compare $\\tilde T^t$ and $T^t$ for $\\tilde T=Q(2\\pi/q)T$, $q=$ ``angle_q`` (default $t$), in
     $\\mathbb Q(\\zeta_N)$, at $a=1/2$ or for symbolic $a$.
@@ -133,11 +140,97 @@ def claim1_power_identity(t: int, symbolic_a: bool = False, angle_q: int | None 
             for i in range(3)
         ]
 
+    def power(X, n: int):
+        # exponentiation by squaring: ~2 log2(n) products in Q(zeta_N) instead of n - 1
+        result = None
+        while n:
+            if n & 1:
+                result = X if result is None else matmul(result, X)
+            n >>= 1
+            if n:
+                X = matmul(X, X)
+        return result
+
     Tt = [[to_poly(e) for e in row] for row in (Q * T).tolist()]
     Tp = [[to_poly(e) for e in row] for row in T.tolist()]
-    A, B = Tt, Tp
-    for _ in range(int(t) - 1):
-        A, B = matmul(A, Tt), matmul(B, Tp)
-    equal = all((A[i][j] - B[i][j]).is_zero for i in range(3) for j in range(3))
     differs = any(not (Tt[i][j] - Tp[i][j]).is_zero for i in range(3) for j in range(3))
+    if not symbolic_a:  # the same products in exact integer arithmetic (numerators over a common denominator)
+        modulus = [int(c) for c in reversed(phi_N.all_coeffs())]
+        A, B = (_IntCyclotomicMatrix.from_polys(X, modulus).power(int(t)) for X in (Tt, Tp))
+        return {"t": int(t), "N": N, "equal": A == B, "differs": differs}
+    A, B = power(Tt, int(t)), power(Tp, int(t))
+    equal = all((A[i][j] - B[i][j]).is_zero for i in range(3) for j in range(3))
     return {"t": int(t), "N": N, "equal": equal, "differs": differs}
+
+
+class _IntCyclotomicMatrix:
+    """A square matrix over $\\mathbb Q(\\zeta_N)$ as integer coefficient vectors (ascending powers of $z$,
+    reduced modulo the monic integer polynomial $\\Phi_N$) over one common positive denominator, kept in lowest
+    terms, so that two matrices are equal iff their representations are."""
+
+    def __init__(self, entries, denominator: int, modulus: list[int]):
+        self.modulus = modulus
+        g = denominator
+        for row in entries:
+            for e in row:
+                for c in e:
+                    g = gcd(g, int(c))
+        g = g or 1
+        self.entries = [[np.array([int(c) // g for c in e], dtype=object) for e in row] for row in entries]
+        self.denominator = denominator // g
+
+    @classmethod
+    def from_polys(cls, polys, modulus: list[int]) -> _IntCyclotomicMatrix:
+        n = len(modulus) - 1
+        rows = [[[*reversed(p.all_coeffs())] for p in row] for row in polys]
+        den = 1
+        for row in rows:
+            for e in row:
+                for c in e:
+                    den = lcm(den, int(c.q))
+        ints = [[[int(c.p) * (den // int(c.q)) for c in e] + [0] * (n - len(e)) for e in row] for row in rows]
+        return cls(ints, den, modulus)
+
+    def _reduce(self, v):
+        v = list(v)
+        n = len(self.modulus) - 1
+        for i in range(len(v) - 1, n - 1, -1):
+            c = v[i]
+            if c:
+                for j in range(n + 1):
+                    v[i - n + j] -= c * self.modulus[j]
+        return (v + [0] * n)[:n]
+
+    def __matmul__(self, other: _IntCyclotomicMatrix) -> _IntCyclotomicMatrix:
+        k = len(self.entries)
+        out = [
+            [
+                self._reduce(sum(np.convolve(self.entries[i][m], other.entries[m][j]) for m in range(k)))
+                for j in range(k)
+            ]
+            for i in range(k)
+        ]
+        return _IntCyclotomicMatrix(out, self.denominator * other.denominator, self.modulus)
+
+    def power(self, n: int) -> _IntCyclotomicMatrix:
+        result, X = None, self
+        while n:
+            if n & 1:
+                result = X if result is None else result @ X
+            n >>= 1
+            if n:
+                X = X @ X
+        return result
+
+    def __eq__(self, other) -> bool:
+        return (
+            isinstance(other, _IntCyclotomicMatrix)
+            and self.denominator == other.denominator
+            and all(
+                list(a) == list(b)
+                for ra, rb in zip(self.entries, other.entries, strict=True)
+                for a, b in zip(ra, rb, strict=True)
+            )
+        )
+
+    __hash__ = None  # type: ignore[assignment]

@@ -25,6 +25,7 @@ __all__ = [
     "empirical_predictor",
     "learned_predictors",
     "ReadoutResult",
+    "readout_errors",
     "triple_readout_experiment",
 ]
 
@@ -99,6 +100,13 @@ class ReadoutResult:
     table_emission_error: float
     table_transition_error: float
     seconds: float
+
+
+def readout_errors(model: HMM, W: np.ndarray, task: str = "x2x3|x1") -> tuple[float, float]:
+    """Read $(O, T)$ out of the (learned or exact) triple predictor array ``W`` with Jennrich + ALS and return the
+    max abs errors (emission, transition) against ``model`` after the best relabeling (inf if the read-out
+    fails)."""
+    return _readout(W, model, task)
 
 
 def _readout(W: np.ndarray, model: HMM, task: str) -> tuple[float, float]:

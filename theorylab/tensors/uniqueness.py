@@ -52,7 +52,8 @@ FIT_TOL = 1e-9  # relative residual of an "exact" decomposition (Jennrich reache
 
 def uniqueness_report(A, B, C, *, seed: int = 0, als: bool = True, tol: float = 1e-6) -> UniquenessReport:
     """Decompose $W=[A,B,C]$ with two different algorithms: Jennrich on the mode-1 slices and Jennrich on the
-    mode-2 slices (a different pencil), plus (``als``) tensorly ALS from an SVD and a random start (best fit).
+    mode-2 slices (a different pencil), plus (``als``) alternating least squares (numpy, the updates of tensorly's
+    ``parafac``) from an SVD and a random start (best fit).
     Every exact decomposition found is compared with the planted factors, and a second exact decomposition is
     attempted with :func:`nonunique_decomposition`.
 
@@ -79,7 +80,7 @@ def uniqueness_report(A, B, C, *, seed: int = 0, als: bool = True, tol: float = 
     if als:
         best = min(
             (
-                cp_decompose(W, R, method="als", init=init, seed=seed, n_iter=1000, tol=1e-12)
+                cp_decompose(W, R, method="als-numpy", init=init, seed=seed, n_iter=1000, tol=1e-12)
                 for init in ("svd", "random")
             ),
             key=lambda cp: cp.residual,
