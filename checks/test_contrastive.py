@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from theorylab.estimation import contrastive as C
 from theorylab.estimation import contrastive_counterexamples as cx
 from theorylab.markov.diffusions import OU, gaussian_tv_1d
+from theorylab.testing import trivial
 
 RHOS = (0.5, 1.0, 2.0, 4.0, 8.0)
 
@@ -91,6 +92,7 @@ def test_lemma1_tabular_minimiser(seed, n):
     P, pi, q = _finite_kernel(rng, n)
     hs = P / (P + q[None, :])
     h = np.clip(hs + rng.normal(scale=0.1, size=hs.shape), 0, 1)
+    trivial(bool(np.abs(h - hs).max() < 1e-3))  # h at the minimiser: both sides vanish
     excess = _tabular_risk(h, P, pi, q) - _tabular_risk(hs, P, pi, q)
     weighted = 0.5 * np.sum(pi[:, None] * (P + q[None, :]) * (h - hs) ** 2)
     assert abs(excess - weighted) < 1e-12
@@ -171,6 +173,7 @@ def test_thm2_control_convexity_fails_beyond_threshold():
 def test_thm2_pointwise_core_inequality(c, u, dmin, t):
     varrho = c ** (2 * u - 1)  # in [1/c, c]
     s = (dmin - 1) + t * (1 / 6 - (dmin - 1))  # in [Delta_min - 1, 1/6]
+    trivial(abs(s) < 1e-3)  # s = 0: both sides vanish
     assert C.r_excess(s, varrho) >= s * s / (1 + c) ** 5 * (1 - 1e-12)
 
 
@@ -186,6 +189,7 @@ def test_thm2_end_to_end_on_finite_spaces(seed, n, eps):
     delta = rng.uniform(-eps, eps, size=P.shape)
     delta -= (P * delta).sum(axis=1, keepdims=True)  # normalise: sum_z1 p_*(z, z1) delta = 0
     p = P * (1 + delta)
+    trivial(bool(np.abs(p - P).max() < 1e-9))  # p = p_*: KL and excess both 0
     assert np.all(p > 0)
     cq = float(max((P / q).max(), (q / P).max()))
     hs, h = P / (P + q), p / (p + q)
@@ -269,6 +273,7 @@ def test_lemma5_pointwise_version_fails_at_z5(measure):
 def test_lemma5_mixing_bounds_property(rho, t, z):
     ou = OU(rho)
     b = ou.beta_mixing(t)
+    trivial(b < 1e-12)  # beta has underflowed: the bounds are only compared with 0
     assert b <= C.lemma5_bound(ou.mean_norm(), t)
     b_later = ou.beta_mixing(1.5 * t)
     # decreasing in t; strictly while beta is above the ~1e-15 absolute rounding of the TV differences (at

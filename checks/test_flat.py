@@ -39,6 +39,7 @@ from theorylab.landscape.embed import (
     widen_transformer,
 )
 from theorylab.landscape.manifold import ProductLogitToy, riemannian_flow, sgd_chains, toy_flow_closed_form
+from theorylab.testing import trivial
 
 seeds = st.integers(0, 2**32 - 1)
 # Float64 tolerances. Forward-backward vs enumeration: sums of <= d^L <= 4^6 products of <= 2L probabilities,
@@ -122,6 +123,7 @@ def test_mlm_entropy_kl_estimator(seed, c):
     p = rng.dirichlet(np.full(c, 0.7), size=50)
     q = np.exp(rng.normal(0, 1, (50, c)))
     q /= q.sum(axis=1, keepdims=True)
+    trivial(bool(np.allclose(p, q, atol=1e-3)))  # q = p: KL = 0
     H = -np.sum(p * np.log(p), axis=1)
     kl = np.sum(p * np.log(p / q), axis=1)
     ce = -np.sum(p * np.log(q), axis=1)
@@ -163,7 +165,11 @@ def test_hmm_control_printed_viterbi():
     assert np.abs(mlm_conditionals_viterbi(hmm, ce["x"], int(ce["t"])) - truth).max() > 0.05
 
 
-@pytest.mark.claim("flat.data.hmm", tier="property")
+@pytest.mark.claim(
+    "flat.data.hmm",
+    tier="property",
+    no_trivial="every draw is a random Dirichlet HMM with d, k >= 2 and sentences of length >= 2",
+)
 @given(seed=seeds, d=st.integers(2, 4), k=st.integers(2, 3), L=st.integers(2, 5))
 def test_hmm_conditionals_property(seed, d, k, L):
     rng = np.random.default_rng(seed)
@@ -246,7 +252,11 @@ def test_lemma32_control_off_saturation(rng, measure):
     assert torch.allclose(S, second - torch.outer(gL, gL), atol=1e-12)
 
 
-@pytest.mark.claim("flat.lem3.2", tier="property")
+@pytest.mark.claim(
+    "flat.lem3.2",
+    tier="property",
+    no_trivial="every draw is a random teacher-realisable network at a random point of Gamma",
+)
 @given(
     seed=seeds,
     n_ctx=st.integers(1, 6),
@@ -267,7 +277,11 @@ def test_lemma32_property(seed, n_ctx, c, hidden, act):
     assert float(torch.linalg.eigvalsh(H).min()) > -1e-10
 
 
-@pytest.mark.claim("flat.lem3.2", tier="property")
+@pytest.mark.claim(
+    "flat.lem3.2",
+    tier="property",
+    no_trivial="rescaling factors uniform in [0.3, 3]: the identity rescaling has probability 0",
+)
 @given(seed=seeds)
 def test_lemma32_along_rescaling_orbit(seed):
     # ReLU network: a neuron-wise rescaling of the teacher stays in Gamma, and Sigma = H there too
@@ -300,7 +314,11 @@ def test_estimator_target_is_trace_ggn(rng, measure):
     assert abs(away[0] - away[1]) > 1e-2
 
 
-@pytest.mark.claim("flat.est.trH", tier="property")
+@pytest.mark.claim(
+    "flat.est.trH",
+    tier="property",
+    no_trivial="every draw moves theta off Gamma by N(0, spread^2) noise with spread >= 0.1",
+)
 @given(seed=seeds, spread=st.floats(0.1, 1.0))
 def test_estimator_unbiased_for_trace_ggn_everywhere(seed, spread):
     import torch
@@ -405,6 +423,7 @@ def test_thm33_flow_descends_trace_on_gamma(seed, p, z_star, spread):
     toy = ProductLogitToy(z_star, p)
     logs = rng.normal(0, spread, p)
     logs -= logs.mean()
+    trivial(bool(np.ptp(logs) < 1e-3))  # balanced start: the flow stays at its fixed point
     theta0 = np.exp(logs) * z_star ** (1 / p)
     traj = riemannian_flow(toy.trace_grad, toy.manifold(), theta0, np.linspace(0, 8, 9))
     tr = [toy.trace_hessian(th) for th in traj]
@@ -416,7 +435,9 @@ def test_thm33_flow_descends_trace_on_gamma(seed, p, z_star, spread):
         assert abs(s8 - toy_flow_closed_form(s0, 8.0, toy.sigma_prime)) < 1e-7
 
 
-@pytest.mark.claim("flat.thm3.3", tier="property")
+@pytest.mark.claim(
+    "flat.thm3.3", tier="property", no_trivial="the start is a fixed unbalanced point of Gamma for every draw"
+)
 @given(seed=seeds, z_star=st.floats(0.5, 2.0))
 def test_thm33_sgd_ensemble_three_factors(seed, z_star):
     rng = np.random.default_rng(seed)
@@ -483,7 +504,9 @@ def test_mlp_widening_control_gelu(measure):
         widen_mlp(Ws, a, "gelu")
 
 
-@pytest.mark.claim("flat.cons.mlp_embed", tier="property")
+@pytest.mark.claim(
+    "flat.cons.mlp_embed", tier="property", no_trivial="every draw widens a random MLP by copies >= 2"
+)
 @given(
     seed=seeds,
     depth=st.integers(1, 4),
@@ -623,7 +646,11 @@ def test_lemF1_control_printed_bound_fails():
     assert not s.trace_zero_loss(ft.DyckTask(6)) >= sqrt(4 / 6)  # printed sqrt(4/T) = 0.816 > 0.408
 
 
-@pytest.mark.claim("flat.lemF.1", tier="property")
+@pytest.mark.claim(
+    "flat.lemF.1",
+    tier="property",
+    no_trivial="every draw splits and rescales the head by random positive factors",
+)
 @given(seed=seeds, half=st.integers(1, 4), T=st.sampled_from([6, 8]), dead=st.integers(0, 2))
 def test_lemF1_bound_on_random_zero_loss_solutions(seed, half, T, dead):
     rng = np.random.default_rng(seed)
@@ -660,7 +687,11 @@ def test_thmE1_control_printed_probability():
     assert ft.sol1_success_probability_exact(task, 2) != ft.thmE1_probability_printed(2)
 
 
-@pytest.mark.claim("flat.thmE.1", tier="property")
+@pytest.mark.claim(
+    "flat.thmE.1",
+    tier="property",
+    no_trivial="every draw is sol1 on the full Dyck support with a random downstream sample",
+)
 @given(seed=seeds, T=st.sampled_from([6, 8, 10]), half=st.integers(1, 3), n=st.integers(1, 40))
 def test_thmE1_sol1_features_depend_on_g_only(seed, T, half, n):
     rng = np.random.default_rng(seed)

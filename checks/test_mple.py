@@ -27,6 +27,7 @@ from theorylab.ising.counterexamples import ALL_MASKS, MISSPECIFIED
 from theorylab.ising.samplers import block_matrix
 from theorylab.markov import FiniteChain
 from theorylab.strategies.ising import ising_models, mask_laws, random_ising
+from theorylab.testing import trivial
 
 # Tolerances. Matrices here are sums of <= 2^5 * 2^5 products of probabilities and O(1) statistics, so
 # round-off is ~1e-15; identities are asserted to 1e-12 (absolute, entries are O(1)) and Loewner/psd statements
@@ -190,6 +191,7 @@ def test_lem412_control_misspecified_data_breaks_the_equality(measure):
 def test_lem412_identity_on_random_models(model, data):
     rng = np.random.default_rng(data)
     k = int(rng.integers(1, model.N + 1))
+    trivial(k == model.N)  # k = N: the full likelihood, H = V is Fisher's classical identity
     fam, theta = model.exp_family(), model.natural_parameters()
     # autograd Hessian and autograd score Jacobians (independent of the library's formulas)
     phi = np.concatenate([theta[: model.N], np.arctanh(np.clip(theta[model.N :] / 4, -0.99, 0.99))])
@@ -257,6 +259,7 @@ def test_thm411_control_misspecified_model_violates_monotonicity():
 @settings(deadline=None)
 @given(model=ising_models(2, 5))
 def test_thm411_loewner_monotone_on_random_models(model):
+    trivial(bool(np.all(model.J == 0)))  # product measure: every H_k is diagonal
     Hs = [H_k(model, k) for k in range(1, model.N + 1)]
     for k in range(1, model.N):
         C = C_k(model, k)
@@ -325,6 +328,7 @@ def test_all_masks_control_single_mask_is_monotone_on_the_same_instance():
 @settings(deadline=None)
 @given(model=ising_models(3, 5))
 def test_all_masks_bounds_on_random_models(model):
+    trivial(bool(np.all(model.J == 0)))  # product measure: every estimator is the MLE
     N = model.N
     info = information_matrix(model)
     Iinv = np.linalg.inv(info)
@@ -389,6 +393,7 @@ def test_thm412_control_bound_is_sharp():
 @given(model=ising_models(2, 4), law=st.data())
 def test_thm412_random_mask_laws(model, law):
     masks, weights = law.draw(mask_laws(model.N))
+    trivial(len(masks) == 1 and len(masks[0]) == model.N)  # exact sampling: gap 1
     lam, gap = poincare_ratio(model, masks, weights)
     assert lam >= gap - PSD_TOL * max(1.0, lam)
 
@@ -489,6 +494,7 @@ def test_prop411_control_state_dependent_mask_without_the_k_factor_is_not_revers
 @given(model=ising_models(2, 3), law=st.data(), seed=st.integers(0, 2**32 - 1))
 def test_prop411_thm413_adaptive_x_chain(model, law, seed):
     masks, W = law.draw(mask_laws(model.N, adaptive=True))
+    trivial(len(masks) == 1 and len(masks[0]) == model.N)  # exact sampling: gap 1
     chain = adaptive_block_dynamics(model, masks, W)
     p = model.probs()
     assert np.abs(chain.stationary() - p).max() < 1e-10
@@ -507,6 +513,7 @@ def test_prop411_thm413_adaptive_x_chain(model, law, seed):
 @settings(deadline=None)
 @given(model=ising_models(2, 4), seed=st.integers(0, 2**32 - 1))
 def test_prop436_pl_is_convex_for_any_data(model, seed):
+    trivial(bool(np.all(model.J == 0)))  # product measure: PL is the likelihood
     rng = np.random.default_rng(seed)
     data = rng.dirichlet(np.ones(2**model.N))
     k = int(rng.integers(1, model.N + 1))
