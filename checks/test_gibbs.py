@@ -103,7 +103,7 @@ def test_prop433_control_weak_coupling():
 @settings(deadline=None)
 @given(
     size=st.integers(2, 6),
-    extra=st.integers(0, 3),
+    extra=st.integers(1, 3),  # >= 1 outside spin: with extra = 0 nothing competes with the modes
     J0=st.floats(0.05, 2.0),
     convention=st.sampled_from(["unordered", "ordered"]),
     seed=st.integers(0, 2**32 - 1),
