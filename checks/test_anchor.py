@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-import sympy as sp
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
@@ -57,6 +56,8 @@ def test_setup_control_printed_ce_without_sum(rng):
 # -------------------------------------------------------------------------------------------- Thm 1
 @pytest.mark.claim("anchor.thm1", tier="exact")
 def test_thm1_exact_kl_sympy_and_instances(rng, measure):
+    import sympy as sp
+
     p, s = sp.symbols("p s", positive=True)
     N = 1 - p + p * sp.exp(-s)  # normaliser of the student after lowering one logit by s
     # KL = sum_j p_j log(p_j/q_j): log N on the other words (mass 1-p), s + log N on the shifted one

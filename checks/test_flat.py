@@ -8,7 +8,6 @@ from math import sqrt
 
 import numpy as np
 import pytest
-import sympy as sp
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -57,6 +56,8 @@ def _random_hmm(rng, d, k, alpha=1.0) -> HMM:
 # ------------------------------------------------------------------------------------------- def.mlm
 @pytest.mark.claim("flat.def.mlm", tier="exact")
 def test_mlm_ce_is_entropy_plus_kl(rng):
+    import sympy as sp
+
     p = sp.symbols("p0:4", positive=True)
     q = sp.symbols("q0:4", positive=True)
     ce = -sum(pi * sp.log(qi) for pi, qi in zip(p, q, strict=True))
@@ -381,6 +382,8 @@ def _converges(toy, s0, K, ode_s, rng, etas=(0.1, 0.05, 0.025), n_chains=2000):
 
 @pytest.mark.claim("flat.thm3.3", tier="exact")
 def test_thm33_toy_closed_form(measure):
+    import sympy as sp
+
     toy = ProductLogitToy(1.0, 2)
     # a = e^s, b = e^-s; write u = e^{2s} so that a^2 = u, b^2 = 1/u and tanh 2s = (u - 1/u)/(u + 1/u)
     u, c = sp.symbols("u c", positive=True)
@@ -746,6 +749,8 @@ def test_lemF4_control_printed_factor():
 
 @pytest.mark.claim("flat.lemF.5", tier="exact")
 def test_lemF5_circulant_full_rank():
+    import sympy as sp
+
     for k in range(1, 16):
         n = 2 * k + 1
         first = np.array([1] * (k + 1) + [-1] * k, dtype=np.int64)

@@ -8,7 +8,6 @@ from math import log
 
 import numpy as np
 import pytest
-import sympy as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -241,6 +240,8 @@ def test_prop415_control_condition_predicate_rejects_small_coupling():
 # ------------------------------------------------------------------------------------------------ Cor 4.1.1
 @pytest.mark.claim("gibbs.cor4.1.1", tier="exact")
 def test_cor411_symbolic_steps_and_smallest_instance(measure):
+    import sympy as sp
+
     d, a, C, N, k = sp.symbols("delta a C N k", positive=True)
     # (i) at e^{2 hG} = 2(4 - delta)/delta the ratio e^{2hG}/(e^{2hG} + 2) is exactly (4 - delta)/4
     boundary = 2 * (4 - d) / d
@@ -269,6 +270,8 @@ def test_cor411_symbolic_steps_and_smallest_instance(measure):
 
 @pytest.mark.claim("gibbs.cor4.1.1", tier="exact", control=True)
 def test_cor411_control_printed_expansion():
+    import sympy as sp
+
     C = sp.symbols("C", positive=True)
     assert sp.expand((-1 + C / 4) ** 2) != 1 - C / 2 + C**2 / 4  # l.4614 as printed
     # and one clique vertex fewer than Assumption 4.1.6 asks breaks step (iii)'s target

@@ -7,7 +7,6 @@ from fractions import Fraction as F
 
 import numpy as np
 import pytest
-import sympy as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -544,6 +543,8 @@ def test_prop436_control_nonlinear_parametrisation_is_not_convex():
 def cor431_epsilon_is_consistent(eps, N, q, m, delta) -> bool:
     """epsilon must make Lemma 4.3.5's Chebyshev failure 2^{N-2} q^N / (eps^2 m) equal delta/2 and its deviation
     2^N eps equal the stated sqrt(2^{3N-1} q^N / (m delta))."""
+    import sympy as sp
+
     fail = 2 ** (N - 2) * q**N / (eps**2 * m)
     dev = 2**N * eps
     stated = sp.sqrt(2 ** (3 * N - 1) * q**N / (m * delta))
@@ -552,6 +553,8 @@ def cor431_epsilon_is_consistent(eps, N, q, m, delta) -> bool:
 
 @pytest.mark.claim("mple.cor4.3.1", tier="exact")
 def test_cor431_corrected_epsilon():
+    import sympy as sp
+
     N, q, m, delta = sp.symbols("N q m delta", positive=True)
     corrected = sp.sqrt(2 ** (N - 1) * q**N / (m * delta))
     assert cor431_epsilon_is_consistent(corrected, N, q, m, delta)
@@ -563,6 +566,8 @@ def test_cor431_corrected_epsilon():
 
 @pytest.mark.claim("mple.cor4.3.1", tier="exact", control=True)
 def test_cor431_control_printed_epsilon_fails():
+    import sympy as sp
+
     N, q, m, delta = sp.symbols("N q m delta", positive=True)
     printed = sp.sqrt(2 ** (3 * N - 1) * q**N / (m * delta))
     assert not cor431_epsilon_is_consistent(printed, N, q, m, delta)
