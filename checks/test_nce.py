@@ -400,6 +400,21 @@ def test_thm19_ngd_on_quadratics(seed, kappa, delta):
     assert run.steps_to_radius <= kappa * d2[0] / delta**2
 
 
+@pytest.mark.claim("nce.thm19", tier="property")
+def test_ngd_step_count_is_the_first_step_inside_the_ball():
+    # the step count Thm 19 bounds: 0 for a start inside the ball; along an eigen-axis every NGD step moves exactly
+    # eta toward tau_*, so from distance 3.01 the first distance <= 0.5 comes after ceil(2.51 / 0.05) = 51 steps
+    H = np.diag([1.0, 4.0])
+    inside = nce.ngd(
+        lambda t: H @ t, np.array([0.1, 0.0]), 0.05, target=np.zeros(2), radius=0.5, max_steps=10
+    )
+    assert inside.steps_to_radius == 0
+    run = nce.ngd(
+        lambda t: H @ t, np.array([3.01, 0.0]), 0.05, target=np.zeros(2), radius=0.5, max_steps=1000
+    )
+    assert run.steps_to_radius == 51 and abs(run.distances[51] - 0.46) < 1e-12
+
+
 @pytest.mark.claim("nce.thm19", tier="property", control=True)
 def test_thm19_control_large_step_violates_decrease(rng):
     H = _quadratic(rng, 100.0)
@@ -472,6 +487,15 @@ def test_lem53_identity_on_finite_families(seed, K, d):
     other = ts + rng.normal(size=d + 1)
     assert nce.ence_loss(fam, other, ts, tq) > bc
     assert np.linalg.eigvalsh(nce.ence_hessian(fam, other, ts, tq))[0] >= -1e-12
+    # gradient and Hessian away from tau_* against central differences of the loss and of the gradient
+    # (truncation ~eps^2 f''' ~1e-12, rounding ~1e-16 |f|/eps ~1e-10 |f|; 1e-6 relative is far from any factor error)
+    g = nce.ence_grad(fam, other, ts, tq)
+    scale = max(1.0, nce.ence_loss(fam, other, ts, tq))
+    assert np.allclose(
+        g, _fd_grad(lambda t: nce.ence_loss(fam, t, ts, tq), other), rtol=1e-6, atol=1e-7 * scale
+    )
+    Hfd = np.array([_fd_grad(lambda t, i=i: nce.ence_grad(fam, t, ts, tq)[i], other) for i in range(d + 1)])
+    assert np.allclose(nce.ence_hessian(fam, other, ts, tq), Hfd, rtol=1e-6, atol=1e-7 * scale)
 
 
 # ------------------------------------------------------------------------------------------ exp (sample-based)
