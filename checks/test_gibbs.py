@@ -205,6 +205,12 @@ def test_prop415_exact_count_chain_large_clique(measure):
         )
         assert stay >= 1 - 2 * T * np.exp(-b["c_stuck"]) - EXACT_TOL
         assert prop415_verdict(size, h, J0, 0.1, "unordered", True)
+        # the library's step-by-step stay probability against the matrix power of the sub-stochastic kernel
+        short = min(T, 60)
+        assert (
+            abs(cc.stay_probability(cc.independent_parallel(), short) - stay_probability_power(cc, short))
+            < 1e-12
+        )
     # count chain agrees with the full 2^N chain (N = 7, |C| = 5, isolated spins included)
     # (hitting time 2e6: the 128-state solve loses ~eps * 2e6 * 128 relative accuracy, hence 1e-8)
     model = clique_model(7, range(5), 0.3, 0.6, "ordered")
@@ -380,6 +386,24 @@ def test_lee_product_measure_gap_is_k_over_n():
             assert abs(k_gibbs(model, k).spectral_gap() - k / N) < EXACT_TOL
 
 
+@pytest.mark.claim("gibbs.lee", tier="exact")
+def test_lee_gap_is_the_dirichlet_variance_ratio_of_the_second_eigenfunction():
+    # the spectral gap is min E(f, f) / Var(f); the minimiser is the second eigenfunction f = v / sqrt(pi) of P
+    model = random_ising(np.random.default_rng(7), 4, "unordered")
+    for k in (1, 2, 3):
+        chain = k_gibbs(model, k)
+        pi = chain.stationary()
+        s = np.sqrt(pi)
+        evals, evecs = np.linalg.eigh(
+            (s[:, None] * chain.P / s[None, :] + (s[:, None] * chain.P / s[None, :]).T) / 2
+        )
+        f = evecs[:, -2] / s
+        ratio = chain.dirichlet_form(f) / chain.variance(f)
+        assert abs(ratio - chain.spectral_gap()) < 1e-10 and abs(ratio - (1 - evals[-2])) < 1e-10
+        g = np.random.default_rng(k).standard_normal(pi.size)  # any other f has a ratio >= the gap
+        assert chain.dirichlet_form(g) / chain.variance(g) >= chain.spectral_gap() - 1e-12
+
+
 @pytest.mark.claim("gibbs.lee", tier="exact", control=True)
 def test_lee_control_factor_k_plus_one_fails():
     model = IsingModel(np.zeros(4), np.zeros((4, 4)))
@@ -415,6 +439,18 @@ def test_indep_stationary_closed_form(measure):
         tv = 0.5 * np.abs(pi - model.probs()).sum()
         measure(f"TV(pi_par, p), random N=4 {convention}", tv)
         assert tv > 0.01
+
+
+@pytest.mark.claim("gibbs.derived.indep_stationary", tier="exact")
+def test_indep_parallel_absolute_gap_counts_the_negative_eigenvalues():
+    # the parallel sampler of an antiferromagnetic pair oscillates: its most negative eigenvalue sets the absolute
+    # gap, 1 - max(lambda_2, |lambda_min|), against the eigenvalues of P itself (numpy.linalg.eigvals)
+    model = IsingModel(np.zeros(2), np.array([[0.0, -1.5], [-1.5, 0.0]]))
+    chain = independent_parallel(model)
+    ev = np.sort(np.linalg.eigvals(chain.P).real)
+    assert ev[0] < -abs(ev[-2])  # the negative eigenvalue dominates here
+    assert abs(chain.absolute_spectral_gap() - (1 - max(ev[-2], abs(ev[0])))) < 1e-12
+    assert chain.absolute_spectral_gap() < chain.spectral_gap()
 
 
 @pytest.mark.claim("gibbs.derived.indep_stationary", tier="exact", control=True)
