@@ -273,6 +273,17 @@ def test_hyp1_identical_bulk_atoms_zero_mse(rng):
     a, b = np.array([1.0, -2.0, 0.5]), np.array([0.3, -0.2, 0.1])
     by_hand = np.maximum(t.logits()[:, :3] - (C @ fit.v0)[:, None] - b, 0) @ a
     assert np.allclose(AnchoredHead(a, b, fit.v0)(t), by_hand, atol=1e-12)
+    # bulk = "all but the top-k of each context": a per-context loop over the sorted words, and the index-array
+    # form where the top-k words are the same everywhere (here the 3 raised words of a shifted copy)
+    z = t.logits()
+    for k in (0, 1, 3):
+        per_row = [np.log(np.exp(np.sort(row)[: n - k]).sum()) for row in z]
+        assert np.allclose(bulk_logZ(t, k), per_row, atol=1e-12)
+    top = (
+        t.shift_word(0, -40.0).shift_word(1, -40.0).shift_word(2, -40.0)
+    )  # words 0-2 raised by 40 everywhere
+    assert np.all(np.sort(np.argsort(top.logits(), axis=1)[:, -3:], axis=1) == [0, 1, 2])
+    assert np.allclose(bulk_logZ(top, 3), bulk_logZ(top, np.arange(3, n)), atol=1e-10)
 
 
 @pytest.mark.claim("anchor.hyp1", tier="exact", control=True)
