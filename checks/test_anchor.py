@@ -279,9 +279,16 @@ def test_hyp1_identical_bulk_atoms_zero_mse(rng):
     for k in (0, 1, 3):
         per_row = [np.log(np.exp(np.sort(row)[: n - k]).sum()) for row in z]
         assert np.allclose(bulk_logZ(t, k), per_row, atol=1e-12)
-    top = (
-        t.shift_word(0, -40.0).shift_word(1, -40.0).shift_word(2, -40.0)
-    )  # words 0-2 raised by 40 everywhere
+    # the fit is weighted least squares in the context weights: the normal equations (C^T W C) v = C^T W y, on
+    # spread atoms and non-uniform weights where no anchor fits exactly
+    t2 = LogLinearLM(C, rng.normal(0, 1, (n, d)), rng.dirichlet(np.ones(N)))
+    y2 = bulk_logZ(t2, bulk)
+    fit2 = fit_anchor(t2, y2, intercept=False)
+    v = np.linalg.solve(C.T @ (t2.weights[:, None] * C), C.T @ (t2.weights * y2))
+    assert np.allclose(fit2.v0, v, atol=1e-9) and fit2.mse > 1e-6
+    assert abs(fit2.mse - t2.weights @ (C @ v - y2) ** 2) < 1e-12
+    # words 0-2 raised by 40 in every context
+    top = t.shift_word(0, -40.0).shift_word(1, -40.0).shift_word(2, -40.0)
     assert np.all(np.sort(np.argsort(top.logits(), axis=1)[:, -3:], axis=1) == [0, 1, 2])
     assert np.allclose(bulk_logZ(top, 3), bulk_logZ(top, np.arange(3, n)), atol=1e-10)
 
