@@ -372,6 +372,25 @@ def test_lemma1_l1_lower_bound(seed):
     assert l1 >= rhs  # proved form (l1); the printed TV form needs l1 >= 2 rhs, recorded below
 
 
+@pytest.mark.claim("anchor.lem1", tier="property")
+def test_lemma1_rhs_is_the_minimum_of_the_printed_bracket():
+    # an independent evaluation of p_b min_{e >= 0} {(1 - e^-e) + k min_j e^(b_j - eps_b - e) (e^relu(Gamma/2 -
+    # 2 eps_b - e) - 1)} on a fine grid (the bracket increases past Gamma/2 - 2 eps_b, so [0, Gamma] suffices);
+    # the library's bounded search may only find a lower value, by at most the grid's resolution error
+    e = np.linspace(0.0, 6.0, 600_001)
+    for p_b, k, b, eps_b, Gamma in [
+        (0.3, 2, [-1.0, 0.5], 0.05, 4.0),
+        (1.0, 1, [-2.0], 0.0, 6.0),
+        (0.7, 3, [0.2], 0.2, 2.0),
+    ]:
+        bracket = -np.expm1(-e) + k * np.exp(min(b) - eps_b - e) * np.expm1(
+            np.maximum(Gamma / 2 - 2 * eps_b - e, 0)
+        )
+        grid_min = p_b * float(bracket.min())
+        rhs = lemma1_rhs(p_b, k, np.array(b), eps_b, Gamma)
+        assert rhs <= grid_min + 1e-15 and grid_min - rhs < 1e-9
+
+
 @pytest.mark.claim("anchor.lem1", tier="property", control=True)
 def test_lemma1_control_without_anchor_assumption(rng):
     # Asm 7 dropped: a per-context logit shift (Thm 2) misclassifies at zero distance, l1 = 0 < rhs > 0
