@@ -173,6 +173,27 @@ def test_lem412_hessian_equals_score_covariance_nonlinear(measure):
     measure("max |finite-difference Hessian - E[ss^T]| (tanh parametrisation)", worst)
 
 
+@pytest.mark.claim("mple.lem4.1.2", tier="exact")
+def test_score_covariance_is_the_covariance_of_enumerated_scores():
+    # 1-PL off the minimiser (data not from the model): every (x, i) has the score T(x) - E[T | x_-i], the
+    # conditional mean over x and its partner with spin i flipped; Cov(s) is taken about the nonzero mean -grad L
+    model = random_ising(np.random.default_rng(3), 3, "unordered")
+    fam, theta = model.exp_family(), model.natural_parameters()
+    data = np.random.default_rng(4).dirichlet(np.ones(2**model.N))
+    p, X = fam.probs(theta), model.states()
+    scores, weights = [], []
+    for x in range(len(X)):
+        for i in range(model.N):
+            y = next(j for j in range(len(X)) if (X[j] != X[x]).sum() == 1 and X[j][i] != X[x][i])
+            scores.append(fam.T[x] - (p[x] * fam.T[x] + p[y] * fam.T[y]) / (p[x] + p[y]))
+            weights.append(data[x] / model.N)
+    S, W = np.array(scores), np.array(weights)
+    mean = W @ S
+    parts = pl_parts((fam, theta), 1, data)
+    assert np.abs(mean).max() > 1e-3 and np.allclose(parts.grad, -mean, atol=1e-12)
+    assert np.allclose(parts.score_cov, (S * W[:, None]).T @ S - np.outer(mean, mean), atol=1e-12)
+
+
 @pytest.mark.claim("mple.lem4.1.2", tier="exact", control=True)
 def test_lem412_control_misspecified_data_breaks_the_equality(measure):
     rng = np.random.default_rng(413)
