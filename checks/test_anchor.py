@@ -448,6 +448,11 @@ def test_thm3_constant_chain_and_recipe(rng, measure):
     assert q.Gamma == q.gamma / 2 and 0.5 <= q.gamma < 0.51
     assert q.bound(1152) < 1 and q.bound(288) < q.bound(1152)  # non-vacuous with the rigorous constant
     assert q.holds(288) and q.holds(1152)
+    # Thm 3's right-hand side as printed, eps_KL C / (mu p_b^2 Gamma^2), at the measured quantities (p_b < 1 here,
+    # so a wrong power of p_b shows)
+    assert q.p_b < 0.9
+    for C in (288, 1152):
+        assert q.bound(C) == pytest.approx(q.eps_kl * C / (q.mu * q.p_b**2 * q.Gamma**2), rel=1e-12)
 
 
 @pytest.mark.claim("anchor.thm3", tier="exact", control=True)
