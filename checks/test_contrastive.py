@@ -70,6 +70,12 @@ def test_lemma1_minimiser_and_excess_identity():
     lg_star = lambda Z, Z1: C.quadratic_features(Z, Z1) @ w  # noqa: E731
     diff = C.population_risk(task, lg, quad) - C.population_risk(task, lg_star, quad)
     assert abs(diff - C.excess_risk(task, lg, quad)) < 1e-12
+    # the kernel is read back from the Bayes classifier: p = h q / (1 - h) inverts h = p / (p + q)
+    pz, qz = np.array([0.2, 1.5, 0.01]), np.array([0.7, 0.3, 0.05])
+    h = C.bayes_classifier(np.log(pz), np.log(qz))
+    assert np.allclose(h, pz / (pz + qz), rtol=1e-14) and np.allclose(
+        C.kernel_from_classifier(h, qz), pz, rtol=1e-13
+    )
 
 
 @pytest.mark.claim("contrastive.lemma1", tier="exact", control=True)

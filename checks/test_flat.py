@@ -632,6 +632,14 @@ def test_sol2_interpolates_and_is_sharper(rng, measure):
     measure("Sol2 m=300 Tr, balanced Tr", f"{raw:.4f}, {bal:.4f}")
     measure("Sol2 m * balanced Tr vs 4/sqrt(T)", f"{300 * bal:.2f} vs {4 / sqrt(6):.3f}")
     assert bal <= raw and 300 * bal > 5 * 4 / sqrt(6)
+    # the balanced trace is attained: rescaling every neuron by c = (A/B)^(1/4) reaches sum 2 sqrt(A B), and the
+    # rescaled network computes the same function with that trace
+    from theorylab.landscape.canonical import balance_rescalings, balanced_value
+
+    A, B = s2.neuron_grad_sq(task)
+    c, value = balance_rescalings(A, B)
+    assert abs(balanced_value(A, B, c) - value) < 1e-12 * value and abs(2 * value - bal) < 1e-12 * bal
+    assert abs(s2.rescale(c).trace_zero_loss(task) - bal) < 1e-10 * bal
 
 
 @pytest.mark.claim("flat.E.sol2", tier="exact", control=True)
