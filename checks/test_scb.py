@@ -391,6 +391,28 @@ def test_prox_projection_invariants(seed: int, T: int, N: int, thresh: float) ->
             assert vals.max() - vals.min() <= 1e-15  # all zeroed entries end equal
 
 
+@pytest.mark.claim("scb.alg1", tier="property")
+def test_alg1_first_population_step_uses_the_balanced_step_sizes(monkeypatch) -> None:
+    # with the exact population gradient in place of the minibatch, Algorithm 1's first step from V_0 = mu 1^T,
+    # A_0 = 11^T/T is on the line: G_V = -<A_0, Q>_mu P_c = -P_c / T and G_A = 0, so alpha_1 = eta_V / T with
+    # eta_V = eta / K_Q (eta_V K_Q = eta_A K_P = eta) and beta_1 = 0; the second step moves beta by eta_A K_P alpha_1
+    import theorylab.attention.scb.algorithm as alg
+
+    task = random_scb_task(np.random.default_rng(5), 3, 3, 2)
+    assert abs(task.K_P - task.K_Q) > 1e-3 * task.K_Q  # the two step sizes differ
+    monkeypatch.setattr(
+        alg, "_minibatch_grads", lambda task, V, A, rng, B: expected_preconditioned_grads(task, V, A)
+    )
+    eta = 0.05
+    res = run_algorithm1(
+        task, np.random.default_rng(0), eta=eta, max_stage1=2, delta1=10.0, stage2_steps=0, stage3_steps=0
+    )
+    (h1, h2) = res.history[:2]
+    alpha1 = eta / task.K_Q / task.T
+    assert abs(h1["alpha"] - alpha1) < 1e-12 * alpha1 and abs(h1["beta"]) < 1e-12
+    assert abs(h2["beta"] - eta * alpha1) < 1e-9 * eta * alpha1
+
+
 @pytest.mark.claim("scb.alg1", tier="property", control=True)
 def test_prox_control_without_projection() -> None:
     A = np.random.default_rng(0).dirichlet(np.full(10, 0.3), size=3).T
