@@ -392,6 +392,16 @@ def test_prox_projection_invariants(seed: int, T: int, N: int, thresh: float) ->
 
 
 @pytest.mark.claim("scb.alg1", tier="property")
+def test_stage3_rounding_keeps_entries_at_the_cutoff() -> None:
+    # Stage 3 keeps a_k 1[a_k >= cutoff] and renormalises; dyadic entries make the tie at the cutoff exact
+    from theorylab.attention.scb.algorithm import round_attention
+
+    A = np.array([[0.5, 0.125], [0.25, 0.125], [0.25, 0.75]])
+    assert np.array_equal(round_attention(A, 0.25), np.array([[0.5, 0.0], [0.25, 0.0], [0.25, 1.0]]))
+    assert np.array_equal(round_attention(A, 0.8), np.full((3, 2), 1 / 3))  # nothing kept: uniform
+
+
+@pytest.mark.claim("scb.alg1", tier="property")
 def test_alg1_first_population_step_uses_the_balanced_step_sizes(monkeypatch) -> None:
     # with the exact population gradient in place of the minibatch, Algorithm 1's first step from V_0 = mu 1^T,
     # A_0 = 11^T/T is on the line: G_V = -<A_0, Q>_mu P_c = -P_c / T and G_A = 0, so alpha_1 = eta_V / T with
