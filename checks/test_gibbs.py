@@ -8,7 +8,6 @@ from math import log
 
 import numpy as np
 import pytest
-import sympy as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -34,6 +33,7 @@ from theorylab.ising.product_form import entropy
 from theorylab.ising.samplers import block_matrix
 from theorylab.markov import FiniteChain
 from theorylab.strategies.ising import ising_models, random_ising
+from theorylab.testing import trivial
 
 # Tolerances: transition matrices of <= 2^7 states, entries from exp/normalise (round-off ~1e-16 each); stationary
 # laws and hitting times from linear solves with condition number <= 1e3 on these instances: 1e-12 absolute for
@@ -102,7 +102,7 @@ def test_prop433_control_weak_coupling():
 @settings(deadline=None)
 @given(
     size=st.integers(2, 6),
-    extra=st.integers(0, 3),
+    extra=st.integers(1, 3),  # >= 1 outside spin: with extra = 0 nothing competes with the modes
     J0=st.floats(0.05, 2.0),
     convention=st.sampled_from(["unordered", "ordered"]),
     seed=st.integers(0, 2**32 - 1),
@@ -110,6 +110,7 @@ def test_prop433_control_weak_coupling():
 def test_prop433_random_instances(size, extra, J0, convention, seed):
     rng = np.random.default_rng(seed)
     N = size + extra
+    trivial(extra == 0)  # the clique alone: no outside spin competes with the modes
     h = np.zeros(N)
     h[:size] = rng.uniform(0.05, 1.0, size)
     if extra:
@@ -204,6 +205,12 @@ def test_prop415_exact_count_chain_large_clique(measure):
         )
         assert stay >= 1 - 2 * T * np.exp(-b["c_stuck"]) - EXACT_TOL
         assert prop415_verdict(size, h, J0, 0.1, "unordered", True)
+    # the library's step-by-step stay probability against the matrix power of the sub-stochastic kernel, on a
+    # weakly coupled clique that does escape (stay well below 1)
+    weak = CliqueCountChain(8, 0.1, 0.05, "unordered")
+    for T in (3, 10):
+        stay = weak.stay_probability(weak.independent_parallel(), T)
+        assert abs(stay - stay_probability_power(weak, T)) < 1e-12 and stay < 0.95
     # count chain agrees with the full 2^N chain (N = 7, |C| = 5, isolated spins included)
     # (hitting time 2e6: the 128-state solve loses ~eps * 2e6 * 128 relative accuracy, hence 1e-8)
     model = clique_model(7, range(5), 0.3, 0.6, "ordered")
@@ -239,6 +246,8 @@ def test_prop415_control_condition_predicate_rejects_small_coupling():
 # ------------------------------------------------------------------------------------------------ Cor 4.1.1
 @pytest.mark.claim("gibbs.cor4.1.1", tier="exact")
 def test_cor411_symbolic_steps_and_smallest_instance(measure):
+    import sympy as sp
+
     d, a, C, N, k = sp.symbols("delta a C N k", positive=True)
     # (i) at e^{2 hG} = 2(4 - delta)/delta the ratio e^{2hG}/(e^{2hG} + 2) is exactly (4 - delta)/4
     boundary = 2 * (4 - d) / d
@@ -267,6 +276,8 @@ def test_cor411_symbolic_steps_and_smallest_instance(measure):
 
 @pytest.mark.claim("gibbs.cor4.1.1", tier="exact", control=True)
 def test_cor411_control_printed_expansion():
+    import sympy as sp
+
     C = sp.symbols("C", positive=True)
     assert sp.expand((-1 + C / 4) ** 2) != 1 - C / 2 + C**2 / 4  # l.4614 as printed
     # and one clique vertex fewer than Assumption 4.1.6 asks breaks step (iii)'s target
@@ -375,6 +386,24 @@ def test_lee_product_measure_gap_is_k_over_n():
             assert abs(k_gibbs(model, k).spectral_gap() - k / N) < EXACT_TOL
 
 
+@pytest.mark.claim("gibbs.lee", tier="exact")
+def test_lee_gap_is_the_dirichlet_variance_ratio_of_the_second_eigenfunction():
+    # the spectral gap is min E(f, f) / Var(f); the minimiser is the second eigenfunction f = v / sqrt(pi) of P
+    model = random_ising(np.random.default_rng(7), 4, "unordered")
+    for k in (1, 2, 3):
+        chain = k_gibbs(model, k)
+        pi = chain.stationary()
+        s = np.sqrt(pi)
+        evals, evecs = np.linalg.eigh(
+            (s[:, None] * chain.P / s[None, :] + (s[:, None] * chain.P / s[None, :]).T) / 2
+        )
+        f = evecs[:, -2] / s
+        ratio = chain.dirichlet_form(f) / chain.variance(f)
+        assert abs(ratio - chain.spectral_gap()) < 1e-10 and abs(ratio - (1 - evals[-2])) < 1e-10
+        g = np.random.default_rng(k).standard_normal(pi.size)  # any other f has a ratio >= the gap
+        assert chain.dirichlet_form(g) / chain.variance(g) >= chain.spectral_gap() - 1e-12
+
+
 @pytest.mark.claim("gibbs.lee", tier="exact", control=True)
 def test_lee_control_factor_k_plus_one_fails():
     model = IsingModel(np.zeros(4), np.zeros((4, 4)))
@@ -386,6 +415,7 @@ def test_lee_control_factor_k_plus_one_fails():
 @settings(deadline=None)
 @given(model=ising_models(2, 5))
 def test_lee_gap_k_at_least_k_gap_1(model):
+    trivial(bool(np.all(model.J == 0)))  # product measure: gap_k = k / N with equality
     gaps = [k_gibbs(model, k).spectral_gap() for k in range(1, model.N + 1)]
     for k, g in enumerate(gaps, start=1):
         assert g >= k * gaps[0] - 1e-10
@@ -411,6 +441,18 @@ def test_indep_stationary_closed_form(measure):
         assert tv > 0.01
 
 
+@pytest.mark.claim("gibbs.derived.indep_stationary", tier="exact")
+def test_indep_parallel_absolute_gap_counts_the_negative_eigenvalues():
+    # the parallel sampler of an antiferromagnetic pair oscillates: its most negative eigenvalue sets the absolute
+    # gap, 1 - max(lambda_2, |lambda_min|), against the eigenvalues of P itself (numpy.linalg.eigvals)
+    model = IsingModel(np.zeros(2), np.array([[0.0, -1.5], [-1.5, 0.0]]))
+    chain = independent_parallel(model)
+    ev = np.sort(np.linalg.eigvals(chain.P).real)
+    assert ev[0] < -abs(ev[-2])  # the negative eigenvalue dominates here
+    assert abs(chain.absolute_spectral_gap() - (1 - max(ev[-2], abs(ev[0])))) < 1e-12
+    assert chain.absolute_spectral_gap() < chain.spectral_gap()
+
+
 @pytest.mark.claim("gibbs.derived.indep_stationary", tier="exact", control=True)
 def test_indep_stationary_control_p_is_not_stationary():
     model = random_ising(np.random.default_rng(12), 4, "unordered")
@@ -427,6 +469,7 @@ def test_indep_stationary_control_p_is_not_stationary():
 @settings(deadline=None)
 @given(model=ising_models(2, 5))
 def test_indep_stationary_random_models(model):
+    trivial(bool(np.all(model.J == 0)))  # product measure: p is trivially invariant
     chain = independent_parallel(model)
     pi = independent_parallel_stationary(model)
     assert np.abs(pi @ chain.P - pi).max() < 1e-12

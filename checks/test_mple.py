@@ -7,7 +7,6 @@ from fractions import Fraction as F
 
 import numpy as np
 import pytest
-import sympy as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -27,6 +26,7 @@ from theorylab.ising.counterexamples import ALL_MASKS, MISSPECIFIED
 from theorylab.ising.samplers import block_matrix
 from theorylab.markov import FiniteChain
 from theorylab.strategies.ising import ising_models, mask_laws, random_ising
+from theorylab.testing import trivial
 
 # Tolerances. Matrices here are sums of <= 2^5 * 2^5 products of probabilities and O(1) statistics, so
 # round-off is ~1e-15; identities are asserted to 1e-12 (absolute, entries are O(1)) and Loewner/psd statements
@@ -173,6 +173,27 @@ def test_lem412_hessian_equals_score_covariance_nonlinear(measure):
     measure("max |finite-difference Hessian - E[ss^T]| (tanh parametrisation)", worst)
 
 
+@pytest.mark.claim("mple.lem4.1.2", tier="exact")
+def test_score_covariance_is_the_covariance_of_enumerated_scores():
+    # 1-PL off the minimiser (data not from the model): every (x, i) has the score T(x) - E[T | x_-i], the
+    # conditional mean over x and its partner with spin i flipped; Cov(s) is taken about the nonzero mean -grad L
+    model = random_ising(np.random.default_rng(3), 3, "unordered")
+    fam, theta = model.exp_family(), model.natural_parameters()
+    data = np.random.default_rng(4).dirichlet(np.ones(2**model.N))
+    p, X = fam.probs(theta), model.states()
+    scores, weights = [], []
+    for x in range(len(X)):
+        for i in range(model.N):
+            y = next(j for j in range(len(X)) if (X[j] != X[x]).sum() == 1 and X[j][i] != X[x][i])
+            scores.append(fam.T[x] - (p[x] * fam.T[x] + p[y] * fam.T[y]) / (p[x] + p[y]))
+            weights.append(data[x] / model.N)
+    S, W = np.array(scores), np.array(weights)
+    mean = W @ S
+    parts = pl_parts((fam, theta), 1, data)
+    assert np.abs(mean).max() > 1e-3 and np.allclose(parts.grad, -mean, atol=1e-12)
+    assert np.allclose(parts.score_cov, (S * W[:, None]).T @ S - np.outer(mean, mean), atol=1e-12)
+
+
 @pytest.mark.claim("mple.lem4.1.2", tier="exact", control=True)
 def test_lem412_control_misspecified_data_breaks_the_equality(measure):
     rng = np.random.default_rng(413)
@@ -189,7 +210,8 @@ def test_lem412_control_misspecified_data_breaks_the_equality(measure):
 @given(model=ising_models(2, 4), data=st.integers(0, 2**32 - 1))
 def test_lem412_identity_on_random_models(model, data):
     rng = np.random.default_rng(data)
-    k = int(rng.integers(1, model.N + 1))
+    k = int(rng.integers(1, model.N))  # k < N: k = N is the likelihood (the exact tier checks H_N = I)
+    trivial(k == model.N)  # k = N: the full likelihood, H = V is Fisher's classical identity
     fam, theta = model.exp_family(), model.natural_parameters()
     # autograd Hessian and autograd score Jacobians (independent of the library's formulas)
     phi = np.concatenate([theta[: model.N], np.arctanh(np.clip(theta[model.N :] / 4, -0.99, 0.99))])
@@ -257,6 +279,7 @@ def test_thm411_control_misspecified_model_violates_monotonicity():
 @settings(deadline=None)
 @given(model=ising_models(2, 5))
 def test_thm411_loewner_monotone_on_random_models(model):
+    trivial(bool(np.all(model.J == 0)))  # product measure: every H_k is diagonal
     Hs = [H_k(model, k) for k in range(1, model.N + 1)]
     for k in range(1, model.N):
         C = C_k(model, k)
@@ -325,6 +348,7 @@ def test_all_masks_control_single_mask_is_monotone_on_the_same_instance():
 @settings(deadline=None)
 @given(model=ising_models(3, 5))
 def test_all_masks_bounds_on_random_models(model):
+    trivial(bool(np.all(model.J == 0)))  # product measure: every estimator is the MLE
     N = model.N
     info = information_matrix(model)
     Iinv = np.linalg.inv(info)
@@ -389,6 +413,7 @@ def test_thm412_control_bound_is_sharp():
 @given(model=ising_models(2, 4), law=st.data())
 def test_thm412_random_mask_laws(model, law):
     masks, weights = law.draw(mask_laws(model.N))
+    trivial(len(masks) == 1 and len(masks[0]) == model.N)  # exact sampling: gap 1
     lam, gap = poincare_ratio(model, masks, weights)
     assert lam >= gap - PSD_TOL * max(1.0, lam)
 
@@ -489,6 +514,7 @@ def test_prop411_control_state_dependent_mask_without_the_k_factor_is_not_revers
 @given(model=ising_models(2, 3), law=st.data(), seed=st.integers(0, 2**32 - 1))
 def test_prop411_thm413_adaptive_x_chain(model, law, seed):
     masks, W = law.draw(mask_laws(model.N, adaptive=True))
+    trivial(len(masks) == 1 and len(masks[0]) == model.N)  # exact sampling: gap 1
     chain = adaptive_block_dynamics(model, masks, W)
     p = model.probs()
     assert np.abs(chain.stationary() - p).max() < 1e-10
@@ -507,6 +533,7 @@ def test_prop411_thm413_adaptive_x_chain(model, law, seed):
 @settings(deadline=None)
 @given(model=ising_models(2, 4), seed=st.integers(0, 2**32 - 1))
 def test_prop436_pl_is_convex_for_any_data(model, seed):
+    trivial(bool(np.all(model.J == 0)))  # product measure: PL is the likelihood
     rng = np.random.default_rng(seed)
     data = rng.dirichlet(np.ones(2**model.N))
     k = int(rng.integers(1, model.N + 1))
@@ -537,6 +564,8 @@ def test_prop436_control_nonlinear_parametrisation_is_not_convex():
 def cor431_epsilon_is_consistent(eps, N, q, m, delta) -> bool:
     """epsilon must make Lemma 4.3.5's Chebyshev failure 2^{N-2} q^N / (eps^2 m) equal delta/2 and its deviation
     2^N eps equal the stated sqrt(2^{3N-1} q^N / (m delta))."""
+    import sympy as sp
+
     fail = 2 ** (N - 2) * q**N / (eps**2 * m)
     dev = 2**N * eps
     stated = sp.sqrt(2 ** (3 * N - 1) * q**N / (m * delta))
@@ -545,6 +574,8 @@ def cor431_epsilon_is_consistent(eps, N, q, m, delta) -> bool:
 
 @pytest.mark.claim("mple.cor4.3.1", tier="exact")
 def test_cor431_corrected_epsilon():
+    import sympy as sp
+
     N, q, m, delta = sp.symbols("N q m delta", positive=True)
     corrected = sp.sqrt(2 ** (N - 1) * q**N / (m * delta))
     assert cor431_epsilon_is_consistent(corrected, N, q, m, delta)
@@ -556,6 +587,8 @@ def test_cor431_corrected_epsilon():
 
 @pytest.mark.claim("mple.cor4.3.1", tier="exact", control=True)
 def test_cor431_control_printed_epsilon_fails():
+    import sympy as sp
+
     N, q, m, delta = sp.symbols("N q m delta", positive=True)
     printed = sp.sqrt(2 ** (3 * N - 1) * q**N / (m * delta))
     assert not cor431_epsilon_is_consistent(printed, N, q, m, delta)

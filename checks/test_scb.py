@@ -31,6 +31,7 @@ from theorylab.attention.scb import (
     transfer_one_step_gradient,
     two_d_trajectory,
 )
+from theorylab.testing import trivial
 
 # Enumerated expectations are sums of N^(T+1) <= 1024 products of O(1) float64 numbers: round-off ~1e-16 * 1e3;
 # 1e-12 leaves margin and still rejects every structural change (those move entries by >= 1e-3).
@@ -99,6 +100,7 @@ def test_data_model_control_transposed_convention(task) -> None:
 @settings(deadline=None)
 @pytest.mark.claim("scb.def.data", tier="property")
 def test_sampler_matches_pair_law(task: SCBTask, seed: int) -> None:
+    trivial(bool(np.allclose(task.P, task.mu[:, None])))  # x_o independent of x_t: no signal
     n = 20_000
     xs, k, xo = task.sample(np.random.default_rng(seed), n)
     t = 0
@@ -132,6 +134,7 @@ def test_model_control_uniform_attention_is_not_bayes(task) -> None:
 @settings(deadline=None)
 @pytest.mark.claim("scb.lemB7B8", tier="property")
 def test_expected_gradients_property(task: SCBTask, seed: int) -> None:
+    trivial(bool(np.allclose(task.P, task.mu[:, None])))  # x_o independent of x_t: no signal
     rng = np.random.default_rng(seed)
     V, A = _unit_columns(rng, task.N, task.N), _unit_columns(rng, task.T, task.N)
     eV, eA = expected_grads_enumerated(task, V, A)
@@ -198,6 +201,7 @@ def _enumerated_moments(task: SCBTask, a, a2, M, kq: int) -> dict[str, np.ndarra
 @settings(deadline=None)
 @pytest.mark.claim("scb.lemB4_B6", tier="property")
 def test_context_moments_property(task: SCBTask, seed: int) -> None:
+    trivial(bool(np.allclose(task.P, task.mu[:, None])))  # x_o independent of x_t: no signal
     rng = np.random.default_rng(seed)
     a, a2, M = rng.normal(size=task.T), rng.normal(size=task.T), rng.normal(size=(task.N, task.N))
     kq = int(rng.integers(task.N))
@@ -270,6 +274,7 @@ def _escape_and_relaxation(task: SCBTask, T: int, relax: bool = True) -> tuple[i
 @settings(deadline=None)
 @pytest.mark.claim("scb.popline", tier="property")
 def test_escape_time_grows_like_log_T(task: SCBTask) -> None:
+    trivial(bool(np.allclose(task.P, task.mu[:, None])))  # x_o independent of x_t: no signal
     esc = np.array([_escape_and_relaxation(task, T, relax=False)[0] for T in (32, 64, 128, 256)])
     inc = np.diff(esc)
     assert (inc > 0).all() and inc.max() <= 1.5 * inc.min() + 2  # equal increments per doubling: ~ log T
@@ -360,6 +365,7 @@ def test_softmax_jacobian_control() -> None:
 @pytest.mark.claim("scb.sec5.2", tier="property")
 def test_softmax_jacobian_property(seed: int, T: int) -> None:
     a = np.random.default_rng(seed).dirichlet(np.full(T, 0.5))
+    trivial(bool(a.max() > 1 - 1e-9))  # a one-hot softmax: J = 0
     J = softmax_jacobian(a)
     ev = np.linalg.eigvalsh(J)
     assert np.abs(J @ np.ones(T)).max() <= 1e-15
@@ -375,6 +381,7 @@ def test_softmax_jacobian_property(seed: int, T: int) -> None:
 def test_prox_projection_invariants(seed: int, T: int, N: int, thresh: float) -> None:
     rng = np.random.default_rng(seed)
     A = rng.dirichlet(np.full(T, 0.3), size=N).T + rng.normal(scale=0.05, size=(T, N))
+    trivial(not bool((np.abs(A) < thresh).any()))  # nothing thresholded: the prox is a plain projection
     out = prox_project(A, thresh)
     assert np.abs(out.sum(axis=0) - 1).max() <= 1e-12
     for col in range(N):
@@ -382,6 +389,38 @@ def test_prox_projection_invariants(seed: int, T: int, N: int, thresh: float) ->
         if zeroed.any():
             vals = out[zeroed, col]
             assert vals.max() - vals.min() <= 1e-15  # all zeroed entries end equal
+
+
+@pytest.mark.claim("scb.alg1", tier="property")
+def test_stage3_rounding_keeps_entries_at_the_cutoff() -> None:
+    # Stage 3 keeps a_k 1[a_k >= cutoff] and renormalises; dyadic entries make the tie at the cutoff exact
+    from theorylab.attention.scb.algorithm import round_attention
+
+    A = np.array([[0.5, 0.125], [0.25, 0.125], [0.25, 0.75]])
+    assert np.array_equal(round_attention(A, 0.25), np.array([[0.5, 0.0], [0.25, 0.0], [0.25, 1.0]]))
+    assert np.array_equal(round_attention(A, 0.8), np.full((3, 2), 1 / 3))  # nothing kept: uniform
+
+
+@pytest.mark.claim("scb.alg1", tier="property")
+def test_alg1_first_population_step_uses_the_balanced_step_sizes(monkeypatch) -> None:
+    # with the exact population gradient in place of the minibatch, Algorithm 1's first step from V_0 = mu 1^T,
+    # A_0 = 11^T/T is on the line: G_V = -<A_0, Q>_mu P_c = -P_c / T and G_A = 0, so alpha_1 = eta_V / T with
+    # eta_V = eta / K_Q (eta_V K_Q = eta_A K_P = eta) and beta_1 = 0; the second step moves beta by eta_A K_P alpha_1
+    import theorylab.attention.scb.algorithm as alg
+
+    task = random_scb_task(np.random.default_rng(5), 3, 3, 2)
+    assert abs(task.K_P - task.K_Q) > 1e-3 * task.K_Q  # the two step sizes differ
+    monkeypatch.setattr(
+        alg, "_minibatch_grads", lambda task, V, A, rng, B: expected_preconditioned_grads(task, V, A)
+    )
+    eta = 0.05
+    res = run_algorithm1(
+        task, np.random.default_rng(0), eta=eta, max_stage1=2, delta1=10.0, stage2_steps=0, stage3_steps=0
+    )
+    (h1, h2) = res.history[:2]
+    alpha1 = eta / task.K_Q / task.T
+    assert abs(h1["alpha"] - alpha1) < 1e-12 * alpha1 and abs(h1["beta"]) < 1e-12
+    assert abs(h2["beta"] - eta * alpha1) < 1e-9 * eta * alpha1
 
 
 @pytest.mark.claim("scb.alg1", tier="property", control=True)

@@ -17,18 +17,6 @@ from theorylab.landscape.embed import (
     widen_transformer,
 )
 from theorylab.landscape.flat_transfer import DyckTask, OneLayerSolution, sol1, sol2
-from theorylab.landscape.hessian import (
-    TraceEstimate,
-    cross_entropy_loss,
-    flatten_params,
-    gradient_covariance,
-    hessian_matrix,
-    per_sample_grads,
-    trace_estimator,
-    trace_ggn,
-    trace_hessian,
-    trace_hessian_loop,
-)
 from theorylab.landscape.manifold import (
     MinimizerManifold,
     ProductLogitToy,
@@ -36,7 +24,32 @@ from theorylab.landscape.manifold import (
     sgd_chains,
     toy_flow_closed_form,
 )
-from theorylab.landscape.models import TwoLayerSoftmax
+
+# torch-backed parts load on first use, so that importing the numpy parts does not import torch (~6 s)
+_LAZY = {
+    "TraceEstimate": "theorylab.landscape.hessian",
+    "cross_entropy_loss": "theorylab.landscape.hessian",
+    "flatten_params": "theorylab.landscape.hessian",
+    "gradient_covariance": "theorylab.landscape.hessian",
+    "hessian_matrix": "theorylab.landscape.hessian",
+    "per_sample_grads": "theorylab.landscape.hessian",
+    "trace_estimator": "theorylab.landscape.hessian",
+    "trace_ggn": "theorylab.landscape.hessian",
+    "trace_hessian": "theorylab.landscape.hessian",
+    "trace_hessian_loop": "theorylab.landscape.hessian",
+    "TwoLayerSoftmax": "theorylab.landscape.models",
+}
+
+
+def __getattr__(name: str):
+    if name in _LAZY:
+        import importlib
+
+        value = getattr(importlib.import_module(_LAZY[name]), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "DyckTask",

@@ -117,8 +117,8 @@ def lemma1_rhs(p_b: float, k: int, b_star, eps_b: float, Gamma: float) -> float:
 
     hi = max(lam, 0.0)
     grid = np.linspace(0.0, hi, 2001)
-    vals = [g(e) for e in grid]
-    best = min(vals)
+    vals = -np.expm1(-grid) + cst * np.exp(-grid) * np.expm1(np.maximum(lam - grid, 0.0))  # g on the grid
+    best = float(vals.min())
     if hi > 0:
         res = minimize_scalar(g, bounds=(0.0, hi), method="bounded", options={"xatol": 1e-12})
         best = min(best, float(res.fun))
