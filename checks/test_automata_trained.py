@@ -44,7 +44,8 @@ def _budget(scale: str, steps: int, T: int, lr: float):
 # (the best predictor reading the last w <= 12 symbols scores ~0.90) and Grid9 at T = 64 (windows ~0.63). At the
 # thesis's T = 16 with uniform symbols the last 4 symbols already give 0.9957 on the flip-flop.
 SPARSE_FLIPFLOP = (0.9, 0.05, 0.05)
-MAX_WINDOW = 12  # windows of up to 12 symbols, longer than the mean gap of 10 symbols between flip-flop writes
+# windows of up to 12 symbols: longer than the mean gap of 10 symbols between flip-flop writes
+MAX_WINDOW = 12
 GRID_SMALL = (
     "Grid9 at T = 64 does not fit the CPU budget: depth 2, d = 32, 600 steps took 93 s of CPU and reached 0.80 "
     "(best seed) against 0.63 for the best window of <= 12 symbols, below the derived threshold 0.82; at T = 16 "
