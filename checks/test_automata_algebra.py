@@ -102,12 +102,27 @@ def naive_run(delta: np.ndarray, word, q0: int) -> list[int]:
 # ---------------------------------------------------------------- semiautomata, zoo, transformation semigroups
 
 
+def cayley_graph_consistent(S) -> bool:
+    """Each stored word realises its element (symbols applied left to right: ``delta(., s_t) o ... o delta(., s_1)``)
+    and ``right[i, s]`` is the element followed by symbol ``s``."""
+    d = S.automaton.delta
+    for i, word in enumerate(S.words):
+        f = np.arange(d.shape[1])
+        for s in word:
+            f = d[s][f]
+        if not np.array_equal(f, S.elements[i]):
+            return False
+    want = d[:, S.elements].transpose(1, 0, 2)  # [i, s, q] = delta(elements[i][q], s)
+    return bool(np.array_equal(S.elements[S.right], want))
+
+
 @pytest.mark.claim(DEF, tier="exact")
 def test_zoo_semigroup_sizes(measure):
     for name, aut in _sized_members().items():
-        size = transformation_semigroup(aut).size
-        measure(f"|T({name})|", size)
-        assert size == EXPECTED_SIZES[name], name
+        S = transformation_semigroup(aut)
+        measure(f"|T({name})|", S.size)
+        assert S.size == EXPECTED_SIZES[name], name
+        assert cayley_graph_consistent(S), name
 
 
 @pytest.mark.claim(DEF, tier="exact", control=True)
@@ -118,6 +133,10 @@ def test_zoo_semigroup_sizes_control():
     delta = a4.delta.copy()
     delta[0, 0] = delta[0, 1]
     assert transformation_semigroup(Semiautomaton(delta)).size != EXPECTED_SIZES["A4"]
+    # words read right to left (the composition order swapped) do not realise their elements
+    S = transformation_semigroup(full_transformation_monoid(3))
+    swapped = dataclasses.replace(S, words=tuple(w[::-1] for w in S.words))
+    assert cayley_graph_consistent(S) and not cayley_graph_consistent(swapped)
 
 
 @pytest.mark.claim(DEF, tier="exact")
