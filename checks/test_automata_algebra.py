@@ -18,18 +18,46 @@ from theorylab.algebra import (
     permutation_group,
     transformation_semigroup,
 )
-from theorylab.algebra.counterexamples import holonomy_bound_examples, smallest_nonsolvable
-from theorylab.algebra.semigroup import _kernel_labels
-from theorylab.algebra.verify import solvability_routes, verify_cascade, verify_composition_series
+from theorylab.algebra.counterexamples import (
+    holonomy_bound_examples,
+    nonsolvable_below_largest_subgroup,
+    smallest_nonsolvable,
+)
+from theorylab.algebra.semigroup import _distinct_groups, _kernel_labels
+from theorylab.algebra.verify import (
+    nonsolvable_semigroup_size_bound,
+    orders_certified_solvable,
+    solvability_routes,
+    verify_cascade,
+    verify_composition_series,
+)
 from theorylab.automata import Semiautomaton, zoo
-from theorylab.strategies.automata import automaton_and_words, permutation_semiautomata, semiautomata
+from theorylab.strategies.automata import (
+    automaton_and_words,
+    one_element_semigroup,
+    permutation_semiautomata,
+    semiautomata,
+)
+from theorylab.testing import trivial
 
 DEF = "automata.def_semiautomaton"
 JH = "automata.thm14_jordan_holder"
 DEF8 = "automata.def8_solvable"
 FN17 = "automata.fn17_smallest_nonsolvable"
+FN17_SIZE = "automata.fn17_nonsolvable_semigroup_size"
 KR = "automata.thm15_krohn_rhodes"
 BOUNDS = "automata.thm15_bounds"
+# share of the solvability property checks' draws that contain A5 or S5 on 5 of the states (never solvable)
+NONSOLVABLE_SHARE = 0.4
+
+
+def _relabel(rng_seed: int, n: int) -> np.ndarray:
+    """A non-identity permutation of ``range(n)`` (n >= 2) from a seed."""
+    r = np.random.default_rng(rng_seed)
+    pi = r.permutation(n)
+    while (pi == np.arange(n)).all():
+        pi = r.permutation(n)
+    return pi
 
 
 def full_transformation_monoid(n: int) -> Semiautomaton:
@@ -74,12 +102,27 @@ def naive_run(delta: np.ndarray, word, q0: int) -> list[int]:
 # ---------------------------------------------------------------- semiautomata, zoo, transformation semigroups
 
 
+def cayley_graph_consistent(S) -> bool:
+    """Each stored word realises its element (symbols applied left to right: ``delta(., s_t) o ... o delta(., s_1)``)
+    and ``right[i, s]`` is the element followed by symbol ``s``."""
+    d = S.automaton.delta
+    for i, word in enumerate(S.words):
+        f = np.arange(d.shape[1])
+        for s in word:
+            f = d[s][f]
+        if not np.array_equal(f, S.elements[i]):
+            return False
+    want = d[:, S.elements].transpose(1, 0, 2)  # [i, s, q] = delta(elements[i][q], s)
+    return bool(np.array_equal(S.elements[S.right], want))
+
+
 @pytest.mark.claim(DEF, tier="exact")
 def test_zoo_semigroup_sizes(measure):
     for name, aut in _sized_members().items():
-        size = transformation_semigroup(aut).size
-        measure(f"|T({name})|", size)
-        assert size == EXPECTED_SIZES[name], name
+        S = transformation_semigroup(aut)
+        measure(f"|T({name})|", S.size)
+        assert S.size == EXPECTED_SIZES[name], name
+        assert cayley_graph_consistent(S), name
 
 
 @pytest.mark.claim(DEF, tier="exact", control=True)
@@ -90,6 +133,10 @@ def test_zoo_semigroup_sizes_control():
     delta = a4.delta.copy()
     delta[0, 0] = delta[0, 1]
     assert transformation_semigroup(Semiautomaton(delta)).size != EXPECTED_SIZES["A4"]
+    # words read right to left (the composition order swapped) do not realise their elements
+    S = transformation_semigroup(full_transformation_monoid(3))
+    swapped = dataclasses.replace(S, words=tuple(w[::-1] for w in S.words))
+    assert cayley_graph_consistent(S) and not cayley_graph_consistent(swapped)
 
 
 @pytest.mark.claim(DEF, tier="exact")
@@ -128,6 +175,7 @@ def test_dyck_valid_sampling_never_hits_sink(rng):
 @given(automaton_and_words())
 def test_run_matches_naive_loop(case):
     aut, w, q0 = case
+    trivial(one_element_semigroup(aut.delta))
     got = aut.run(w, q0)
     for b in range(w.shape[0]):
         assert got[b].tolist() == naive_run(aut.delta, w[b], q0)
@@ -138,6 +186,7 @@ def test_run_matches_naive_loop(case):
 def test_run_control_wrong_start_state(case):
     """The same comparison rejects a run started from another state whenever the outputs differ at t=1."""
     aut, w, q0 = case
+    trivial(one_element_semigroup(aut.delta))
     other = (q0 + 1) % aut.n_states
     assume(aut.delta[w[0, 0], q0] != aut.delta[w[0, 0], other])  # else discarded (about half), not passed
     assert aut.run(w, other)[0].tolist() != naive_run(aut.delta, w[0], q0)
@@ -188,18 +237,20 @@ def test_composition_series_control():
 
 
 @pytest.mark.claim(JH, tier="property", examples=30)
-@given(permutation_semiautomata(max_points=5, max_symbols=3), st.randoms(use_true_random=False))
-def test_composition_factors_invariant(aut, rnd):
+@given(
+    permutation_semiautomata(max_points=6, max_symbols=3, nonsolvable=NONSOLVABLE_SHARE),
+    st.integers(0, 2**32 - 1),
+)
+def test_composition_factors_invariant(aut, seed):
     from sympy.combinatorics import Permutation, PermutationGroup
 
     G = _group(aut)
+    trivial(G.order == 1)  # the strategy draws a non-identity permutation: never
     factors = sorted((f.order, f.abelian) for f in G.composition_factors())
     assert np.prod([o for o, _ in factors]) == G.order
-    # relabel points and add a redundant generator: same factors
+    # relabel points (a non-identity relabelling) and add a redundant generator: same factors
     n = aut.n_states
-    pi = list(range(n))
-    rnd.shuffle(pi)
-    pi = np.array(pi)
+    pi = _relabel(seed, n)
     inv = np.argsort(pi)
     conj = np.array([pi[g[inv]] for g in aut.delta])
     extra = conj[0][conj[-1]][None, :]
@@ -240,6 +291,44 @@ def test_solvability_zoo_two_routes():
         assert is_solvable(full_transformation_monoid(n)) is expected
 
 
+@pytest.mark.claim(DEF8, tier="exact")
+def test_solvability_looks_below_the_largest_subgroup(measure):
+    """S4 x S3 (order 144) is the largest maximal subgroup and is solvable; the rank-5 maps give S5 (order 120):
+    not solvable, by both routes and by sympy on each maximal subgroup."""
+    from sympy.combinatorics import Permutation, PermutationGroup
+
+    aut = Semiautomaton(nonsolvable_below_largest_subgroup())
+    S = transformation_semigroup(aut)
+    groups = maximal_subgroups(S)
+    orders = sorted({(G.order, len(G.image)) for G in groups})
+    measure("|T(A)|", S.size)
+    measure("maximal subgroup (order, rank)", orders)
+    assert S.size == 504 and orders == [(120, 5), (144, 7)]
+    largest = max(groups, key=lambda G: G.order)
+    assert largest.order == 144 and largest.solvable
+    sympy_solvable = {
+        G.order: PermutationGroup([Permutation(list(map(int, p))) for p in G.group.elements]).is_solvable
+        for G in groups
+    }
+    assert sympy_solvable == {144: True, 120: False}
+    assert solvability_routes(aut) == {"maximal_subgroups": False, "holonomy": False}
+
+
+def _largest_only_is_solvable(aut: Semiautomaton) -> bool:
+    """Mutant: only the largest maximal subgroup is tested."""
+    return max(_distinct_groups(transformation_semigroup(aut)), key=lambda G: G.order).solvable
+
+
+@pytest.mark.claim(DEF8, tier="exact", control=True)
+def test_solvability_control_largest_subgroup_mutant():
+    """The same two-route agreement rejects the largest-subgroup-only test on the 7-state automaton (it agrees with
+    it on the zoo, so the zoo alone cannot tell them apart)."""
+    aut = Semiautomaton(nonsolvable_below_largest_subgroup())
+    assert _largest_only_is_solvable(aut) != solvability_routes(aut)["holonomy"]
+    std = zoo.standard()
+    assert all(_largest_only_is_solvable(std[k]) == v for k, v in SOLVABLE.items() if k != "Dyck4,2")
+
+
 def _buggy_is_solvable(aut: Semiautomaton) -> bool:
     """Mutant: H-classes keyed by the image MULTISET (sorted row) instead of the image set."""
     S = transformation_semigroup(aut)
@@ -266,11 +355,14 @@ def test_solvability_control_multiset_mutant():
 
 
 @pytest.mark.claim(DEF8, tier="property", examples=40)
-@given(semiautomata(max_states=6, max_symbols=4))
+@given(semiautomata(max_states=6, max_symbols=4, nonsolvable=NONSOLVABLE_SHARE))
 def test_solvability_routes_agree(aut):
     from sympy.combinatorics import Permutation, PermutationGroup
 
+    trivial(one_element_semigroup(aut.delta))
     routes = solvability_routes(aut)
+    if aut.name == "hypothesis-nonsolvable":  # A5 or S5 on 5 states divides T(A): known answer
+        assert routes["maximal_subgroups"] is False
     assert routes["maximal_subgroups"] == routes["holonomy"]
     independent = all(
         PermutationGroup([Permutation(list(map(int, p))) for p in G.group.elements]).is_solvable
@@ -280,13 +372,12 @@ def test_solvability_routes_agree(aut):
 
 
 @pytest.mark.claim(DEF8, tier="property", examples=30)
-@given(semiautomata(max_states=6, max_symbols=3), st.randoms(use_true_random=False))
-def test_solvability_invariant_under_relabelling(aut, rnd):
+@given(semiautomata(max_states=6, max_symbols=3, nonsolvable=NONSOLVABLE_SHARE), st.integers(0, 2**32 - 1))
+def test_solvability_invariant_under_relabelling(aut, seed):
     """Relabelling states and adding the redundant symbol sigma_0 sigma_1 do not change solvability (nor |T|)."""
+    trivial(one_element_semigroup(aut.delta))
     n = aut.n_states
-    pi = list(range(n))
-    rnd.shuffle(pi)
-    pi = np.array(pi)
+    pi = _relabel(seed, n)
     inv = np.argsort(pi)
     relabelled = np.array([pi[row[inv]] for row in aut.delta])
     extra = relabelled[-1][relabelled[0]][None, :]  # symbol 0, then the last symbol
@@ -314,6 +405,98 @@ def test_five_state_nonsolvable_control():
     assert is_solvable(zoo.symmetric(4, regular=False))
     a4 = zoo.alternating(4, regular=False).delta
     assert is_solvable(Semiautomaton(np.vstack([a4, np.zeros((1, 4), dtype=np.int64)])))
+
+
+# ---------------------------------------------------------------- footnote 17 corrected: |T(A)| >= 60
+
+
+def _subgroups_of_s5() -> dict[frozenset, bool]:
+    """Every subgroup of S5 (element-index sets) with its solvability: each subgroup is conjugate to one generated by
+    a conjugacy-class representative and one more element (all subgroups of S5 are 2-generated), so closures of
+    those 7 x 120 pairs meet every conjugacy class of subgroups; order and solvability are conjugation-invariant."""
+    elems = [tuple(p) for p in itertools.permutations(range(5))]
+    idx = {p: i for i, p in enumerate(elems)}
+    table = np.array([[idx[tuple(a[x] for x in b)] for b in elems] for a in elems])
+    cycle_type = [tuple(sorted(len(c) for c in _cycles(p))) for p in elems]
+    reps = [cycle_type.index(ct) for ct in sorted(set(cycle_type))]
+    seen: dict[frozenset, bool] = {}
+    for a in reps:
+        for b in range(120):
+            group, frontier = {0}, [0]
+            while frontier:
+                new = {int(h) for g in frontier for h in (table[g, a], table[g, b])} - group
+                group |= new
+                frontier = list(new)
+            key = frozenset(group)
+            if key not in seen:
+                seen[key] = permutation_group(np.array([elems[a], elems[b]])).is_solvable()
+    return seen
+
+
+def _cycles(p) -> list[list[int]]:
+    out, done = [], set()
+    for i in range(len(p)):
+        if i not in done:
+            c, j = [], i
+            while j not in done:
+                done.add(j)
+                c.append(j)
+                j = p[j]
+            out.append(c)
+    return out
+
+
+NONSOLVABLE_EXAMPLES = {
+    "A5(5 points)": lambda: zoo.alternating(5, regular=False),
+    "S5(5 points)": lambda: zoo.symmetric(5, regular=False),
+    "A5 + reset": lambda: Semiautomaton(
+        np.vstack([zoo.alternating(5, regular=False).delta, np.zeros((1, 5), dtype=np.int64)])
+    ),
+    "S4xS3 / S5": lambda: Semiautomaton(nonsolvable_below_largest_subgroup()),
+}
+
+
+@pytest.mark.claim(FN17_SIZE, tier="exact")
+def test_nonsolvable_semigroup_has_60_elements(measure):
+    """Every group of order < 60 is solvable (Burnside p^a q^b or square-free, checked per order; 60 is not
+    certified); exhaustively, the non-solvable subgroups of S5 (all possible maximal subgroups on <= 5 states) are
+    exactly those of order >= 60; the non-solvable examples satisfy the bound and A5 on 5 points attains it."""
+    assert all(orders_certified_solvable(m) for m in range(1, 60)) and not orders_certified_solvable(60)
+    subgroups = _subgroups_of_s5()
+    orders = {len(k) for k in subgroups}
+    assert orders == {1, 2, 3, 4, 5, 6, 8, 10, 12, 20, 24, 60, 120}  # the subgroup orders of S5
+    assert all(solvable == (len(k) < 60) for k, solvable in subgroups.items())
+    sizes = {}
+    for name, build in NONSOLVABLE_EXAMPLES.items():
+        aut = build()
+        assert not is_solvable(aut) and nonsolvable_semigroup_size_bound(aut), name
+        sizes[name] = transformation_semigroup(aut).size
+    measure("|T(A)| of the non-solvable examples", sizes)
+    measure("subgroups of S5 enumerated", len(subgroups))
+    assert min(sizes.values()) == sizes["A5(5 points)"] == 60
+
+
+@pytest.mark.claim(FN17_SIZE, tier="exact", control=True)
+def test_nonsolvable_semigroup_size_control():
+    """The verdict rejects the bound 61 (A5 on 5 points has exactly 60 elements) and a solvability test that calls
+    every non-abelian group non-solvable (S3 on 3 points: |T| = 6)."""
+    assert not nonsolvable_semigroup_size_bound(zoo.alternating(5, regular=False), bound=61)
+    s3 = zoo.symmetric(3, regular=False)
+
+    def non_abelian_is_unsolvable(aut):
+        return permutation_group(aut.delta).is_abelian()
+
+    assert nonsolvable_semigroup_size_bound(s3)
+    assert not nonsolvable_semigroup_size_bound(s3, solvable=non_abelian_is_unsolvable)
+
+
+@pytest.mark.claim(FN17_SIZE, tier="property", examples=20)
+@given(semiautomata(max_states=6, max_symbols=4, nonsolvable=NONSOLVABLE_SHARE))
+def test_nonsolvable_semigroup_size_random(aut):
+    trivial(one_element_semigroup(aut.delta))
+    assert nonsolvable_semigroup_size_bound(aut)
+    if aut.name == "hypothesis-nonsolvable":
+        assert not is_solvable(aut) and transformation_semigroup(aut).size >= 60
 
 
 # ---------------------------------------------------------------- Thm 15 holonomy
@@ -385,8 +568,9 @@ def test_holonomy_control_perturbed_and_current_convention(rng):
 
 
 @pytest.mark.claim(KR, tier="property", examples=30)
-@given(semiautomata(max_states=6, max_symbols=4))
+@given(semiautomata(max_states=6, max_symbols=4, nonsolvable=NONSOLVABLE_SHARE))
 def test_holonomy_random(aut):
+    trivial(one_element_semigroup(aut.delta))
     cascade = holonomy_decomposition(aut)
     report = verify_cascade(cascade, word_length=min(5, 1 + int(np.log(4000) / np.log(aut.n_symbols + 1))))
     assert report.ok, report.failures

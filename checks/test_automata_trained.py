@@ -40,24 +40,48 @@ def _budget(scale: str, steps: int, T: int, lr: float):
     return Budget(steps=steps, batch_size=32, seq_len=T, lr=lr, schedule="warmup_cosine", warmup=20)
 
 
+# Small-scale E1 tasks, chosen so that windows fail: a flip-flop whose writes are rare (P[ignore] = 0.9) at T = 64
+# (the best predictor reading the last w <= 12 symbols scores ~0.90) and Grid9 at T = 64 (windows ~0.63). At the
+# thesis's T = 16 with uniform symbols the last 4 symbols already give 0.9957 on the flip-flop.
+SPARSE_FLIPFLOP = (0.9, 0.05, 0.05)
+# windows of up to 12 symbols: longer than the mean gap of 10 symbols between flip-flop writes
+MAX_WINDOW = 12
+GRID_SMALL = (
+    "Grid9 at T = 64 does not fit the CPU budget: depth 2, d = 32, 600 steps took 93 s of CPU and reached 0.80 "
+    "(best seed) against 0.63 for the best window of <= 12 symbols, below the derived threshold 0.82; at T = 16 "
+    "(Grid4) windows of 10 symbols already give 0.987. It runs at --scale full (T = 100)"
+)
+
+
+def _task(kind: str) -> AutomatonTask:
+    if kind == "flipflop":
+        return AutomatonTask(zoo.flipflop(), probs=SPARSE_FLIPFLOP)
+    if kind == "grid9":
+        return AutomatonTask(zoo.gridworld(9))
+    if kind in ("C6", "D6"):
+        return AutomatonTask(zoo.dihedral(3) if kind == "D6" else c2xc3())
+    if kind in ("parity", "parity-lstm"):
+        return AutomatonTask(zoo.parity())
+    raise KeyError(kind)
+
+
 @cache
-def _trained(kind: str, scale: str, device: str):
-    """Train (once per session) the models of one experiment; returns (task, TrainResult, T)."""
+def _trained(kind: str, scale: str, device: str, fraction: float = 1.0):
+    """Train (once per session) the models of one experiment with ``fraction`` of its step budget (0: untrained);
+    returns (task, TrainResult, T)."""
     from theorylab.nn import LSTMConfig, train
 
     full = scale == "full"
-    if kind == "flipflop":
-        task, L, steps, T, lr, d = AutomatonTask(zoo.flipflop()), 1, 200, 16, 3e-3, 32
-    elif kind == "grid4":
-        task, L, steps, T, lr, d = AutomatonTask(zoo.gridworld(4)), 2, 600, 16, 1e-2, 32
-    elif kind in ("C6", "D6"):
-        aut = zoo.dihedral(3) if kind == "D6" else c2xc3()
-        task, L, steps, T, lr, d = AutomatonTask(aut), 1, 400, 8, 1e-2, 64
-    elif kind in ("parity", "parity-lstm"):
-        task, L, steps, T, lr, d = AutomatonTask(zoo.parity()), 1, 600, 8, 1e-2, 64
-    else:
-        raise KeyError(kind)
-    T = 100 if full and kind != "parity" and kind != "parity-lstm" else (40 if full else T)
+    task = _task(kind)
+    L, steps, T, lr, d = {
+        "flipflop": (1, 300, 64, 3e-3, 32),
+        "grid9": (2, 600, 64, 1e-2, 32),
+        "C6": (1, 400, 8, 1e-2, 64),
+        "D6": (1, 400, 8, 1e-2, 64),
+        "parity": (1, 600, 8, 1e-2, 64),
+        "parity-lstm": (1, 600, 8, 1e-2, 64),
+    }[kind]
+    T = 100 if full and kind not in ("parity", "parity-lstm") else (40 if full else T)
     if kind == "parity-lstm":
         from theorylab.nn import Budget
 
@@ -69,7 +93,26 @@ def _trained(kind: str, scale: str, device: str):
         # shortcut is learnable within the CPU budget; the MLP must learn count -> parity.
         cfg = _transformer(task, L, scale, d, uniform_attention=kind == "parity")
         budget = _budget(scale, steps, T, lr)
+    if fraction != 1.0:
+        import dataclasses
+
+        budget = dataclasses.replace(budget, steps=int(round(budget.steps * fraction)))
     return task, train(task, cfg, budget, seeds=SEEDS, device=device, progress=False), T
+
+
+@cache
+def _baselines(kind: str, scale: str, device: str) -> dict[str, float]:
+    """The trivial baselines of one E1 task, computed here: the best last-w-symbols predictor (w <= MAX_WINDOW),
+    the best untrained seed and the best seed trained for 10% of the budget."""
+    from theorylab.automata.baselines import best_window_accuracy
+
+    task, _, T = _trained(kind, scale, device)
+    windows = best_window_accuracy(task, T, MAX_WINDOW, np.random.default_rng(7), n_fit=2048, n_eval=256)
+    out = {"window": max(windows.values()), "window_w": float(max(windows, key=windows.get))}
+    for name, frac in (("untrained", 0.0), ("10% budget", 0.1)):
+        t, res, _ = _trained(kind, scale, device, frac)
+        out[name] = float(_acc(t, res.models, T, device).max())
+    return out
 
 
 def c2xc3() -> Semiautomaton:
@@ -89,54 +132,89 @@ def _acc(task, models, T: int, device: str, rng_seed: int = 1) -> np.ndarray:
 # ------------------------------------------------------------------------------------------------ E1
 
 
-def reaches(acc: np.ndarray, threshold: float = 0.99) -> bool:
+def threshold(baselines: dict[str, float], scale: str) -> float:
+    """The accuracy a trained model must reach: halfway from the best trivial baseline to 1 (so it removes at least
+    half of the errors the best baseline makes); at ``--scale full`` also the thesis's 99%."""
+    best = max(v for k, v in baselines.items() if k != "window_w")
+    return max(best + (1.0 - best) / 2, 0.99 if scale == "full" else 0.0)
+
+
+def reaches(acc: np.ndarray, thr: float) -> bool:
     """Verdict: the best seed reaches the threshold (the thesis reports the max over runs, Fig 3.15)."""
-    return bool(np.max(acc) >= threshold)
+    return bool(np.max(acc) >= thr)
 
 
 @pytest.mark.claim(E1, tier="trained")
-@pytest.mark.parametrize("kind", ["flipflop", "grid4"])
+@pytest.mark.parametrize("kind", ["flipflop", "grid9"])
 def test_memory_and_grid_learned_shallow(kind, scale, device, measure):
+    """Depth 1 (flip-flop) and depth 2 (Grid9) models learn the task beyond every trivial baseline computed here."""
+    if kind == "grid9" and scale != "full":
+        pytest.skip(GRID_SMALL)
     task, res, T = _trained(kind, scale, device)
     acc = _acc(task, res.models, T, device)
+    base = _baselines(kind, scale, device)
+    thr = threshold(base, scale)
     measure(f"{kind} token accuracy per seed", acc.round(4).tolist())
+    measure(f"{kind} baselines", {k: round(v, 4) for k, v in base.items()})
+    measure(f"{kind} threshold", round(thr, 4))
     measure(f"{kind} train seconds", round(res.seconds, 1))
-    assert reaches(acc), acc
+    assert reaches(acc, thr), (acc, base)
 
 
 @pytest.mark.claim(E1, tier="trained", control=True)
 def test_memory_and_grid_control(scale, device):
-    """The same verdict rejects the trained flip-flop models scored against a flip-flop with swapped writes."""
+    """The same verdict rejects the 10%-budget flip-flop models and the trained models scored against the exact
+    solution of a different instance (a flip-flop with swapped writes)."""
     task, res, T = _trained("flipflop", scale, device)
-    swapped = AutomatonTask(Semiautomaton(zoo.flipflop().delta[[0, 2, 1]]))
-    assert not reaches(_acc(swapped, res.models, T, device))
+    base = _baselines("flipflop", scale, device)
+    thr = threshold(base, scale)
+    t10, res10, _ = _trained("flipflop", scale, device, 0.1)
+    assert not reaches(_acc(t10, res10.models, T, device), thr)
+    swapped = AutomatonTask(Semiautomaton(zoo.flipflop().delta[[0, 2, 1]]), probs=SPARSE_FLIPFLOP)
+    assert not reaches(_acc(swapped, res.models, T, device), thr)
 
 
-def abelian_advantage(acc_abelian: np.ndarray, acc_nonabelian: np.ndarray, margin: float = 0.05) -> bool:
-    """Verdict: at equal depth and budget the abelian group is learned better (mean over seeds, with a margin)."""
-    return bool(acc_abelian.mean() - acc_nonabelian.mean() > margin)
+def abelian_advantage(
+    acc_abelian: np.ndarray, acc_nonabelian: np.ndarray, thr_abelian: float, margin: float = 0.05
+) -> bool:
+    """Verdict: the abelian group is learned beyond its trivial baselines (``thr_abelian``, see :func:`threshold`)
+    and better than the non-abelian one at equal depth and budget (mean over seeds, with a margin)."""
+    return bool(reaches(acc_abelian, thr_abelian) and acc_abelian.mean() - acc_nonabelian.mean() > margin)
+
+
+SMALL_SCALE_GROUPS = (
+    "at --scale small (T = 8, depth 1, 400 steps) the trained models scored 0.62 (C2 x C3) and 0.49 (S3), at the "
+    "level of the predictor that reads the last 3 symbols (0.631 and 0.547): the comparison says nothing about "
+    "commutativity there, so it runs at --scale full only (T = 100, where windows score about 1/6)"
+)
 
 
 @pytest.mark.claim(E1, tier="trained")
 def test_abelian_before_nonabelian(scale, device, measure):
     """C2 x C3 vs S3 (same states, generators of the same orders 3 and 2) at depth 1: only commutativity
     differs, and the non-abelian one is harder (the thesis: D6 needs depth 5, C6 depth <= 4; Lemma 18)."""
+    if scale != "full":
+        pytest.skip(SMALL_SCALE_GROUPS)
     accs = {}
     for kind in ("C6", "D6"):
         task, res, T = _trained(kind, scale, device)
         accs[kind] = _acc(task, res.models, T, device)
         measure(f"{kind} token accuracy per seed (L=1)", accs[kind].round(4).tolist())
-    assert abelian_advantage(accs["C6"], accs["D6"]), accs
+    base = _baselines("C6", scale, device)
+    measure("C6 baselines", base)
+    assert abelian_advantage(accs["C6"], accs["D6"], threshold(base, scale)), accs
 
 
 @pytest.mark.claim(E1, tier="trained", control=True)
 def test_abelian_before_nonabelian_control(scale, device):
     """With the roles swapped (S3 presented as the abelian task) the verdict rejects."""
+    if scale != "full":
+        pytest.skip(SMALL_SCALE_GROUPS)
     accs = {}
     for kind in ("C6", "D6"):
         task, res, T = _trained(kind, scale, device)
         accs[kind] = _acc(task, res.models, T, device)
-    assert not abelian_advantage(accs["D6"], accs["C6"])
+    assert not abelian_advantage(accs["D6"], accs["C6"], threshold(_baselines("D6", scale, device), scale))
 
 
 DEPTHS = (1, 2, 4, 8)
@@ -160,7 +238,7 @@ def test_group_depth_table_full(scale, device, measure):
                         device=device, progress=False)  # fmt: skip
             acc = _acc(task, res.models, 100, device)
             measure(f"{name} L={L} best accuracy", float(acc.max()))
-            if reaches(acc):
+            if reaches(acc, 0.99):
                 min_depth[name] = L
                 break
     measure(

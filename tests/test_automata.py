@@ -163,3 +163,37 @@ def test_sample_valid_and_verify_cascade_reject_bad_input():
         zoo.sample_valid(zoo.dyck(2, 2), np.random.default_rng(0), 2, 5, dead=[99])
     with pytest.raises(TypeError, match="expected a HolonomyCascade"):
         verify_cascade(zoo.parity())
+
+
+def test_window_baselines():
+    from theorylab.automata.baselines import best_window_accuracy, window_codes
+
+    with pytest.raises(ValueError, match="w >= 1"):
+        window_codes(np.zeros((2, 3), dtype=int), 2, 0)
+    with pytest.raises(ValueError, match=r"\[B, T\]"):
+        window_codes(np.zeros(3, dtype=int), 2, 1)
+    # codes: base 3 digits of the last 2 symbols, padding digit 2 before the start
+    assert window_codes(np.array([[0, 1, 1]]), 2, 2).tolist() == [[2 * 3 + 0, 0 * 3 + 1, 1 * 3 + 1]]
+    # the flip-flop at T = 16 with uniform symbols: the last 4 symbols give about 0.9957 (1 - (1/3)^4 / 2 on most
+    # positions), a window as long as the word is exact
+    acc = best_window_accuracy(AutomatonTask(zoo.flipflop()), 16, 4, np.random.default_rng(0))
+    assert 0.99 < acc[4] < 0.999 and acc[1] < acc[2] < acc[3] < acc[4]
+
+
+def test_readout_margin_and_strategies():
+    from hypothesis import given, settings
+
+    from theorylab.algebra import is_solvable
+    from theorylab.automata.constructions import compile_log_depth
+    from theorylab.strategies.automata import one_element_semigroup, semiautomata
+
+    c = compile_log_depth(zoo.parity(), 8, 0)
+    assert c.readout_margin(np.array([[0, 1, 1, 0]])) == 0.0
+    assert one_element_semigroup([[0, 0]]) and not one_element_semigroup([[1, 0]])
+
+    @settings(max_examples=10, database=None, deadline=None)
+    @given(semiautomata(max_states=6, max_symbols=3, nonsolvable=1.0))
+    def always_nonsolvable(aut):
+        assert aut.n_states >= 5 and not is_solvable(aut)
+
+    always_nonsolvable()

@@ -8,7 +8,7 @@ import numpy as np
 
 from theorylab.counterexamples import register
 
-__all__ = ["smallest_nonsolvable", "holonomy_bound_examples"]
+__all__ = ["smallest_nonsolvable", "holonomy_bound_examples", "nonsolvable_below_largest_subgroup"]
 
 
 def smallest_nonsolvable() -> np.ndarray:
@@ -16,6 +16,28 @@ def smallest_nonsolvable() -> np.ndarray:
     from theorylab.automata.zoo import alternating
 
     return alternating(5, regular=False).delta.copy()
+
+
+def nonsolvable_below_largest_subgroup() -> np.ndarray:
+    """Transition table ``[6, 7]`` of a 7-state semiautomaton whose largest maximal subgroup is solvable but a
+    smaller one is not: the permutations $(0\\,1\\,2\\,3)$, $(0\\,1)$, $(4\\,5\\,6)$, $(4\\,5)$ generate
+    $S_4\\times S_3$ (order 144, solvable), and the rank-5 maps $c\\circ e$, $\\tau\\circ e$ (with $e$ collapsing
+    $\\{4,5,6\\}$ onto 4, $c=(0\\,1\\,2\\,3\\,4)$, $\\tau=(0\\,1)$) generate $S_5$ (order 120) on the image
+    $\\{0,..,4\\}$. $|\\mathcal T(\\mathcal A)| = 144 + 3\\cdot120 = 504$. A solvability test that looks only at
+    the largest maximal subgroup calls it solvable."""
+    e = np.array([0, 1, 2, 3, 4, 4, 4])
+    c, tau = np.array([1, 2, 3, 4, 0]), np.array([1, 0, 2, 3, 4])
+    return np.array(
+        [
+            [1, 2, 3, 0, 4, 5, 6],
+            [1, 0, 2, 3, 4, 5, 6],
+            [0, 1, 2, 3, 5, 6, 4],
+            [0, 1, 2, 3, 5, 4, 6],
+            c[e],
+            tau[e],
+        ],
+        dtype=np.int64,
+    )
 
 
 def holonomy_bound_examples() -> dict[str, np.ndarray]:

@@ -22,6 +22,7 @@ after a reset they have forgotten which tile the old chain went through.
 
 from __future__ import annotations
 
+import dataclasses
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -126,13 +127,31 @@ class _Skeleton:
             self.tiles_rel[P] = mapped
 
 
+_CACHE: dict[tuple, Cascade] = {}
+_CACHE_SIZE = 128
+
+
 def holonomy_decomposition(aut: Semiautomaton) -> Cascade:
     """Krohn-Rhodes cascade of permutation-reset components emulating ``aut`` (Thm 15), built by holonomy.
 
     Exact and exhaustive: the reachable cascade state space is enumerated and every transition is checked to
     commute with ``decode``. Levels $\\le |Q| - 1$; components $\\le 2^{|Q|}$ (one per $\\sim$-class).
+    Results are cached per transition table (arrays read-only), so repeated calls on the same automaton are free.
     """
     aut = _require_aut(aut)
+    key = (aut.delta.shape, aut.delta.tobytes())
+    hit = _CACHE.get(key)
+    if hit is None:
+        hit = _holonomy(aut)
+        for a in (hit.states, hit.decode_table, hit.transition, hit.inputs, hit.initial_index):
+            a.setflags(write=False)
+        if len(_CACHE) >= _CACHE_SIZE:
+            _CACHE.pop(next(iter(_CACHE)))
+        _CACHE[key] = hit
+    return hit if hit.automaton is aut else dataclasses.replace(hit, automaton=aut)
+
+
+def _holonomy(aut: Semiautomaton) -> Cascade:
     sk = _Skeleton(aut)
     full = (1 << aut.n_states) - 1
     H = sk.height[full]

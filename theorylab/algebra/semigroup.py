@@ -11,6 +11,7 @@ exactly those of its maximal subgroups (Krohn-Rhodes).
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING
@@ -135,9 +136,27 @@ class MaximalSubgroup:
 def transformation_semigroup(aut: Semiautomaton, max_size: int = MAX_SIZE) -> TransformationSemigroup:
     """Enumerate $\\mathcal T(\\mathcal A)$ breadth first over words (Froidure-Pin style right Cayley graph).
 
-    Cost O(|T| |Σ| |Q|); raises ``ValueError`` past ``max_size`` elements.
+    Cost O(|T| |Σ| |Q|); raises ``ValueError`` past ``max_size`` elements. Cached per transition table (arrays
+    read-only).
     """
     aut = _require_aut(aut)
+    key = (aut.delta.shape, aut.delta.tobytes())
+    hit = _CACHE.get(key)
+    if hit is None or hit.size > max_size:
+        hit = _enumerate(aut, max_size)
+        hit.elements.setflags(write=False)
+        hit.right.setflags(write=False)
+        if len(_CACHE) >= _CACHE_SIZE:
+            _CACHE.pop(next(iter(_CACHE)))
+        _CACHE[key] = hit
+    return hit if hit.automaton is aut else dataclasses.replace(hit, automaton=aut)
+
+
+_CACHE: dict[tuple, TransformationSemigroup] = {}
+_CACHE_SIZE = 128
+
+
+def _enumerate(aut: Semiautomaton, max_size: int) -> TransformationSemigroup:
     n, k = aut.n_states, aut.n_symbols
     gens = [tuple(int(x) for x in row) for row in aut.delta]
     index: dict[tuple, int] = {}

@@ -112,3 +112,36 @@ def solvability_routes(aut) -> dict[str, bool]:
         "maximal_subgroups": is_solvable(aut),
         "holonomy": all(c.group.is_solvable() for c in cascade.components),
     }
+
+
+def _prime_factors(m: int) -> dict[int, int]:
+    out: dict[int, int] = {}
+    p = 2
+    while p * p <= m:
+        while m % p == 0:
+            out[p] = out.get(p, 0) + 1
+            m //= p
+        p += 1
+    if m > 1:
+        out[m] = out.get(m, 0) + 1
+    return out
+
+
+def orders_certified_solvable(m: int) -> bool:
+    """Whether every group of order ``m`` is solvable by one of two classical theorems: Burnside's $p^aq^b$
+    theorem (at most two prime divisors) or Hölder's theorem for square-free orders (the group is metacyclic)."""
+    f = _prime_factors(m)
+    return len(f) <= 2 or all(e == 1 for e in f.values())
+
+
+def nonsolvable_semigroup_size_bound(aut, bound: int = 60, solvable=None) -> bool:
+    """Verdict of the corrected footnote 17 on one automaton: if it is not solvable (by ``solvable``, default
+    :func:`is_solvable`) then $|\\mathcal T(\\mathcal A)|\\ge$ ``bound`` and some non-solvable maximal subgroup has
+    order $\\ge$ ``bound``; solvable automata pass."""
+    from theorylab.algebra.semigroup import maximal_subgroups, transformation_semigroup
+
+    if (solvable or is_solvable)(aut):
+        return True
+    S = transformation_semigroup(aut)
+    bad = [G.order for G in maximal_subgroups(S) if not G.group.is_solvable()]
+    return S.size >= bound and bool(bad) and max(bad) >= bound

@@ -134,6 +134,13 @@ class CompiledTransformer:
             code = code * r + np.clip(vj, 0, r - 1)
         return np.where(ok, self.decode_table[code], -1)
 
+    def readout_margin(self, words) -> float:
+        """Largest distance of a read-out coordinate (last ``T'`` rows) from the nearest integer on ``E(words)``:
+        0 for a network whose attention is one-hot to float precision, and how far an imprecise one drifts
+        long before it decodes a wrong state."""
+        Y = self.hidden(words)[..., self.n_prefix :, list(self.readout)]
+        return float(np.abs(Y - np.rint(Y)).max()) if Y.size else 0.0
+
     def forward(self, words) -> np.ndarray:
         """Decoded states ``[B, T']`` for words ``[B, T']`` (or ``[T']``, giving ``[1, T']``)."""
         return self.decode(self.hidden(words))

@@ -213,13 +213,15 @@ def memory_semiautomaton(n_states: int):
     return Semiautomaton(delta, name=f"memory{n}")
 
 
-def mod_counter(n: int, T: int, q0: int = 0, printed_gamma: bool = False, printed_target: bool = False):
+def mod_counter(n: int, T: int, q0: int = 0, misread_gamma: bool = False, printed_target: bool = False):
     """Lemma 15: a depth-1, one-head ($k=1$), $d=3$ Transformer simulating the mod-``n`` counter.
 
     Channels (input/output, padding flag, position); one padding row $\\bot$ at position 0 with $E(\\bot)=e_2$,
     $P_t=\\gamma_te_3$ with $\\gamma_t=\\log(2T-t)$, so every real position gets attention $1/(2T)$ and the head
     outputs $s_t=\\frac1{2T}\\sum_{t'\\le t}\\sigma_{t'}$; the Lemma-10 MLP maps $s\\mapsto(q_0+2Ts)\\bmod n$.
-    Printed variants: ``printed_gamma`` ($\\gamma_t=\\log(2Tt)$), ``printed_target`` ($s\\mapsto Ts \\bmod n$).
+    ``printed_target``: the printed MLP target $s\\mapsto Ts \\bmod n$ (an erratum). ``misread_gamma``:
+    $\\gamma_t=\\log(2T\\cdot t)$, the text copy's "log(2Tt)" read literally (a minus sign lost in extraction,
+    not an erratum; kept as a control).
     No residual connections.
     """
     T = check_length(T)
@@ -227,7 +229,7 @@ def mod_counter(n: int, T: int, q0: int = 0, printed_gamma: bool = False, printe
         raise ValueError(f"need n >= 1 and q0 in range(n), got n={n}, q0={q0}")
     d = 3
     t = np.arange(1, T + 1)
-    gamma = np.log(2.0 * T * t) if printed_gamma else np.log(2.0 * T - t)
+    gamma = np.log(2.0 * T * t) if misread_gamma else np.log(2.0 * T - t)
     positions = np.zeros((T + 1, d))
     positions[1:, 2] = gamma
     head = Head(_e(d, 2), _e(d, 1), _e(d, 0), _e(d, 0).T)

@@ -21,6 +21,9 @@ class SimulationReport:
     n_wrong_words: int
     n_wrong_tokens: int
     example: tuple | None  # (word, expected states, network states) of the first failure
+    margin: float = (
+        0.0  # largest distance of a read-out coordinate from the nearest integer (see readout_margin)
+    )
 
     @property
     def ok(self) -> bool:
@@ -59,14 +62,17 @@ def verify_simulation(compiled: CompiledTransformer, aut, words, q0: int | None 
         words = words[None]
     q0 = compiled.q0 if q0 is None else q0
     want = aut.run(words, q0)
-    got = compiled.forward(words)
+    Y = compiled.hidden(words)
+    got = compiled.decode(Y)
+    Y = Y[..., compiled.n_prefix :, list(compiled.readout)]
+    margin = float(np.abs(Y - np.rint(Y)).max()) if Y.size else 0.0
     bad = got != want
     rows = np.flatnonzero(bad.any(axis=1))
     ex = None
     if rows.size:
         r = rows[0]
         ex = (words[r].tolist(), want[r].tolist(), got[r].tolist())
-    return SimulationReport(len(words), int(rows.size), int(bad.sum()), ex)
+    return SimulationReport(len(words), int(rows.size), int(bad.sum()), ex, margin)
 
 
 def perturb_weight(compiled: CompiledTransformer, block: int, which: str, index: tuple, delta: float):
