@@ -42,7 +42,9 @@ def _prefix_sets(k: int, depth: int, length: int) -> tuple[tuple[np.ndarray, np.
     """Every prefix of each length 0..``length`` with its exact next-token distribution (computed once per run and
     shared by every check that enumerates them)."""
     lang = Dyck(k, depth)
-    return tuple((s, lang.next_token_distributions(s)[:, -1]) for s in map(lang.all_prefixes, range(length + 1)))
+    return tuple(
+        (s, lang.next_token_distributions(s)[:, -1]) for s in map(lang.all_prefixes, range(length + 1))
+    )
 
 
 def exact_on_all_prefixes(model, k: int, depth: int, length: int) -> float:
@@ -50,7 +52,8 @@ def exact_on_all_prefixes(model, k: int, depth: int, length: int) -> float:
     queried at its last position; a causal model's output there is its output at that position of any
     continuation)."""
     return max(
-        float(np.abs(model.predict_last(seqs) - truth).max()) for seqs, truth in _prefix_sets(k, depth, length)
+        float(np.abs(model.predict_last(seqs) - truth).max())
+        for seqs, truth in _prefix_sets(k, depth, length)
     )
 
 
@@ -482,7 +485,9 @@ def test_lemma24_corrected_radius_and_prefix_probability_bound():
 
 @pytest.mark.claim("dyck.thm2_approx_balance", tier="exact", control=True)
 def test_lemma24_printed_radius_fails():
-    from theorylab.attention.dyck.counterexamples import lemma24_printed  # the registered generator, called directly
+    from theorylab.attention.dyck.counterexamples import (
+        lemma24_printed,  # the registered generator, called directly
+    )
 
     ce = {key: np.asarray(value) for key, value in lemma24_printed().items()}
     r0 = max(np.linalg.norm(ce["a"]), np.linalg.norm(ce["b"]))

@@ -358,7 +358,9 @@ class DyckSolution:
         V = w.W_V @ w.E
         V = V - V.mean(axis=0, keepdims=True)  # P_perp W_V e_key, columns by key
         weight = np.exp(G - G.max(axis=0, keepdims=True)).T  # [query, key], entries in (0, 1]
-        table = np.concatenate([weight[:, :, None] * V.T[None], (weight * np.linalg.norm(V, axis=0))[..., None]], -1)
+        table = np.concatenate(
+            [weight[:, :, None] * V.T[None], (weight * np.linalg.norm(V, axis=0))[..., None]], -1
+        )
         out = np.empty((len(queries), w.m + 1))
         order = np.argsort(queries, kind="stable")
         bounds = np.searchsorted(queries[order], np.arange(w.E.shape[1] + 1))
