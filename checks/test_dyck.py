@@ -21,6 +21,7 @@ from theorylab.attention.dyck import balance as db
 from theorylab.attention.dyck import bounds as bd
 from theorylab.languages.dyck import Dyck
 from theorylab.strategies.dyck import dyck_shapes, perturbations
+from theorylab.testing import trivial
 
 SIZES = [(1, 2), (2, 3), (2, 4)]
 REFERENCE_COUNTS = {  # catalog B.1, N = 1..10
@@ -124,7 +125,10 @@ def reduces_to_stack(lang: Dyck, tokens) -> bool:
 def test_is_prefix_equals_pair_deletion(shape, data):
     k, depth = shape
     lang = Dyck(k, depth)
-    tokens = data.draw(st.lists(st.integers(0, 2 * k - 1), max_size=14))
+    tokens = data.draw(st.lists(st.integers(0, 2 * k - 1), min_size=2, max_size=14))
+    trivial(
+        len(tokens) < 2 or (k == 1 and depth == 1)
+    )  # one token, or Dyck_{1,1} = (), where both agree at once
     assert lang.is_prefix(tokens) == reduces_to_stack(lang, tokens)
 
 
@@ -223,10 +227,13 @@ def sampler_matches(lang: Dyck, samples: np.ndarray) -> float:
 
 @pytest.mark.claim("dyck.def_distribution", tier="property", examples=5)
 @given(
-    shape=dyck_shapes(max_k=2, max_depth=3), q=st.sampled_from([0.3, 0.5, 0.8]), seed=st.integers(0, 2**16)
+    shape=dyck_shapes(max_k=2, max_depth=3, nontrivial=True),
+    q=st.sampled_from([0.3, 0.5, 0.8]),
+    seed=st.integers(0, 2**16),
 )
 def test_sampler_matches_exact_distribution(shape, q, seed):
     lang = Dyck(*shape, q)
+    trivial(lang.count_prefixes(6) == 1)  # Dyck_{1,1}: one prefix, the chi-square test is vacuous
     samples = lang.sample(np.random.default_rng(seed), 20000, 6)
     assert all(lang.is_prefix(s) for s in samples[:200])
     assert sampler_matches(lang, samples) > 1e-4
@@ -322,9 +329,10 @@ def test_printed_decoder_fails(measure):
 
 
 @pytest.mark.claim("dyck.thm1_balance_sufficiency", tier="property", examples=12)
-@given(shape=dyck_shapes(), seed=st.integers(0, 2**16), scale=st.floats(0.1, 3.0))
+@given(shape=dyck_shapes(min_k=2, min_depth=2), seed=st.integers(0, 2**16), scale=st.floats(0.1, 3.0))
 def test_projected_attention_gives_exact_generator(shape, seed, scale):
     k, depth = shape
+    trivial(k * (depth - 1) < 2)  # fewer than two closing queries: the balance condition is vacuous
     rng = np.random.default_rng(seed)
     M = db.project_to_balanced(scale * rng.normal(size=(2 * k * depth + 1,) * 2), k, depth)
     sol = db.construct_solution(k, depth, M)
@@ -340,6 +348,7 @@ def test_perturbed_attention_has_counterexample(shape, seed, delta):
     rng = np.random.default_rng(seed)
     M = db.project_to_balanced(rng.normal(size=(2 * k * depth + 1,) * 2), k, depth)
     sol = db.construct_solution(k, depth, M + delta * rng.normal(size=M.shape), allow_unbalanced=True)
+    trivial(db.balance_violation(sol.weights) == 0.0)  # the perturbation left M balanced
     ce = db.find_pumping_counterexample(sol)
     assert ce is not None and verify_pumping(sol, ce)
 
@@ -416,13 +425,16 @@ def test_any_unbalanced_construction_is_pumped(shape, seed, delta):
     k, depth = shape
     sol = _unbalanced(k, depth, seed, delta)
     assume(not db.is_balanced(sol.weights, tol=0))  # a zero perturbation is discarded, not passed
+    trivial(k < 2 or depth < 2)  # the search returns at once (never drawn: min_k = min_depth = 2)
     ce = db.find_pumping_counterexample(sol)
     assert ce is not None and verify_pumping(sol, ce)
 
 
 @pytest.mark.claim("dyck.thm1_balance_necessity", tier="property", control=True, examples=6)
-@given(shape=dyck_shapes(), seed=st.integers(0, 2**16))
+@given(shape=dyck_shapes(min_k=2, min_depth=2), seed=st.integers(0, 2**16))
 def test_balanced_constructions_have_no_counterexample(shape, seed):
+    # k = 1 or D = 1 returns None before computing anything, so the strategy draws k, D >= 2 only
+    trivial(shape[0] < 2 or shape[1] < 2)
     sol = _balanced(*shape, seed=seed, scale=1.5)
     assert db.find_pumping_counterexample(sol) is None
 
@@ -512,18 +524,22 @@ def test_raw_loss_premise_is_unsatisfiable():
 @pytest.mark.claim("dyck.thm2_approx_balance", tier="property", examples=15)
 @given(
     seed=st.integers(0, 2**16),
-    log_delta=st.floats(np.log(1e-7), np.log(1e-2)),
+    log_delta=st.floats(np.log(1e-7), np.log(2e-4)),
     log_n=st.floats(np.log(33), np.log(2000)),
-    gamma=st.floats(0.5, 20.0),
+    gamma=st.floats(
+        2.0, 20.0
+    ),  # gamma < 2 asks for LN separations near their maximum 2: premise mostly false
 )
 def test_approx_balance_bound_on_random_instances(seed, log_delta, log_n, gamma):
     # The implication is vacuous when the premise fails; with delta uniform on [1e-6, 1] it held on 2 of 15
-    # examples, with log-uniform delta <= 1e-2 (near-exact models, as in the theorem) on 11 of 15.
+    # examples, with log-uniform delta <= 1e-2 on 11 of 15; in 40 random draws it failed only for delta >= 4.5e-4,
+    # so delta <= 2e-4 (near-exact models, as in the theorem) keeps the trivial share under 20%.
     delta = float(np.exp(log_delta))
     rng = np.random.default_rng(seed)
     M = db.random_balanced_attention(2, 4, rng, 1.0) + delta * rng.normal(size=(17, 17))
     sol = db.construct_solution(2, 4, M, allow_unbalanced=True)
     report = bd.approx_balance_report(sol.weights, int(np.exp(log_n)), gamma=gamma)
+    trivial(not report.premise)  # premise false: the implication holds vacuously
     assert report.holds
 
 
@@ -554,6 +570,7 @@ def test_lemma24_random(eps, seed, r0):
     a, b = a / np.linalg.norm(a) * r0, b / np.linalg.norm(b) * r0 * rng.random()
     r = rng.normal(size=5)
     r = r / np.linalg.norm(r) * bd.lemma24_radius(eps) * r0
+    trivial(eps >= 2.0)  # two unit vectors are never more than 2 apart (never drawn: eps <= 1)
     assert bd.lemma24_gap(a, b, r) <= eps
 
 
@@ -604,6 +621,7 @@ def test_layer_norm_is_one_over_c_lipschitz(seed, C, spread):
     """Lemma 33 prints 2/C; LN_C is C^{-1} times the projection onto a ball after centering, so 1/C holds."""
     rng = np.random.default_rng(seed)
     x, y = rng.normal(size=(2, 6)) * spread
+    trivial(bool(np.allclose(x - x.mean(), y - y.mean())))  # equal after centering: ratio 0
     assert layer_norm_lipschitz_ratio(C, x, y) <= (1 + 1e-9) / C
 
 
@@ -623,6 +641,7 @@ def test_softmax_perturbation_bound(seed, eps, n):
     rng = np.random.default_rng(seed)
     x = rng.normal(size=n) * 3
     y = x + rng.uniform(-eps, eps, size=n)
+    trivial(bool(np.ptp(y - x) == 0))  # a constant shift leaves the softmax unchanged
     assert np.abs(softmax(x) - softmax(y)).sum() <= bd.softmax_l1_bound(eps) * (1 + 1e-9) + 1e-15
 
 
@@ -651,9 +670,10 @@ def test_lemma41_printed_is_wrong():
 
 
 @pytest.mark.claim("dyck.lemmas_mlp", tier="property")
-@given(n=st.integers(1, 30), i=st.data(), M=st.floats(1e-3, 1e3), scale=st.floats(1.0, 100.0))
+@given(n=st.integers(2, 30), i=st.data(), M=st.floats(1e-3, 1e3), scale=st.floats(1.0, 100.0))
 def test_lemma41_random(n, i, M, scale):
     j = i.draw(st.integers(0, n - 1))
+    trivial(n == 1)  # one entry: any network returning 1 passes (never drawn: n >= 2)
     x = np.zeros(n)
     x[j] = M * scale
     assert abs(bd.lemma41_corrected(x, M) - (j + 1)) <= 1e-9 * n * n
@@ -667,11 +687,17 @@ TRAINED_SIZES = {
         seeds=tuple(range(40)), steps=5000, batch=64, T=28, width=256, lr=3e-3, long=500, n_eval=256
     ),
 }
+THESIS_ACCURACY = 0.97  # "all models reach >= 97% in-distribution accuracy" (Liu §3.6.3.1)
+# An exactly balanced M has E||S||/P = 0 (float64 round-off ~1e-16 on the constructions, float32 ~1e-7 on trained
+# weights); "unbalanced" means at least 1e-3, far above round-off and far below the trained ~0.2.
+RATIO_BAR = 1e-3
 
 
 @pytest.fixture(scope="module")
 def trained_dyck(request):
-    """Minimal-first-layer Transformers on Dyck_{2,4}, q = 0.5, trained without and with the contrastive term."""
+    """Minimal-first-layer Transformers on Dyck_{2,4}, q = 0.5, trained without and with the contrastive term, and
+    the baselines every verdict must reject: untrained models, models trained for 10% of the budget, and the exact
+    construction of a different instance (brackets paired the other way round)."""
     from theorylab.attention.dyck import trained as dt
     from theorylab.nn.train import Budget, train
 
@@ -684,13 +710,19 @@ def trained_dyck(request):
     data = {
         "in": lang.sample(rng, 8 * cfg["n_eval"], cfg["T"] + 1),
         "long": lang.sample(rng, cfg["n_eval"], cfg["long"] + 1),
+        "window_fit": lang.sample(rng, 20000, cfg["T"] + 1),
     }
+    model_cfg = dt.DyckMinimalConfig(2, 4, width=cfg["width"])
     arms = {}
-    for name, lam in (("plain", 0.0), ("contrastive", 1.0)):
+    for name, lam, steps in (
+        ("plain", 0.0, cfg["steps"]),
+        ("contrastive", 1.0, cfg["steps"]),
+        ("short", 0.0, max(1, cfg["steps"] // 10)),  # 10% of the budget
+    ):
         res = train(
             task,
-            dt.DyckMinimalConfig(2, 4, width=cfg["width"], contrastive=lam),
-            budget,
+            replace(model_cfg, contrastive=lam),
+            replace(budget, steps=steps),
             seeds=cfg["seeds"],
             device=device,
             progress=False,
@@ -700,7 +732,35 @@ def trained_dyck(request):
             "seconds": res.seconds,
             **summarize_models(res.models, lang, data),
         }
+    untrained = [model_cfg.build(seed) for seed in cfg["seeds"]]
+    arms["untrained"] = {"models": untrained, "seconds": 0.0, **summarize_models(untrained, lang, data)}
+    arms["other_instance"] = summarize_construction(swapped_pairing_construction(), lang, data)
+    arms["window"] = {w: dt.window_closing_accuracy(data["window_fit"], w, 4) for w in range(1, 2 * 4 + 1)}
     return arms
+
+
+def swapped_pairing_construction():
+    """The exact Thm 1 generator of a different instance: Dyck_{2,4} with type 0 opened by '(' and closed by ']' and
+    vice versa (its close predictions swap the two close tokens)."""
+    return db.construct_solution(2, 4, db.random_balanced_attention(2, 4, np.random.default_rng(9), 1.0))
+
+
+def summarize_construction(sol, lang, data) -> dict:
+    from theorylab.attention.dyck import trained as dt
+
+    def closing_acc(x):
+        probs = sol.predict(x[:, :-1])[:, 1:][..., [3, 1]]  # close probabilities of the swapped pairing
+        close = x[:, 1:] % 2 == 1
+        return float(np.mean((2 * np.argmax(probs, axis=-1) + 1)[close] == x[:, 1:][close]))
+
+    idx = db.token_indices(lang, dt.PROBE[None])
+    return {
+        "acc": np.array([closing_acc(data["in"])]),
+        "acc_long": np.array([closing_acc(data["long"])]),
+        "ratio": np.array([db.balance_ratio(sol.weights)]),
+        "stack": np.array([0.0]),
+        "patterns": [db.attention_pattern(sol.weights, idx)[0].T],
+    }
 
 
 def summarize_models(models, lang, data) -> dict:
@@ -721,65 +781,96 @@ def summarize_models(models, lang, data) -> dict:
     return {k: (v if k == "patterns" else np.array(v)) for k, v in out.items()}
 
 
-def near_optimal_with_different_attention(arm, min_acc=0.97) -> bool:
-    """Every seed predicts the closing bracket in distribution (>= 97%, the thesis's bar), yet the attention patterns
-    differ across seeds (mean pairwise variation >= 10% of the random baseline) and are not stack-like."""
+def accuracy_bar(arms) -> float:
+    """The thesis's 97%, raised above the best window predictor of up to 2D = 8 tokens (in-sample Bayes rule on
+    20,000 training-length prefixes: 0.965 at w = 8), so that a model passing the bar beats every such window."""
+    return max(THESIS_ACCURACY, max(arms["window"].values()) + 0.005)
+
+
+def near_optimal_yet_unbalanced(arm, bar: float) -> bool:
+    """Every seed predicts the closing bracket in distribution above ``bar`` and none has balanced attention
+    (E||S||/P > RATIO_BAR): the claim that near-optimal trained models violate the balance condition."""
+    return bool(np.all(arm["acc"] >= bar) and np.all(arm["ratio"] > RATIO_BAR))
+
+
+def near_optimal_with_different_attention(arm, bar: float = THESIS_ACCURACY) -> bool:
+    """Every seed predicts the closing bracket in distribution (>= ``bar``), yet the attention patterns differ
+    across seeds (mean pairwise variation >= 10% of the random baseline) and are not stack-like."""
     from theorylab.attention.dyck import trained as dt
 
+    if len(arm["patterns"]) < 2:
+        return False
     variation = dt.attention_variation(arm["patterns"])
     baseline = dt.random_attention_variation(arm["patterns"][0].shape[0])
-    return bool(np.all(arm["acc"] >= min_acc) and variation >= 0.1 * baseline and np.mean(arm["stack"]) < 0.5)
+    return bool(np.all(arm["acc"] >= bar) and variation >= 0.1 * baseline and np.mean(arm["stack"]) < 0.5)
 
 
 @pytest.mark.claim("dyck.emp_attention_variety", tier="trained")
 def test_equally_good_models_attend_differently(trained_dyck, measure, figure):
     from theorylab.attention.dyck import trained as dt
 
-    arm = trained_dyck["plain"]
+    arm, bar = trained_dyck["plain"], accuracy_bar(trained_dyck)
     measure("closing_acc_min", float(arm["acc"].min()))
+    measure("window_closing_acc_w1_to_8", [round(v, 4) for v in trained_dyck["window"].values()])
+    measure("accuracy_bar", bar)
     measure("excess_mse_len10_max", float(arm["excess"].max()))
     measure("attention_variation", dt.attention_variation(arm["patterns"]))
     measure("attention_variation_random_baseline", dt.random_attention_variation(arm["patterns"][0].shape[0]))
     measure("stack_mass_mean", float(arm["stack"].mean()))
     measure("balance_ratio_per_seed", arm["ratio"].tolist())
     measure("balance_violation_per_seed", arm["violation"].tolist())
+    for name in ("untrained", "short", "other_instance"):
+        measure(f"{name}_closing_acc", trained_dyck[name]["acc"].tolist())
+        measure(f"{name}_balance_ratio", trained_dyck[name]["ratio"].tolist())
     measure("train_seconds", arm["seconds"])
     figure(attention_figure(arm["patterns"][:2]), "dyck_trained_attention")
-    assert near_optimal_with_different_attention(arm)
-    # learned attention is not balanced: an exactly balanced M gives E||S||/P at float32 round-off (~1e-7);
-    # 1e-3 is far above that and far below the measured ~0.2
-    assert np.all(arm["ratio"] > 1e-3)
+    assert near_optimal_with_different_attention(arm, bar)
+    assert near_optimal_yet_unbalanced(arm, bar)
 
 
 @pytest.mark.claim("dyck.emp_attention_variety", tier="trained", control=True)
 def test_attention_variety_control(trained_dyck):
-    arm = trained_dyck["plain"]
+    arm, bar = trained_dyck["plain"], accuracy_bar(trained_dyck)
     clones = {**arm, "patterns": [arm["patterns"][0]] * len(arm["patterns"])}
-    assert not near_optimal_with_different_attention(clones)  # identical patterns: no variation
-    assert not near_optimal_with_different_attention(arm, min_acc=1.01)  # an unreachable accuracy bar
+    assert not near_optimal_with_different_attention(clones, bar)  # identical patterns: no variation
+    # untrained models (E||S||/P 0.68-0.82, accuracy ~0.5), 10%-budget models (accuracy ~0.92 < bar) and the exact
+    # solution of a different instance (balanced, wrong close on every closing position) are all rejected
+    for name in ("untrained", "short", "other_instance"):
+        assert not near_optimal_yet_unbalanced(trained_dyck[name], bar), name
+        assert not near_optimal_with_different_attention(trained_dyck[name], bar), name
 
 
-def regulariser_lowers_violation(plain, reg, factor=0.8) -> bool:
-    """Mean balance violation E||S||/P of the regularised arm is below ``factor`` times the plain arm's."""
-    return bool(np.mean(reg["ratio"]) < factor * np.mean(plain["ratio"]))
+def regulariser_lowers_violation(plain, reg, bar: float, factor: float = 0.8) -> bool:
+    """The regularised arm is near-optimal in distribution (every seed >= ``bar``), its mean balance violation
+    E||S||/P is below ``factor`` times the plain arm's, and its length-generalisation accuracy is higher."""
+    return bool(
+        np.all(reg["acc"] >= bar)
+        and np.mean(reg["ratio"]) < factor * np.mean(plain["ratio"])
+        and np.mean(reg["acc_long"]) > np.mean(plain["acc_long"])
+    )
 
 
 @pytest.mark.claim("dyck.emp_balance_violation", tier="trained")
 def test_contrastive_regulariser_lowers_balance_violation(trained_dyck, measure):
     plain, reg = trained_dyck["plain"], trained_dyck["contrastive"]
-    for name, arm in (("plain", plain), ("contrastive", reg)):
+    for name in ("plain", "contrastive", "untrained", "short", "other_instance"):
+        arm = trained_dyck[name]
         measure(f"{name}_balance_ratio_mean", float(arm["ratio"].mean()))
         measure(f"{name}_acc_long_mean", float(arm["acc_long"].mean()))
         measure(f"{name}_closing_acc_min", float(arm["acc"].min()))
     measure("contrastive_train_seconds", reg["seconds"])
-    assert regulariser_lowers_violation(plain, reg)
-    assert reg["acc_long"].mean() > plain["acc_long"].mean()  # the claim's length-generalisation half
+    assert regulariser_lowers_violation(plain, reg, accuracy_bar(trained_dyck))
 
 
 @pytest.mark.claim("dyck.emp_balance_violation", tier="trained", control=True)
 def test_balance_violation_control(trained_dyck):
-    plain = trained_dyck["plain"]
-    assert not regulariser_lowers_violation(plain, plain)  # the verdict does not pass an unregularised arm
+    plain, bar = trained_dyck["plain"], accuracy_bar(trained_dyck)
+    assert not regulariser_lowers_violation(
+        plain, plain, bar
+    )  # the verdict does not pass an unregularised arm
+    # nor an untrained or 10%-budget "regularised" arm, nor the balanced exact solution of a different instance
+    for name in ("untrained", "short", "other_instance"):
+        assert not regulariser_lowers_violation(plain, trained_dyck[name], bar), name
 
 
 def attention_figure(patterns, titles=None):

@@ -263,3 +263,24 @@ def balance_metrics(model: DyckMinimalTransformer) -> dict[str, float]:
     r"""Balance violation of Def 14 (max) and the experiments' $\beta=\mathbb E\|S\|/P$."""
     w = weights_of(model)
     return {"balance_violation": balance_violation(w), "balance_ratio": balance_ratio(w)}
+
+
+def window_closing_accuracy(x: np.ndarray, w: int, vocab: int) -> float:
+    r"""Closing accuracy of the best predictor that sees only the last ``w`` tokens (in-sample Bayes rule: the
+    majority close type for each window content on ``x`` itself, an upper bound for any ``w``-window predictor fitted
+    elsewhere). ``x`` are prefixes ``[B, T]`` over ``vocab`` tokens; positions before the start read as an extra
+    symbol."""
+    if w < 0:
+        raise ValueError(f"window w must be >= 0, got {w}")
+    B, T = x.shape
+    pad = np.concatenate([np.full((B, w), vocab, dtype=np.int64), x], axis=1)
+    if (vocab + 1) ** w >= 2**62:
+        raise ValueError(f"window w={w} too long to encode over {vocab + 1} symbols")
+    close = x % 2 == 1
+    code = np.zeros(int(close.sum()), dtype=np.int64)
+    for j in range(w):
+        code = code * (vocab + 1) + pad[:, j : j + T][close]
+    n_types = vocab // 2
+    _, content = np.unique(code, return_inverse=True)
+    counts = np.bincount(content.reshape(-1) * n_types + x[close] // 2, minlength=(int(content.max()) + 1) * n_types)
+    return float(counts.reshape(-1, n_types).max(axis=1).sum() / close.sum())
