@@ -13,7 +13,7 @@ __all__ = ["dyck_shapes", "dyck_prefixes", "balanced_attentions", "perturbations
 def dyck_shapes(
     min_k: int = 1, max_k: int = 3, min_depth: int = 1, max_depth: int = 4, nontrivial: bool = False
 ) -> st.SearchStrategy:
-    """Pairs ``(k, depth)`` of bracket types and maximal depth; ``nontrivial`` leaves out $\mathsf{Dyck}_{1,1}$
+    r"""Pairs ``(k, depth)`` of bracket types and maximal depth; ``nontrivial`` leaves out $\mathsf{Dyck}_{1,1}$
     (the single word ``()()...``), drawing $k\ge2$ or $D\ge2$."""
     shapes = st.tuples(st.integers(min_k, max_k), st.integers(min_depth, max_depth))
     if not nontrivial:

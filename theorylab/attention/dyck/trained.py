@@ -282,5 +282,7 @@ def window_closing_accuracy(x: np.ndarray, w: int, vocab: int) -> float:
         code = code * (vocab + 1) + pad[:, j : j + T][close]
     n_types = vocab // 2
     _, content = np.unique(code, return_inverse=True)
-    counts = np.bincount(content.reshape(-1) * n_types + x[close] // 2, minlength=(int(content.max()) + 1) * n_types)
+    counts = np.bincount(
+        content.reshape(-1) * n_types + x[close] // 2, minlength=(int(content.max()) + 1) * n_types
+    )
     return float(counts.reshape(-1, n_types).max(axis=1).sum() / close.sum())
