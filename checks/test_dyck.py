@@ -353,6 +353,47 @@ def test_perturbed_attention_has_counterexample(shape, seed, delta):
     assert ce is not None and verify_pumping(sol, ce)
 
 
+def balance_violation_brute_force(w) -> float:
+    """Eq (3.28) term by term: max |(e_open(i,l) - e_close(i,l-1))^T M (e_q1 - e_q2)| over pair levels and pairs of
+    closing queries at depths 1..D-1 (an independent reading of the definition)."""
+    worst = 0.0
+    queries = db.closing_queries(w.k, w.depth)
+    for i in range(w.k):
+        for level in range(1, w.depth + 1):
+            delta = w.E[:, db.open_index(i, level, w.depth)] - w.E[:, db.close_index(i, level - 1, w.depth)]
+            for (j1, d1), (j2, d2) in itertools.product(queries, repeat=2):
+                diff = w.E[:, db.close_index(j1, d1, w.depth)] - w.E[:, db.close_index(j2, d2, w.depth)]
+                worst = max(worst, abs(float(delta @ w.M @ diff)))
+    return worst
+
+
+@pytest.mark.claim("dyck.thm1_balance_sufficiency", tier="exact")
+def test_balance_predicate_and_projection_follow_eq_3_28():
+    """The balance violation is the largest term of (3.28) (read term by term), and project_to_balanced is the
+    orthogonal projection: it fixes balanced matrices and its residual is orthogonal to them."""
+    rng = np.random.default_rng(13)
+    for k, depth in [(2, 3), (2, 4), (3, 3)]:
+        M = rng.normal(size=(2 * k * depth + 1,) * 2)
+        w = db.construct_solution(k, depth, M, allow_unbalanced=True).weights
+        assert abs(db.balance_violation(w) - balance_violation_brute_force(w)) <= 1e-12 * np.abs(M).sum()
+        B = db.random_balanced_attention(k, depth, rng, 1.0)
+        assert np.abs(db.project_to_balanced(B, k, depth) - B).max() <= 1e-12  # balanced matrices are fixed
+        P = db.project_to_balanced(M, k, depth)
+        assert abs(np.sum((M - P) * B)) <= 1e-9 * np.linalg.norm(M) * np.linalg.norm(B)  # orthogonal residual
+
+
+@pytest.mark.claim("dyck.thm1_balance_sufficiency", tier="exact", control=True)
+def test_balance_predicate_control():
+    """The same verdicts reject a 'projection' that removes too much (M - P_Delta M: balanced, not orthogonal)."""
+    rng = np.random.default_rng(13)
+    B = db.random_balanced_attention(2, 4, rng, 1.0)
+    opens = [db.open_index(i, l, 4) for i in range(2) for l in range(1, 5)]
+    closes = [db.close_index(i, l - 1, 4) for i in range(2) for l in range(1, 5)]
+    delta = np.eye(17)[:, opens] - np.eye(17)[:, closes]
+    too_much = B - delta @ np.linalg.pinv(delta) @ B
+    assert np.abs(too_much - B).max() > 1e-3
+
+
 # ------------------------------------------------------------------------------------------------ Thm 1 necessity
 def verify_pumping(sol, ce, float_check_limit: int = 3000) -> bool:
     """Exact: before ``beta`` both pumped prefixes are predicted correctly (so differently); at ``beta`` the model
@@ -493,6 +534,40 @@ def test_lemma24_corrected_radius_and_prefix_probability_bound():
         for n in (4, 8):
             smallest = min(lang.probabilities(lang.all_prefixes(n)))
             assert smallest >= (Fraction(q) * (1 - Fraction(q)) / k**2) ** n
+
+
+def stack_separation_from_prefixes(sol) -> np.ndarray:
+    """P of (3.35) computed from the model itself: the pre-LN vector at the end of the actual prefix
+    t_S t open_{j,c+1} close_{j,c+1} (softmax weights unnormalised, as in Q), minimised over stacks t, then over stacks
+    whose top differs from the minimiser's."""
+    w, lang = sol.weights, sol.language
+    G = w.scores()
+    V = w.W_V @ w.E
+    V = V - V.mean(axis=0, keepdims=True)
+    out = []
+    for j, c in db.closing_queries(w.k, w.depth):
+        norms = {}
+        for stack in itertools.product(range(w.k), repeat=c):
+            prefix = np.array([2 * t for t in stack] + [2 * j, 2 * j + 1])
+            idx = db.token_indices(lang, prefix[None])[0]
+            rho = idx[-1]
+            norms[stack] = float(np.linalg.norm(sum(np.exp(G[i, rho]) * V[:, i] for i in idx)))
+        best = min(norms, key=norms.get)
+        out.append(min(v for st_, v in norms.items() if st_[-1] != best[-1]))
+    return np.array(out)
+
+
+@pytest.mark.claim("dyck.thm2_approx_balance", tier="exact")
+def test_stack_separation_and_radius_follow_the_definitions():
+    """P (3.35) equals its definition evaluated on the model's own prefixes, and Lemma 24's corrected radius is the
+    erratum's 4/eps + 1 (41 at eps = 0.1; the printed 4 r0/eps + 1 is 1.4 at r0 = 0.01)."""
+    for seed in (3, 4):
+        sol = db.construct_solution(
+            2, 4, db.random_balanced_attention(2, 4, np.random.default_rng(seed), 1.0)
+        )
+        assert np.allclose(db.stack_separation(sol.weights), stack_separation_from_prefixes(sol), rtol=1e-12)
+    assert bd.lemma24_radius(0.1) == pytest.approx(41.0, rel=1e-15)
+    assert bd.lemma24_radius_printed(0.1, 0.01) == pytest.approx(1.4, rel=1e-15)
 
 
 @pytest.mark.claim("dyck.thm2_approx_balance", tier="exact", control=True)
