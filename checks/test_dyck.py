@@ -967,6 +967,17 @@ def test_nonzero_head_sees_attention():
     assert not output_ignores_attention(a, b, head, Dyck(2, 2).all_prefixes(6))
 
 
+@pytest.mark.claim("dyck.prop6_head_zero", tier="property", control=True)
+def test_zero_output_verdict_rejects_a_nonzero_head():
+    """The property's verdict (every output exactly 0) rejects a model with a random head."""
+    from theorylab.attention.dyck.architecture import theory_transformer
+
+    rng = np.random.default_rng(2)
+    layers, E = random_theory_transformer(rng, 2)
+    out = theory_transformer(layers, E, rng.normal(size=(4, 6)), np.zeros(4), Dyck(2, 3).sample(rng, 16, 12))
+    assert not np.all(out == 0.0)
+
+
 @pytest.mark.claim("dyck.prop6_head_zero", tier="property")
 @given(seed=st.integers(0, 2**16), layers=st.integers(1, 4), block=st.sampled_from(["thesis", "post_ln"]))
 def test_zero_head_any_weights(seed, layers, block):
