@@ -21,6 +21,7 @@ from theorylab.attention.dyck import balance as db
 from theorylab.attention.dyck import bounds as bd
 from theorylab.languages.dyck import Dyck
 from theorylab.strategies.dyck import dyck_shapes, perturbations
+from theorylab.testing import trivial
 
 SIZES = [(1, 2), (2, 3), (2, 4)]
 REFERENCE_COUNTS = {  # catalog B.1, N = 1..10
@@ -37,10 +38,24 @@ def _prefixes(k: int, depth: int, length: int) -> tuple[np.ndarray, np.ndarray]:
     return seqs, lang.next_token_distributions(seqs)
 
 
+@functools.cache
+def _prefix_sets(k: int, depth: int, length: int) -> tuple[tuple[np.ndarray, np.ndarray], ...]:
+    """Every prefix of each length 0..``length`` with its exact next-token distribution (computed once per run and
+    shared by every check that enumerates them)."""
+    lang = Dyck(k, depth)
+    return tuple(
+        (s, lang.next_token_distributions(s)[:, -1]) for s in map(lang.all_prefixes, range(length + 1))
+    )
+
+
 def exact_on_all_prefixes(model, k: int, depth: int, length: int) -> float:
-    """Max |prediction - truth| over every prefix of length <= ``length`` (all are prefixes of a length-N one)."""
-    seqs, truth = _prefixes(k, depth, length)
-    return float(np.abs(model.predict(seqs) - truth).max())
+    """Max |prediction - truth| over every prefix of length <= ``length``, each distinct prefix once (the model
+    queried at its last position; a causal model's output there is its output at that position of any
+    continuation)."""
+    return max(
+        float(np.abs(model.predict_last(seqs) - truth).max())
+        for seqs, truth in _prefix_sets(k, depth, length)
+    )
 
 
 def _balanced(k, depth, seed, scale=2.0):
@@ -110,7 +125,10 @@ def reduces_to_stack(lang: Dyck, tokens) -> bool:
 def test_is_prefix_equals_pair_deletion(shape, data):
     k, depth = shape
     lang = Dyck(k, depth)
-    tokens = data.draw(st.lists(st.integers(0, 2 * k - 1), max_size=14))
+    tokens = data.draw(st.lists(st.integers(0, 2 * k - 1), min_size=2, max_size=14))
+    trivial(
+        len(tokens) < 2 or (k == 1 and depth == 1)
+    )  # one token, or Dyck_{1,1} = (), where both agree at once
     assert lang.is_prefix(tokens) == reduces_to_stack(lang, tokens)
 
 
@@ -127,19 +145,26 @@ def test_is_prefix_control_ignores_depth_bound():
 
 
 # ------------------------------------------------------------------------------------------------ distribution
-def is_generator_distribution(lang: Dyck, prob, length: int) -> bool:
-    """``prob(w)`` sums to 1 over Dyck_{k,D,N} and equals the chain's product of next-token probabilities."""
+def chain_probabilities(lang: Dyck, seqs: np.ndarray) -> list[Fraction]:
+    """Exact product of the exact next-token probabilities along each sequence, over the prefix tree (each distinct
+    prefix's law is computed once)."""
+    memo: dict[tuple, Fraction] = {(): Fraction(1)}
+    out = []
+    for s in seqs.tolist():
+        for i in range(1, len(s) + 1):
+            key = tuple(s[:i])
+            if key not in memo:
+                memo[key] = memo[key[:-1]] * lang.next_token_distribution(key[:-1], exact=True)[key[-1]]
+        out.append(memo[tuple(s)])
+    return out
+
+
+def is_generator_distribution(lang: Dyck, probs, length: int) -> bool:
+    """``probs(seqs)`` (exact, one per prefix) sums to 1 over Dyck_{k,D,N} and equals the chain's product of
+    next-token probabilities."""
     seqs = lang.all_prefixes(length)
-    total = Fraction(0)
-    for s in seqs:
-        chain = Fraction(1)
-        for i in range(length):
-            chain *= lang.next_token_distribution(s[:i], exact=True)[s[i]]
-        p = prob(s)
-        if p != chain:
-            return False
-        total += p
-    return total == 1
+    p = list(probs(seqs))
+    return p == chain_probabilities(lang, seqs) and sum(p) == 1
 
 
 def truncated_eq_3_20(lang: Dyck, length: int):
@@ -165,7 +190,9 @@ def truncated_eq_3_20(lang: Dyck, length: int):
 def test_reconstructed_distribution_is_the_generator(k, depth, q):
     lang = Dyck(k, depth, q)
     for n in (1, 4, 7):
-        assert is_generator_distribution(lang, lambda s: lang.probability(s), n)
+        assert is_generator_distribution(lang, lang.probabilities, n)
+        seqs = lang.all_prefixes(n)[:40]  # the one-sequence form agrees with the batch form
+        assert [lang.probability(s) for s in seqs] == lang.probabilities(seqs)
 
 
 @pytest.mark.claim("dyck.def_distribution", tier="exact", control=True)
@@ -173,7 +200,7 @@ def test_distribution_control_truncated_formula():
     lang = Dyck(1, 2, Fraction(1, 2))
     printed = truncated_eq_3_20(lang, 2)
     assert printed(np.array([0, 1])) == Fraction(2, 3) and lang.probability([0, 1]) == Fraction(1, 2)
-    assert not is_generator_distribution(lang, printed, 2)
+    assert not is_generator_distribution(lang, lambda seqs: [printed(s) for s in seqs], 2)
 
 
 def sampler_matches(lang: Dyck, samples: np.ndarray) -> float:
@@ -200,10 +227,13 @@ def sampler_matches(lang: Dyck, samples: np.ndarray) -> float:
 
 @pytest.mark.claim("dyck.def_distribution", tier="property", examples=5)
 @given(
-    shape=dyck_shapes(max_k=2, max_depth=3), q=st.sampled_from([0.3, 0.5, 0.8]), seed=st.integers(0, 2**16)
+    shape=dyck_shapes(max_k=2, max_depth=3, nontrivial=True),
+    q=st.sampled_from([0.3, 0.5, 0.8]),
+    seed=st.integers(0, 2**16),
 )
 def test_sampler_matches_exact_distribution(shape, q, seed):
     lang = Dyck(*shape, q)
+    trivial(lang.count_prefixes(6) == 1)  # Dyck_{1,1}: one prefix, the chi-square test is vacuous
     samples = lang.sample(np.random.default_rng(seed), 20000, 6)
     assert all(lang.is_prefix(s) for s in samples[:200])
     assert sampler_matches(lang, samples) > 1e-4
@@ -299,9 +329,10 @@ def test_printed_decoder_fails(measure):
 
 
 @pytest.mark.claim("dyck.thm1_balance_sufficiency", tier="property", examples=12)
-@given(shape=dyck_shapes(), seed=st.integers(0, 2**16), scale=st.floats(0.1, 3.0))
+@given(shape=dyck_shapes(min_k=2, min_depth=2), seed=st.integers(0, 2**16), scale=st.floats(0.1, 3.0))
 def test_projected_attention_gives_exact_generator(shape, seed, scale):
     k, depth = shape
+    trivial(k * (depth - 1) < 2)  # fewer than two closing queries: the balance condition is vacuous
     rng = np.random.default_rng(seed)
     M = db.project_to_balanced(scale * rng.normal(size=(2 * k * depth + 1,) * 2), k, depth)
     sol = db.construct_solution(k, depth, M)
@@ -317,8 +348,50 @@ def test_perturbed_attention_has_counterexample(shape, seed, delta):
     rng = np.random.default_rng(seed)
     M = db.project_to_balanced(rng.normal(size=(2 * k * depth + 1,) * 2), k, depth)
     sol = db.construct_solution(k, depth, M + delta * rng.normal(size=M.shape), allow_unbalanced=True)
+    trivial(db.balance_violation(sol.weights) == 0.0)  # the perturbation left M balanced
     ce = db.find_pumping_counterexample(sol)
     assert ce is not None and verify_pumping(sol, ce)
+
+
+def balance_violation_brute_force(w) -> float:
+    """Eq (3.28) term by term: max |(e_open(i,l) - e_close(i,l-1))^T M (e_q1 - e_q2)| over pair levels and pairs of
+    closing queries at depths 1..D-1 (an independent reading of the definition)."""
+    worst = 0.0
+    queries = db.closing_queries(w.k, w.depth)
+    for i in range(w.k):
+        for level in range(1, w.depth + 1):
+            delta = w.E[:, db.open_index(i, level, w.depth)] - w.E[:, db.close_index(i, level - 1, w.depth)]
+            for (j1, d1), (j2, d2) in itertools.product(queries, repeat=2):
+                diff = w.E[:, db.close_index(j1, d1, w.depth)] - w.E[:, db.close_index(j2, d2, w.depth)]
+                worst = max(worst, abs(float(delta @ w.M @ diff)))
+    return worst
+
+
+@pytest.mark.claim("dyck.thm1_balance_sufficiency", tier="exact")
+def test_balance_predicate_and_projection_follow_eq_3_28():
+    """The balance violation is the largest term of (3.28) (read term by term), and project_to_balanced is the
+    orthogonal projection: it fixes balanced matrices and its residual is orthogonal to them."""
+    rng = np.random.default_rng(13)
+    for k, depth in [(2, 3), (2, 4), (3, 3)]:
+        M = rng.normal(size=(2 * k * depth + 1,) * 2)
+        w = db.construct_solution(k, depth, M, allow_unbalanced=True).weights
+        assert abs(db.balance_violation(w) - balance_violation_brute_force(w)) <= 1e-12 * np.abs(M).sum()
+        B = db.random_balanced_attention(k, depth, rng, 1.0)
+        assert np.abs(db.project_to_balanced(B, k, depth) - B).max() <= 1e-12  # balanced matrices are fixed
+        P = db.project_to_balanced(M, k, depth)
+        assert abs(np.sum((M - P) * B)) <= 1e-9 * np.linalg.norm(M) * np.linalg.norm(B)  # orthogonal residual
+
+
+@pytest.mark.claim("dyck.thm1_balance_sufficiency", tier="exact", control=True)
+def test_balance_predicate_control():
+    """The same verdicts reject a 'projection' that removes too much (M - P_Delta M: balanced, not orthogonal)."""
+    rng = np.random.default_rng(13)
+    B = db.random_balanced_attention(2, 4, rng, 1.0)
+    opens = [db.open_index(i, l, 4) for i in range(2) for l in range(1, 5)]
+    closes = [db.close_index(i, l - 1, 4) for i in range(2) for l in range(1, 5)]
+    delta = np.eye(17)[:, opens] - np.eye(17)[:, closes]
+    too_much = B - delta @ np.linalg.pinv(delta) @ B
+    assert np.abs(too_much - B).max() > 1e-3
 
 
 # ------------------------------------------------------------------------------------------------ Thm 1 necessity
@@ -393,13 +466,16 @@ def test_any_unbalanced_construction_is_pumped(shape, seed, delta):
     k, depth = shape
     sol = _unbalanced(k, depth, seed, delta)
     assume(not db.is_balanced(sol.weights, tol=0))  # a zero perturbation is discarded, not passed
+    trivial(k < 2 or depth < 2)  # the search returns at once (never drawn: min_k = min_depth = 2)
     ce = db.find_pumping_counterexample(sol)
     assert ce is not None and verify_pumping(sol, ce)
 
 
 @pytest.mark.claim("dyck.thm1_balance_necessity", tier="property", control=True, examples=6)
-@given(shape=dyck_shapes(), seed=st.integers(0, 2**16))
+@given(shape=dyck_shapes(min_k=2, min_depth=2), seed=st.integers(0, 2**16))
 def test_balanced_constructions_have_no_counterexample(shape, seed):
+    # k = 1 or D = 1 returns None before computing anything, so the strategy draws k, D >= 2 only
+    trivial(shape[0] < 2 or shape[1] < 2)
     sol = _balanced(*shape, seed=seed, scale=1.5)
     assert db.find_pumping_counterexample(sol) is None
 
@@ -456,15 +532,51 @@ def test_lemma24_corrected_radius_and_prefix_probability_bound():
     for k, depth, q in [(2, 4, 0.5), (2, 3, 0.8), (1, 2, 0.3)]:
         lang = Dyck(k, depth, Fraction(q))
         for n in (4, 8):
-            smallest = min(lang.probability(s) for s in lang.all_prefixes(n))
+            smallest = min(lang.probabilities(lang.all_prefixes(n)))
             assert smallest >= (Fraction(q) * (1 - Fraction(q)) / k**2) ** n
+
+
+def stack_separation_from_prefixes(sol) -> np.ndarray:
+    """P of (3.35) computed from the model itself: the pre-LN vector at the end of the actual prefix
+    t_S t open_{j,c+1} close_{j,c+1} (softmax weights unnormalised, as in Q), minimised over stacks t, then over stacks
+    whose top differs from the minimiser's."""
+    w, lang = sol.weights, sol.language
+    G = w.scores()
+    V = w.W_V @ w.E
+    V = V - V.mean(axis=0, keepdims=True)
+    out = []
+    for j, c in db.closing_queries(w.k, w.depth):
+        norms = {}
+        for stack in itertools.product(range(w.k), repeat=c):
+            prefix = np.array([2 * t for t in stack] + [2 * j, 2 * j + 1])
+            idx = db.token_indices(lang, prefix[None])[0]
+            rho = idx[-1]
+            norms[stack] = float(np.linalg.norm(sum(np.exp(G[i, rho]) * V[:, i] for i in idx)))
+        best = min(norms, key=norms.get)
+        out.append(min(v for st_, v in norms.items() if st_[-1] != best[-1]))
+    return np.array(out)
+
+
+@pytest.mark.claim("dyck.thm2_approx_balance", tier="exact")
+def test_stack_separation_and_radius_follow_the_definitions():
+    """P (3.35) equals its definition evaluated on the model's own prefixes, and Lemma 24's corrected radius is the
+    erratum's 4/eps + 1 (41 at eps = 0.1; the printed 4 r0/eps + 1 is 1.4 at r0 = 0.01)."""
+    for seed in (3, 4):
+        sol = db.construct_solution(
+            2, 4, db.random_balanced_attention(2, 4, np.random.default_rng(seed), 1.0)
+        )
+        assert np.allclose(db.stack_separation(sol.weights), stack_separation_from_prefixes(sol), rtol=1e-12)
+    assert bd.lemma24_radius(0.1) == pytest.approx(41.0, rel=1e-15)
+    assert bd.lemma24_radius_printed(0.1, 0.01) == pytest.approx(1.4, rel=1e-15)
 
 
 @pytest.mark.claim("dyck.thm2_approx_balance", tier="exact", control=True)
 def test_lemma24_printed_radius_fails():
-    from theorylab.counterexamples import generate
+    from theorylab.attention.dyck.counterexamples import (
+        lemma24_printed,  # the registered generator, called directly
+    )
 
-    ce = generate("dyck.thm2_approx_balance")
+    ce = {key: np.asarray(value) for key, value in lemma24_printed().items()}
     r0 = max(np.linalg.norm(ce["a"]), np.linalg.norm(ce["b"]))
     assert np.isclose(ce["R_printed"], bd.lemma24_radius_printed(float(ce["eps"]), r0))  # 1.4 in the erratum
     assert np.isclose(np.linalg.norm(ce["r"]), ce["R_printed"] * r0)  # r sits on the printed radius
@@ -487,18 +599,22 @@ def test_raw_loss_premise_is_unsatisfiable():
 @pytest.mark.claim("dyck.thm2_approx_balance", tier="property", examples=15)
 @given(
     seed=st.integers(0, 2**16),
-    log_delta=st.floats(np.log(1e-7), np.log(1e-2)),
+    log_delta=st.floats(np.log(1e-7), np.log(2e-4)),
     log_n=st.floats(np.log(33), np.log(2000)),
-    gamma=st.floats(0.5, 20.0),
+    gamma=st.floats(
+        2.0, 20.0
+    ),  # gamma < 2 asks for LN separations near their maximum 2: premise mostly false
 )
 def test_approx_balance_bound_on_random_instances(seed, log_delta, log_n, gamma):
     # The implication is vacuous when the premise fails; with delta uniform on [1e-6, 1] it held on 2 of 15
-    # examples, with log-uniform delta <= 1e-2 (near-exact models, as in the theorem) on 11 of 15.
+    # examples, with log-uniform delta <= 1e-2 on 11 of 15; in 40 random draws it failed only for delta >= 4.5e-4,
+    # so delta <= 2e-4 (near-exact models, as in the theorem) keeps the trivial share under 20%.
     delta = float(np.exp(log_delta))
     rng = np.random.default_rng(seed)
     M = db.random_balanced_attention(2, 4, rng, 1.0) + delta * rng.normal(size=(17, 17))
     sol = db.construct_solution(2, 4, M, allow_unbalanced=True)
     report = bd.approx_balance_report(sol.weights, int(np.exp(log_n)), gamma=gamma)
+    trivial(not report.premise)  # premise false: the implication holds vacuously
     assert report.holds
 
 
@@ -529,6 +645,7 @@ def test_lemma24_random(eps, seed, r0):
     a, b = a / np.linalg.norm(a) * r0, b / np.linalg.norm(b) * r0 * rng.random()
     r = rng.normal(size=5)
     r = r / np.linalg.norm(r) * bd.lemma24_radius(eps) * r0
+    trivial(eps >= 2.0)  # two unit vectors are never more than 2 apart (never drawn: eps <= 1)
     assert bd.lemma24_gap(a, b, r) <= eps
 
 
@@ -579,6 +696,7 @@ def test_layer_norm_is_one_over_c_lipschitz(seed, C, spread):
     """Lemma 33 prints 2/C; LN_C is C^{-1} times the projection onto a ball after centering, so 1/C holds."""
     rng = np.random.default_rng(seed)
     x, y = rng.normal(size=(2, 6)) * spread
+    trivial(bool(np.allclose(x - x.mean(), y - y.mean())))  # equal after centering: ratio 0
     assert layer_norm_lipschitz_ratio(C, x, y) <= (1 + 1e-9) / C
 
 
@@ -598,6 +716,7 @@ def test_softmax_perturbation_bound(seed, eps, n):
     rng = np.random.default_rng(seed)
     x = rng.normal(size=n) * 3
     y = x + rng.uniform(-eps, eps, size=n)
+    trivial(bool(np.ptp(y - x) == 0))  # a constant shift leaves the softmax unchanged
     assert np.abs(softmax(x) - softmax(y)).sum() <= bd.softmax_l1_bound(eps) * (1 + 1e-9) + 1e-15
 
 
@@ -626,12 +745,254 @@ def test_lemma41_printed_is_wrong():
 
 
 @pytest.mark.claim("dyck.lemmas_mlp", tier="property")
-@given(n=st.integers(1, 30), i=st.data(), M=st.floats(1e-3, 1e3), scale=st.floats(1.0, 100.0))
+@given(n=st.integers(2, 30), i=st.data(), M=st.floats(1e-3, 1e3), scale=st.floats(1.0, 100.0))
 def test_lemma41_random(n, i, M, scale):
     j = i.draw(st.integers(0, n - 1))
+    trivial(n == 1)  # one entry: any network returning 1 passes (never drawn: n >= 2)
     x = np.zeros(n)
     x[j] = M * scale
     assert abs(bd.lemma41_corrected(x, M) - (j + 1)) <= 1e-9 * n * n
+
+
+# ------------------------------------------------------------------------------------------------ ReLU-MLP decoder
+# The MLP's indicators are 1 +- 2^-52 where a pre-activation rounds (a plateau at 2 - 1e-16 vs 1 - 1e-16), so its
+# outputs are the table entries up to a few ulp: 1e-12 is 4,500 ulp of 1, far below the 0.25 that separates any
+# two entries of the distribution table (q = 1/2, k <= 2) and below every error of the controls (>= 0.25).
+MLP_TOL = 1e-12
+
+
+def mlp_exact_on_all_prefixes(model, k: int, depth: int, length: int) -> bool:
+    return exact_on_all_prefixes(model, k, depth, length) <= MLP_TOL
+
+
+@pytest.mark.claim("dyck.thm1_balance_sufficiency", tier="exact")
+@pytest.mark.parametrize("k,depth", SIZES)
+def test_relu_mlp_decoder_is_exact(k, depth, rng, measure):
+    from theorylab.attention.dyck import mlp
+
+    for name, sol in [
+        ("uniform", db.construct_solution(k, depth)),
+        ("random", _balanced(k, depth, seed=k + depth)),
+    ]:
+        model = mlp.mlp_solution(sol)
+        assert model.mlp.depth == 5  # 4 hidden ReLU layers and a linear output
+        assert mlp_exact_on_all_prefixes(model, k, depth, 10)  # the lookup decoder is checked to length 12
+        err = long_prefix_error(model, rng, n=8)
+        measure(f"mlp_max_error_len600_{name}_k{k}_D{depth}", err)
+        assert err <= MLP_TOL
+
+
+@pytest.mark.claim("dyck.thm1_balance_sufficiency", tier="exact", control=True)
+def test_relu_mlp_decoder_controls():
+    from theorylab.attention.dyck import mlp
+
+    sol = _balanced(2, 4, seed=2, scale=1.0)
+    printed = mlp.mlp_solution(sol, subtract_residual=False)  # the proof's decoder, residual not subtracted
+    assert not mlp_exact_on_all_prefixes(printed, 2, 4, 10)
+    unbalanced = mlp.mlp_solution(_unbalanced(2, 4, seed=3))  # the exact MLP on an unbalanced attention
+    assert not mlp_exact_on_all_prefixes(unbalanced, 2, 4, 10)
+
+
+# ------------------------------------------------------------------------------------------------ Cor 2
+@pytest.mark.claim("dyck.cor2_weight_decay", tier="exact")
+@pytest.mark.parametrize("k,depth", [(2, 3), (2, 4)])
+def test_cor2_zero_loss_witness(k, depth, measure):
+    """The proof's theta*: an explicit finite-norm second layer (attention, values, ReLU g) with zero excess loss at
+    every length (checked on every prefix of length <= 12); it fixes lambda_N and the Lipschitz bound of every
+    minimiser."""
+    from theorylab.attention.dyck import mlp
+
+    star = mlp.mlp_solution(_balanced(k, depth, seed=k + depth))
+    assert mlp_exact_on_all_prefixes(star, k, depth, 10)
+    lang = star.language
+    excess = lang.population_loss(star.predict, 8).excess
+    assert excess <= MLP_TOL**2 * 2 * k  # squared per-position error <= 2k tol^2
+    norm2 = star.squared_norm()
+    lam = mlp.weight_decay_threshold_for(star, 8, eps=0.1)
+    gamma_bound = mlp.lipschitz_from_norm(star.mlp.squared_norm(), star.mlp.depth)
+    assert star.mlp.lipschitz_bound() <= gamma_bound  # AM-GM: prod ||W||_2 <= (sum ||W||_F^2 / L)^{L/2}
+    # a minimiser at lambda <= lambda_N has excess <= lambda ||theta*||^2 / 2 = eps (q(1-q)/k^2)^N
+    assert lam * norm2 / 2 == pytest.approx(0.1 * (0.25 / k**2) ** 8, rel=1e-12)
+    measure(f"theta_star_squared_norm_k{k}_D{depth}", norm2)
+    measure(f"lambda_N8_eps0.1_k{k}_D{depth}", lam)
+    measure(f"g_lipschitz_bound_k{k}_D{depth}", star.mlp.lipschitz_bound())
+
+
+@pytest.mark.claim("dyck.cor2_weight_decay", tier="exact", control=True)
+def test_cor2_witness_control():
+    """The same witness verdict rejects a second layer with the printed decoder or with unbalanced attention."""
+    from theorylab.attention.dyck import mlp
+
+    printed = mlp.mlp_solution(_balanced(2, 4, seed=6), subtract_residual=False)
+    assert not mlp_exact_on_all_prefixes(printed, 2, 4, 10)
+    assert printed.language.population_loss(printed.predict, 8).excess > 1e-3
+    unbalanced = mlp.mlp_solution(_unbalanced(2, 3, seed=1))
+    assert not mlp_exact_on_all_prefixes(unbalanced, 2, 3, 10)
+
+
+@pytest.mark.claim("dyck.cor2_weight_decay", tier="property")
+@given(
+    seed=st.integers(0, 2**16), layers=st.integers(2, 6), width=st.integers(2, 12), scale=st.floats(0.1, 3.0)
+)
+def test_bounded_weights_bound_lipschitz_constant(seed, layers, width, scale):
+    """Cor 2's step: ||theta||^2 <= B implies g is (B/L)^{L/2}-Lipschitz; checked on random MLPs and random pairs."""
+    from theorylab.attention.dyck import mlp
+
+    rng = np.random.default_rng(seed)
+    net = mlp.ReluMLP(
+        tuple(
+            (rng.normal(size=(width, width)) * scale, rng.normal(size=width) * scale) for _ in range(layers)
+        )
+    )
+    x, y = rng.normal(size=(2, 64, width))
+    ratio = np.linalg.norm(net(x) - net(y), axis=1) / np.linalg.norm(x - y, axis=1)
+    trivial(bool(ratio.max() == 0))  # a dead network (every ReLU off) is trivially Lipschitz
+    bound = mlp.lipschitz_from_norm(net.squared_norm(), layers)
+    assert ratio.max() <= net.lipschitz_bound() * (1 + 1e-12) <= bound * (1 + 1e-12)
+
+
+@pytest.mark.claim("dyck.cor2_weight_decay", tier="property", control=True)
+def test_lipschitz_bound_control_wrong_exponent():
+    """The bound with exponent L/4 (too small) is violated by some random network."""
+    from theorylab.attention.dyck import mlp
+
+    rng = np.random.default_rng(0)
+    net = mlp.ReluMLP(tuple((rng.normal(size=(8, 8)) * 2, np.zeros(8)) for _ in range(4)))
+    B, L = net.squared_norm(), net.depth
+    assert net.lipschitz_bound() <= mlp.lipschitz_from_norm(B, L)
+    assert net.lipschitz_bound() > (B / L) ** (L / 4)
+
+
+# ------------------------------------------------------------------------------------------------ post-LN block
+POST_LN_PAIR = (
+    np.array([0, 0, 2, 3]),
+    np.array([0, 2, 2, 3]),
+)  # tops '(' vs '[' at depth 2, query ']' at depth 2
+POST_LN_PUMP = (1, 0, None)  # '()' pairs inserted after the first token (level 2)
+
+
+def loses_stack(sol, block: str) -> bool:
+    """The top of the stack is forgotten at rate 1/length: beta * ||h_1 - h_2|| converges to the first-order limit
+    (within 1e-6 relative at beta = 1e8 and 1e12; the second-order term is O(1/beta)) and the separation is below
+    1e-9 at beta = 1e12 (any gamma-Lipschitz decoder then gives both prefixes outputs within gamma 1e-9)."""
+    from theorylab.attention.dyck import architecture as ar
+
+    pos, typ, _ = POST_LN_PUMP
+    limit = ar.separation_limit(sol, POST_LN_PAIR, (pos, typ, 1))
+    seps = {b: ar.block_separation(sol, POST_LN_PAIR, (pos, typ, b), block) for b in (10**8, 10**12)}
+    rates = [b * sep for b, sep in seps.items()]
+    return bool(all(abs(r - limit) <= 1e-6 * limit for r in rates) and seps[10**12] < 1e-9)
+
+
+@pytest.mark.claim("dyck.sec2_2_5_8_post_ln", tier="exact")
+@pytest.mark.parametrize("attention", ["uniform", "random"])
+def test_post_ln_block_loses_the_stack(attention, measure):
+    from theorylab.attention.dyck import architecture as ar
+    from theorylab.attention.dyck import mlp
+
+    sol = db.construct_solution(2, 4) if attention == "uniform" else _balanced(2, 4, seed=3, scale=1.0)
+    assert db.is_balanced(sol.weights, tol=0)
+    assert ar.block_separation(sol, POST_LN_PAIR, (1, 0, 0), "post_ln") > 0.05  # separated at beta = 0
+    assert loses_stack(sol, "post_ln")
+    limit = ar.separation_limit(sol, POST_LN_PAIR, (1, 0, 1))
+    gamma = mlp.mlp_decoder(sol).lipschitz_bound()
+    # targets differ by sqrt(2)(1-q); a gamma-Lipschitz g errs on one of the two once gamma * sep < sqrt(2)(1-q)/2
+    measure(f"{attention}_beta_times_separation_limit", limit)
+    measure(
+        f"{attention}_pairs_beyond_which_a_g_as_lipschitz_as_the_mlp_decoder_errs",
+        gamma * limit / (np.sqrt(2) * 0.25),
+    )
+
+
+@pytest.mark.claim("dyck.sec2_2_5_8_post_ln", tier="exact", control=True)
+@pytest.mark.parametrize("attention", ["uniform", "random"])
+def test_thesis_block_keeps_the_stack(attention):
+    """The same verdict rejects the theorems' block (3.23): its separation does not depend on beta."""
+    from theorylab.attention.dyck import architecture as ar
+
+    sol = db.construct_solution(2, 4) if attention == "uniform" else _balanced(2, 4, seed=3, scale=1.0)
+    assert not loses_stack(sol, "thesis")
+    base = ar.block_separation(sol, POST_LN_PAIR, (1, 0, 0), "thesis")
+    # float64 weights cancel a pair up to ~1e-16 relative, so 1e8 pairs move it by <~1e-8 (measured 1e-10)
+    assert abs(ar.block_separation(sol, POST_LN_PAIR, (1, 0, 10**8), "thesis") - base) <= 1e-6 * base
+
+
+# ------------------------------------------------------------------------------------------------ Prop 6
+def random_theory_transformer(rng, layers: int, m: int = 6, ma: int = 4, width: int = 8, vocab: int = 5):
+    from theorylab.attention.dyck.architecture import TheoryLayer
+
+    def layer():
+        return TheoryLayer(
+            *(rng.normal(size=s) for s in [(ma, m), (ma, m), (m, m), (width, m), (width,), (m, width), (m,)])
+        )
+
+    return [layer() for _ in range(layers)], rng.normal(size=(m, vocab))
+
+
+def output_ignores_attention(model_a, model_b, head, tokens) -> bool:
+    """Two models with different attention patterns compute the same function on ``tokens`` (exactly)."""
+    from theorylab.attention.dyck.architecture import theory_transformer
+
+    (la, E), (lb, _) = model_a, model_b
+    oa, pa = theory_transformer(la, E, *head, tokens, return_attention=True)
+    ob, pb = theory_transformer(lb, E, *head, tokens, return_attention=True)
+    return bool(np.abs(pa - pb).max() > 1e-3 and np.array_equal(oa, ob))
+
+
+def _with_attention_of(model, other):
+    layers, E = model
+    return [replace(l, W_K=o.W_K, W_Q=o.W_Q) for l, o in zip(layers, other[0], strict=True)], E
+
+
+@pytest.mark.claim("dyck.prop6_head_zero", tier="exact")
+@pytest.mark.parametrize("layers", [1, 2, 3])
+def test_zero_head_output_independent_of_attention(layers):
+    rng = np.random.default_rng(layers)
+    a = random_theory_transformer(rng, layers)
+    b = _with_attention_of(a, random_theory_transformer(rng, layers))  # same values and MLPs, other attention
+    tokens = Dyck(2, 2).all_prefixes(6)
+    head = (np.zeros((4, 6)), np.zeros(4))
+    assert output_ignores_attention(a, b, head, tokens)
+    from theorylab.attention.dyck.architecture import theory_transformer
+
+    assert np.all(theory_transformer(a[0], a[1], *head, tokens) == 0.0)
+
+
+@pytest.mark.claim("dyck.prop6_head_zero", tier="exact", control=True)
+def test_nonzero_head_sees_attention():
+    rng = np.random.default_rng(1)
+    a = random_theory_transformer(rng, 2)
+    b = _with_attention_of(a, random_theory_transformer(rng, 2))
+    head = (rng.normal(size=(4, 6)), rng.normal(size=4))
+    assert not output_ignores_attention(a, b, head, Dyck(2, 2).all_prefixes(6))
+
+
+@pytest.mark.claim("dyck.prop6_head_zero", tier="property", control=True)
+def test_zero_output_verdict_rejects_a_nonzero_head():
+    """The property's verdict (every output exactly 0) rejects a model with a random head."""
+    from theorylab.attention.dyck.architecture import theory_transformer
+
+    rng = np.random.default_rng(2)
+    layers, E = random_theory_transformer(rng, 2)
+    out = theory_transformer(layers, E, rng.normal(size=(4, 6)), np.zeros(4), Dyck(2, 3).sample(rng, 16, 12))
+    assert not np.all(out == 0.0)
+
+
+@pytest.mark.claim("dyck.prop6_head_zero", tier="property")
+@given(seed=st.integers(0, 2**16), layers=st.integers(1, 4), block=st.sampled_from(["thesis", "post_ln"]))
+def test_zero_head_any_weights(seed, layers, block):
+    from theorylab.attention.dyck.architecture import theory_transformer
+
+    rng = np.random.default_rng(seed)
+    a = random_theory_transformer(rng, layers)
+    b = _with_attention_of(a, random_theory_transformer(rng, layers))
+    tokens = Dyck(2, 3).sample(rng, 16, 12)
+    _, pa = theory_transformer(*a, np.ones((4, 6)), np.zeros(4), tokens, block=block, return_attention=True)
+    _, pb = theory_transformer(*b, np.ones((4, 6)), np.zeros(4), tokens, block=block, return_attention=True)
+    trivial(bool(np.abs(pa - pb).max() < 1e-3))  # the two attention draws coincide
+    zero = (np.zeros((4, 6)), np.zeros(4))
+    assert np.all(theory_transformer(*a, *zero, tokens, block=block) == 0.0)
+    assert np.all(theory_transformer(*b, *zero, tokens, block=block) == 0.0)
 
 
 # ------------------------------------------------------------------------------------------------ trained tier
@@ -642,11 +1003,17 @@ TRAINED_SIZES = {
         seeds=tuple(range(40)), steps=5000, batch=64, T=28, width=256, lr=3e-3, long=500, n_eval=256
     ),
 }
+THESIS_ACCURACY = 0.97  # "all models reach >= 97% in-distribution accuracy" (Liu §3.6.3.1)
+# An exactly balanced M has E||S||/P = 0 (float64 round-off ~1e-16 on the constructions, float32 ~1e-7 on trained
+# weights); "unbalanced" means at least 1e-3, far above round-off and far below the trained ~0.2.
+RATIO_BAR = 1e-3
 
 
 @pytest.fixture(scope="module")
 def trained_dyck(request):
-    """Minimal-first-layer Transformers on Dyck_{2,4}, q = 0.5, trained without and with the contrastive term."""
+    """Minimal-first-layer Transformers on Dyck_{2,4}, q = 0.5, trained without and with the contrastive term, and
+    the baselines every verdict must reject: untrained models, models trained for 10% of the budget, and the exact
+    construction of a different instance (brackets paired the other way round)."""
     from theorylab.attention.dyck import trained as dt
     from theorylab.nn.train import Budget, train
 
@@ -659,13 +1026,20 @@ def trained_dyck(request):
     data = {
         "in": lang.sample(rng, 8 * cfg["n_eval"], cfg["T"] + 1),
         "long": lang.sample(rng, cfg["n_eval"], cfg["long"] + 1),
+        "window_fit": lang.sample(rng, 20000, cfg["T"] + 1),
     }
+    model_cfg = dt.DyckMinimalConfig(2, 4, width=cfg["width"])
     arms = {}
-    for name, lam in (("plain", 0.0), ("contrastive", 1.0)):
+    for name, lam, steps in (
+        ("plain", 0.0, cfg["steps"]),
+        ("contrastive", 1.0, cfg["steps"]),
+        ("short", 0.0, max(1, cfg["steps"] // 10)),  # 10% of the budget
+        ("post_ln", 0.0, cfg["steps"]),  # the GPT block LN(attn + X) (Li Eq 2.85), same budget
+    ):
         res = train(
             task,
-            dt.DyckMinimalConfig(2, 4, width=cfg["width"], contrastive=lam),
-            budget,
+            replace(model_cfg, contrastive=lam, block="post_ln" if name == "post_ln" else "thesis"),
+            replace(budget, steps=steps),
             seeds=cfg["seeds"],
             device=device,
             progress=False,
@@ -673,21 +1047,56 @@ def trained_dyck(request):
         arms[name] = {
             "models": res.models,
             "seconds": res.seconds,
-            **summarize_models(res.models, lang, data),
+            **summarize_models(res.models, lang, data, excess=name in ("plain", "contrastive")),
         }
+    untrained = [model_cfg.build(seed) for seed in cfg["seeds"]]
+    arms["untrained"] = {
+        "models": untrained,
+        "seconds": 0.0,
+        **summarize_models(untrained, lang, data, False),
+    }
+    arms["other_instance"] = summarize_construction(swapped_pairing_construction(), lang, data)
+    arms["window"] = {w: dt.window_closing_accuracy(data["window_fit"], w, 4) for w in range(1, 2 * 4 + 1)}
     return arms
 
 
-def summarize_models(models, lang, data) -> dict:
+def swapped_pairing_construction():
+    """The exact Thm 1 generator of a different instance: Dyck_{2,4} with type 0 opened by '(' and closed by ']' and
+    vice versa (its close predictions swap the two close tokens)."""
+    return db.construct_solution(2, 4, db.random_balanced_attention(2, 4, np.random.default_rng(9), 1.0))
+
+
+def summarize_construction(sol, lang, data) -> dict:
+    from theorylab.attention.dyck import trained as dt
+
+    def closing_acc(x):
+        probs = sol.predict(x[:, :-1])[:, 1:][..., [3, 1]]  # close probabilities of the swapped pairing
+        close = x[:, 1:] % 2 == 1
+        return float(np.mean((2 * np.argmax(probs, axis=-1) + 1)[close] == x[:, 1:][close]))
+
+    idx = db.token_indices(lang, dt.PROBE[None])
+    return {
+        "acc": np.array([closing_acc(data["in"])]),
+        "acc_long": np.array([closing_acc(data["long"])]),
+        "ratio": np.array([db.balance_ratio(sol.weights)]),
+        "stack": np.array([0.0]),
+        "patterns": [db.attention_pattern(sol.weights, idx)[0].T],
+    }
+
+
+def summarize_models(models, lang, data, excess: bool = True) -> dict:
     from theorylab.attention.dyck import trained as dt
 
     out = {"acc": [], "acc_long": [], "excess": [], "violation": [], "ratio": [], "stack": [], "patterns": []}
     for m in models:
         out["acc"].append(dt.closing_accuracy(m, lang, data["in"]))
         out["acc_long"].append(dt.closing_accuracy(m, lang, data["long"]))
-        out["excess"].append(
-            lang.population_loss(lambda x, m=m: dt.next_token_probabilities(m, x), 10).excess
-        )
+        if (
+            excess
+        ):  # exact population squared loss at length 10 (11,616 prefixes): a measure, not in any verdict
+            out["excess"].append(
+                lang.population_loss(lambda x, m=m: dt.next_token_probabilities(m, x), 10).excess
+            )
         bm = dt.balance_metrics(m)
         out["violation"].append(bm["balance_violation"])
         out["ratio"].append(bm["balance_ratio"])
@@ -696,65 +1105,227 @@ def summarize_models(models, lang, data) -> dict:
     return {k: (v if k == "patterns" else np.array(v)) for k, v in out.items()}
 
 
-def near_optimal_with_different_attention(arm, min_acc=0.97) -> bool:
-    """Every seed predicts the closing bracket in distribution (>= 97%, the thesis's bar), yet the attention patterns
-    differ across seeds (mean pairwise variation >= 10% of the random baseline) and are not stack-like."""
+def accuracy_bar(arms) -> float:
+    """The thesis's 97%, raised above the best window predictor of up to 2D = 8 tokens (in-sample Bayes rule on
+    20,000 training-length prefixes: 0.965 at w = 8), so that a model passing the bar beats every such window."""
+    return max(THESIS_ACCURACY, max(arms["window"].values()) + 0.005)
+
+
+def near_optimal_yet_unbalanced(arm, bar: float) -> bool:
+    """Every seed predicts the closing bracket in distribution above ``bar`` and none has balanced attention
+    (E||S||/P > RATIO_BAR): the claim that near-optimal trained models violate the balance condition."""
+    return bool(np.all(arm["acc"] >= bar) and np.all(arm["ratio"] > RATIO_BAR))
+
+
+def near_optimal_with_different_attention(arm, bar: float = THESIS_ACCURACY) -> bool:
+    """Every seed predicts the closing bracket in distribution (>= ``bar``), yet the attention patterns differ
+    across seeds (mean pairwise variation >= 10% of the random baseline) and are not stack-like."""
     from theorylab.attention.dyck import trained as dt
 
+    if len(arm["patterns"]) < 2:
+        return False
     variation = dt.attention_variation(arm["patterns"])
     baseline = dt.random_attention_variation(arm["patterns"][0].shape[0])
-    return bool(np.all(arm["acc"] >= min_acc) and variation >= 0.1 * baseline and np.mean(arm["stack"]) < 0.5)
+    return bool(np.all(arm["acc"] >= bar) and variation >= 0.1 * baseline and np.mean(arm["stack"]) < 0.5)
 
 
 @pytest.mark.claim("dyck.emp_attention_variety", tier="trained")
 def test_equally_good_models_attend_differently(trained_dyck, measure, figure):
     from theorylab.attention.dyck import trained as dt
 
-    arm = trained_dyck["plain"]
+    arm, bar = trained_dyck["plain"], accuracy_bar(trained_dyck)
     measure("closing_acc_min", float(arm["acc"].min()))
+    measure("window_closing_acc_w1_to_8", [round(v, 4) for v in trained_dyck["window"].values()])
+    measure("accuracy_bar", bar)
     measure("excess_mse_len10_max", float(arm["excess"].max()))
     measure("attention_variation", dt.attention_variation(arm["patterns"]))
     measure("attention_variation_random_baseline", dt.random_attention_variation(arm["patterns"][0].shape[0]))
     measure("stack_mass_mean", float(arm["stack"].mean()))
     measure("balance_ratio_per_seed", arm["ratio"].tolist())
     measure("balance_violation_per_seed", arm["violation"].tolist())
+    for name in ("untrained", "short", "other_instance"):
+        measure(f"{name}_closing_acc", trained_dyck[name]["acc"].tolist())
+        measure(f"{name}_balance_ratio", trained_dyck[name]["ratio"].tolist())
     measure("train_seconds", arm["seconds"])
     figure(attention_figure(arm["patterns"][:2]), "dyck_trained_attention")
-    assert near_optimal_with_different_attention(arm)
-    # learned attention is not balanced: an exactly balanced M gives E||S||/P at float32 round-off (~1e-7);
-    # 1e-3 is far above that and far below the measured ~0.2
-    assert np.all(arm["ratio"] > 1e-3)
+    assert near_optimal_with_different_attention(arm, bar)
+    assert near_optimal_yet_unbalanced(arm, bar)
 
 
 @pytest.mark.claim("dyck.emp_attention_variety", tier="trained", control=True)
 def test_attention_variety_control(trained_dyck):
-    arm = trained_dyck["plain"]
+    arm, bar = trained_dyck["plain"], accuracy_bar(trained_dyck)
     clones = {**arm, "patterns": [arm["patterns"][0]] * len(arm["patterns"])}
-    assert not near_optimal_with_different_attention(clones)  # identical patterns: no variation
-    assert not near_optimal_with_different_attention(arm, min_acc=1.01)  # an unreachable accuracy bar
+    assert not near_optimal_with_different_attention(clones, bar)  # identical patterns: no variation
+    # untrained models (E||S||/P 0.68-0.82, accuracy ~0.5), 10%-budget models (accuracy ~0.92 < bar) and the exact
+    # solution of a different instance (balanced, wrong close on every closing position) are all rejected
+    for name in ("untrained", "short", "other_instance"):
+        assert not near_optimal_yet_unbalanced(trained_dyck[name], bar), name
+        assert not near_optimal_with_different_attention(trained_dyck[name], bar), name
 
 
-def regulariser_lowers_violation(plain, reg, factor=0.8) -> bool:
-    """Mean balance violation E||S||/P of the regularised arm is below ``factor`` times the plain arm's."""
-    return bool(np.mean(reg["ratio"]) < factor * np.mean(plain["ratio"]))
+def regulariser_lowers_violation(plain, reg, bar: float, factor: float = 0.8) -> bool:
+    """The regularised arm is near-optimal in distribution (every seed >= ``bar``), its mean balance violation
+    E||S||/P is below ``factor`` times the plain arm's, and its length-generalisation accuracy is higher."""
+    return bool(
+        np.all(reg["acc"] >= bar)
+        and np.mean(reg["ratio"]) < factor * np.mean(plain["ratio"])
+        and np.mean(reg["acc_long"]) > np.mean(plain["acc_long"])
+    )
 
 
 @pytest.mark.claim("dyck.emp_balance_violation", tier="trained")
 def test_contrastive_regulariser_lowers_balance_violation(trained_dyck, measure):
     plain, reg = trained_dyck["plain"], trained_dyck["contrastive"]
-    for name, arm in (("plain", plain), ("contrastive", reg)):
+    for name in ("plain", "contrastive", "untrained", "short", "other_instance"):
+        arm = trained_dyck[name]
         measure(f"{name}_balance_ratio_mean", float(arm["ratio"].mean()))
         measure(f"{name}_acc_long_mean", float(arm["acc_long"].mean()))
         measure(f"{name}_closing_acc_min", float(arm["acc"].min()))
     measure("contrastive_train_seconds", reg["seconds"])
-    assert regulariser_lowers_violation(plain, reg)
-    assert reg["acc_long"].mean() > plain["acc_long"].mean()  # the claim's length-generalisation half
+    assert regulariser_lowers_violation(plain, reg, accuracy_bar(trained_dyck))
 
 
 @pytest.mark.claim("dyck.emp_balance_violation", tier="trained", control=True)
 def test_balance_violation_control(trained_dyck):
-    plain = trained_dyck["plain"]
-    assert not regulariser_lowers_violation(plain, plain)  # the verdict does not pass an unregularised arm
+    plain, bar = trained_dyck["plain"], accuracy_bar(trained_dyck)
+    assert not regulariser_lowers_violation(
+        plain, plain, bar
+    )  # the verdict does not pass an unregularised arm
+    # nor an untrained or 10%-budget "regularised" arm, nor the balanced exact solution of a different instance
+    for name in ("untrained", "short", "other_instance"):
+        assert not regulariser_lowers_violation(plain, trained_dyck[name], bar), name
+
+
+def blocks_perform_similarly(thesis, other, bar: float, gap: float = 0.02) -> bool:
+    """Footnote 49's 'the two definitions perform similarly empirically': both arms are near-optimal in distribution
+    (every seed >= ``bar``) and their mean closing accuracies differ by at most ``gap`` (2 points, the spread of the
+    thesis's '>= 97%' across its models)."""
+    return bool(
+        np.all(thesis["acc"] >= bar)
+        and np.all(other["acc"] >= bar)
+        and abs(np.mean(thesis["acc"]) - np.mean(other["acc"])) <= gap
+    )
+
+
+@pytest.mark.claim("dyck.fn49_block_comparison", tier="trained")
+def test_post_ln_block_performs_like_the_thesis_block(trained_dyck, measure):
+    thesis, post = trained_dyck["plain"], trained_dyck["post_ln"]
+    bar = accuracy_bar(trained_dyck)
+    for name, arm in (("thesis_block", thesis), ("post_ln_block", post)):
+        measure(f"{name}_closing_acc", arm["acc"].tolist())
+        measure(f"{name}_acc_long", arm["acc_long"].tolist())
+        measure(f"{name}_balance_ratio", arm["ratio"].tolist())
+    measure("post_ln_train_seconds", post["seconds"])
+    assert blocks_perform_similarly(thesis, post, bar)
+
+
+@pytest.mark.claim("dyck.fn49_block_comparison", tier="trained", control=True)
+def test_block_comparison_control(trained_dyck):
+    thesis, bar = trained_dyck["plain"], accuracy_bar(trained_dyck)
+    for name in ("untrained", "short", "other_instance"):  # none of these "performs like" the trained block
+        assert not blocks_perform_similarly(thesis, trained_dyck[name], bar), name
+
+
+# ------------------------------------------------------------------------------------------------ misleading attention
+COPY_SIZES = {
+    "small": dict(seeds=(0, 1, 2), steps=300, batch=32, T=24, width=16, lr=1e-3, layers=(1, 2)),
+    "full": dict(seeds=tuple(range(10)), steps=5000, batch=64, T=28, width=64, lr=1e-3, layers=(1, 4)),
+}
+# "Looks interpretable": the trained heads must be far from uniform, otherwise replacing them by uniform attention
+# would be harmless trivially. Untrained heads are 0.09-0.12 (total variation from uniform); 0.25 is twice that.
+SHARP = 0.25
+
+
+@pytest.fixture(scope="module")
+def trained_copy(request):
+    """GPT-style Transformers (1 and 2 layers) trained to copy Dyck_{2,4} prefixes, their 10%-budget and untrained
+    versions, and, for contrast, models whose task needs attention."""
+    from theorylab.attention.dyck import trained as dt
+    from theorylab.nn.train import Budget, train
+
+    scale, device = request.getfixturevalue("scale"), request.getfixturevalue("device")
+    cfg = COPY_SIZES[scale]
+    x = Dyck(2, 4).sample(np.random.default_rng(5), 256, cfg["T"])
+    budget = Budget(steps=cfg["steps"], batch_size=cfg["batch"], seq_len=cfg["T"], lr=cfg["lr"])
+    arms = {}
+    for layers in cfg["layers"]:
+        model_cfg = dt.DyckGPTConfig(2, layers, cfg["width"])
+        for name, steps in ((f"L{layers}", cfg["steps"]), (f"L{layers}_short", max(1, cfg["steps"] // 10))):
+            res = train(
+                dt.DyckCopyTask(),
+                model_cfg,
+                replace(budget, steps=steps),
+                seeds=cfg["seeds"],
+                device=device,
+                progress=False,
+            )
+            arms[name] = copy_summary(res.models, x)
+        arms[f"L{layers}_untrained"] = copy_summary([model_cfg.build(s) for s in cfg["seeds"]], x)
+    return arms
+
+
+def copy_summary(models, x) -> dict:
+    from theorylab.attention.dyck import trained as dt
+
+    return {
+        "acc": np.array([dt.copy_accuracy(m, x) for m in models]),
+        "acc_ablated": np.array([dt.copy_accuracy(m, x, ablate=True) for m in models]),
+        "sharpness": np.array([dt.attention_distance_from_uniform(m, x) for m in models]),
+        "closing_mass": np.array([dt.closing_mass(m, x) for m in models]),
+    }
+
+
+def attention_is_misleading(arm, bar: float = 0.99, drop: float = 0.01) -> bool:
+    """Every seed solves its task (accuracy >= ``bar``), its heads are sharp (total variation from uniform >=
+    SHARP), and replacing every head by uniform attention costs at most ``drop``: the patterns are not what the
+    model computes with."""
+    return bool(
+        np.all(arm["acc"] >= bar)
+        and np.all(arm["sharpness"] >= SHARP)
+        and np.all(arm["acc_ablated"] >= arm["acc"] - drop)
+    )
+
+
+@pytest.mark.claim("dyck.emp_misleading_attention", tier="trained")
+def test_copying_ignores_sharp_attention(trained_copy, scale, measure):
+    for layers in COPY_SIZES[scale]["layers"]:
+        for suffix in ("", "_short", "_untrained"):
+            arm = trained_copy[f"L{layers}{suffix}"]
+            for key in ("acc", "acc_ablated", "sharpness", "closing_mass"):
+                measure(f"L{layers}{suffix}_{key}", np.round(arm[key], 4).tolist())
+        assert attention_is_misleading(trained_copy[f"L{layers}"]), layers
+
+
+@pytest.mark.claim("dyck.emp_misleading_attention", tier="trained", control=True)
+def test_misleading_attention_control(trained_copy, trained_dyck, scale, rng):
+    """The verdict rejects untrained and 10%-budget copy models, the Dyck next-token models (their closing accuracy
+    needs the learned attention) and the exact Thm 1 generator of a random balanced M (ablating its attention to
+    M = 0 unbalances its values)."""
+    from theorylab.attention.dyck import trained as dt
+
+    for layers in COPY_SIZES[scale]["layers"]:
+        for suffix in ("_short", "_untrained"):
+            assert not attention_is_misleading(trained_copy[f"L{layers}{suffix}"]), (layers, suffix)
+    lang = Dyck(2, 4)
+    x = lang.sample(rng, 64, 25)
+    models = trained_dyck["plain"]["models"]
+    nexttoken = {"acc": [], "acc_ablated": [], "sharpness": []}
+    for m in models:
+        nexttoken["acc"].append(dt.closing_accuracy(m, lang, x))
+        m.ablate_attention = True
+        nexttoken["acc_ablated"].append(dt.closing_accuracy(m, lang, x))
+        m.ablate_attention = False
+        nexttoken["sharpness"].append(SHARP)  # judged on accuracy alone
+    assert not attention_is_misleading({k: np.array(v) for k, v in nexttoken.items()})
+    sol = _balanced(2, 4, seed=4, scale=2.0)
+    ablated = replace(sol, weights=replace(sol.weights, M=np.zeros_like(sol.weights.M)))
+    exact = {
+        "acc": np.array([1.0 - exact_on_all_prefixes(sol, 2, 4, 10)]),
+        "acc_ablated": np.array([1.0 - exact_on_all_prefixes(ablated, 2, 4, 10)]),
+        "sharpness": np.array([SHARP]),
+    }
+    assert not attention_is_misleading(exact)
 
 
 def attention_figure(patterns, titles=None):

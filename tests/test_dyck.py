@@ -315,3 +315,61 @@ def test_former_flat_module_paths_resolve_to_the_subpackages():
         topic.optimal_value_matrix is stage1.optimal_value_matrix
         and topic.optimal_gamma is stage2.optimal_gamma
     )
+
+
+# ------------------------------------------------------------------------------------------------ new API (wave 3)
+def test_predict_last_equals_last_position_of_predict():
+    sol = db.construct_solution(2, 3, db.random_balanced_attention(2, 3, np.random.default_rng(0), 1.0))
+    x = sol.language.sample(np.random.default_rng(1), 16, 9)
+    assert np.array_equal(sol.predict_last(x), sol.predict(x)[:, -1])
+    uni = db.uniform_attention_solution(2, 3)
+    assert np.array_equal(uni.predict_last(x), uni.predict(x)[:, -1])
+
+
+def test_probabilities_batch_matches_scalar_and_rejects_non_prefixes():
+    lang = Dyck(2, 3, Fraction(1, 3))
+    seqs = lang.all_prefixes(5)
+    assert lang.probabilities(seqs) == [lang.probability(s) for s in seqs]
+    with pytest.raises(ValueError, match="not a prefix"):
+        lang.probabilities(np.array([[1, 0]]))
+
+
+def test_relu_mlp_validation_and_bounds():
+    from theorylab.attention.dyck import mlp
+
+    with pytest.raises(ValueError, match="at least one layer"):
+        mlp.ReluMLP(())
+    with pytest.raises(ValueError, match="inputs"):
+        mlp.ReluMLP(((np.ones((3, 2)), np.zeros(3)), (np.ones((2, 4)), np.zeros(2))))
+    with pytest.raises(ValueError):
+        mlp.lipschitz_from_norm(-1.0, 2)
+    sol = mlp.mlp_solution(db.construct_solution(2, 3))
+    with pytest.raises(ValueError):
+        mlp.weight_decay_threshold_for(sol, 0, 0.1)
+    assert 0 < mlp.top_slot_margin(sol.base) <= 1
+
+
+def test_architecture_validation():
+    from theorylab.attention.dyck import architecture as ar
+
+    sol = db.construct_solution(2, 3)
+    with pytest.raises(ValueError, match="block"):
+        ar.block_hidden(sol, [0, 1], None, block="pre_ln")
+    with pytest.raises(ValueError, match="pumping"):
+        ar.block_hidden(sol, [0, 0, 0], (3, 0, 1))  # a pair at depth 3 = D cannot be inserted
+    layers = [ar.TheoryLayer(np.eye(2), np.eye(2), np.eye(2), np.eye(2), np.zeros(2), np.eye(2), np.zeros(2))]
+    with pytest.raises(ValueError, match="start token"):
+        ar.theory_transformer(layers, np.eye(2, 3), np.eye(2), np.zeros(2), np.array([[2]]))
+
+
+def test_trained_helpers_validation():
+    pytest.importorskip("torch")
+    from theorylab.attention.dyck import trained as dt
+
+    with pytest.raises(ValueError, match="block"):
+        dt.DyckMinimalConfig(block="pre_ln")
+    with pytest.raises(ValueError, match="window"):
+        dt.window_closing_accuracy(np.zeros((1, 2), dtype=np.int64), -1, 4)
+    x = Dyck(2, 4).sample(np.random.default_rng(0), 200, 12)
+    accs = [dt.window_closing_accuracy(x, w, 4) for w in range(4)]
+    assert accs == sorted(accs) and accs[-1] <= 1.0  # longer windows never hurt the in-sample Bayes rule

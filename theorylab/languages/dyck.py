@@ -212,6 +212,32 @@ class Dyck:
                 prob *= one - q
         return prob
 
+    def factor_counts(self, tokens: np.ndarray) -> np.ndarray:
+        r"""Exponents of Eq (3.20) per sequence, ``[B, 3]``: opens to depth 1 (factor $1/k$), opens to depth $>1$
+        (factor $q/k$) and closes from depth $<D$ (factor $1-q$); forced closes from depth $D$ have factor 1.
+        Raises on non-prefixes."""
+        arr = self._as_tokens(tokens, batch=True)
+        depth, _ = self._require_prefixes(arr)
+        before, opening = depth[:, :-1], arr % 2 == 0
+        return np.stack(
+            [
+                np.sum(opening & (before == 0), axis=1),
+                np.sum(opening & (before > 0), axis=1),
+                np.sum(~opening & (before < self.depth), axis=1),
+            ],
+            axis=1,
+        )
+
+    def probabilities(self, tokens: np.ndarray) -> list[Fraction]:
+        r"""Exact $p(w_{1:N})$ for a batch ``[B, N]`` of prefixes (Fractions), one exact power product per distinct
+        exponent triple of :meth:`factor_counts`. Raises on non-prefixes."""
+        counts = self.factor_counts(tokens)
+        q = Fraction(self.q)
+        factors = (Fraction(1, self.k), q / self.k, 1 - q)
+        triples, inverse = np.unique(counts, axis=0, return_inverse=True)
+        values = [factors[0] ** int(a) * factors[1] ** int(b) * factors[2] ** int(c) for a, b, c in triples]
+        return [values[i] for i in np.asarray(inverse).reshape(-1)]
+
     # ---------------------------------------------------------------------------------------- sampling
     def sample(self, rng: np.random.Generator, n: int, length: int) -> np.ndarray:
         r"""``n`` i.i.d. prefixes from $\mathcal D_{q,k,D,\text{length}}$ as an int64 array ``[n,

@@ -10,9 +10,22 @@ from theorylab.attention.dyck.balance import random_balanced_attention
 __all__ = ["dyck_shapes", "dyck_prefixes", "balanced_attentions", "perturbations"]
 
 
-def dyck_shapes(min_k: int = 1, max_k: int = 3, min_depth: int = 1, max_depth: int = 4) -> st.SearchStrategy:
-    """Pairs ``(k, depth)`` of bracket types and maximal depth."""
-    return st.tuples(st.integers(min_k, max_k), st.integers(min_depth, max_depth))
+def dyck_shapes(
+    min_k: int = 1, max_k: int = 3, min_depth: int = 1, max_depth: int = 4, nontrivial: bool = False
+) -> st.SearchStrategy:
+    r"""Pairs ``(k, depth)`` of bracket types and maximal depth; ``nontrivial`` leaves out $\mathsf{Dyck}_{1,1}$
+    (the single word ``()()...``), drawing $k\ge2$ or $D\ge2$."""
+    shapes = st.tuples(st.integers(min_k, max_k), st.integers(min_depth, max_depth))
+    if not nontrivial:
+        return shapes
+    return (
+        st.one_of(
+            st.tuples(st.integers(max(min_k, 2), max_k), st.integers(min_depth, max_depth)),
+            st.tuples(st.integers(min_k, max_k), st.integers(max(min_depth, 2), max_depth)),
+        )
+        if max_k >= 2 or max_depth >= 2
+        else shapes
+    )
 
 
 @st.composite

@@ -22,6 +22,7 @@ depth-0 closes are decoded from the residual alone, footnote 64).
 
 from __future__ import annotations
 
+import functools
 import itertools
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
@@ -344,18 +345,47 @@ class DyckSolution:
     def language(self) -> Dyck:
         return Dyck(self.weights.k, self.weights.depth, self.q)
 
-    def hidden(self, idx: np.ndarray) -> np.ndarray:
-        """$g^{(2)}$ inputs $h$ ``[B, T+1, m]`` for first-layer index sequences ``[B, T+1]``."""
+    def hidden_from_counts(self, counts: np.ndarray, queries: np.ndarray) -> np.ndarray:
+        r"""$g^{(2)}$ inputs $h$ ``[P, m]`` from causal key counts ``[P, 2kD+1]`` and query indices ``[P]``.
+
+        The pre-LayerNorm vector at a query $\rho$ depends on the keys only through their index counts $c$:
+        $\tilde a=\sum_\kappa c_\kappa e^{G[\kappa,\rho]-\max G[:,\rho]}\mathcal P_\perp W_Ve_\kappa$ (the softmax
+        normaliser and the per-query shift are positive scalars, which $\mathrm{LN}_0$ removes), so a batch is one
+        product of the count matrix with a per-query table - no ``[T, T]`` attention matrix.
+        """
         w = self.weights
-        X = w.E.T[idx]  # [B, T1, m]
-        A = attention_pattern(w, idx)
-        V = X @ w.W_V.T
-        V = V - V.mean(axis=-1, keepdims=True)
-        pre = np.einsum("bkq,bkm->bqm", A, V)
-        mass = np.einsum("bkq,bk->bq", A, np.linalg.norm(V, axis=-1))
+        G = w.scores()
+        V = w.W_V @ w.E
+        V = V - V.mean(axis=0, keepdims=True)  # P_perp W_V e_key, columns by key
+        weight = np.exp(G - G.max(axis=0, keepdims=True)).T  # [query, key], entries in (0, 1]
+        table = np.concatenate(
+            [weight[:, :, None] * V.T[None], (weight * np.linalg.norm(V, axis=0))[..., None]], -1
+        )
+        out = np.empty((len(queries), w.m + 1))
+        order = np.argsort(queries, kind="stable")
+        bounds = np.searchsorted(queries[order], np.arange(w.E.shape[1] + 1))
+        for rho in range(w.E.shape[1]):
+            rows = order[bounds[rho] : bounds[rho + 1]]
+            if len(rows):
+                out[rows] = counts[rows] @ table[rho]
+        pre, mass = out[:, :-1], out[:, -1]
         norm = np.linalg.norm(pre, axis=-1)
-        ln = np.where((norm > _LN_ZERO * mass)[..., None], pre / np.maximum(norm, 1e-300)[..., None], 0.0)
-        return ln + X
+        ln = np.where((norm > _LN_ZERO * mass)[:, None], pre / np.maximum(norm, 1e-300)[:, None], 0.0)
+        return ln + w.E.T[queries]
+
+    def hidden(self, idx: np.ndarray) -> np.ndarray:
+        """$g^{(2)}$ inputs $h$ ``[B, T+1, m]`` at every position of first-layer index sequences ``[B, T+1]``."""
+        n = self.weights.E.shape[1]
+        counts = np.cumsum(np.eye(n)[idx], axis=1).reshape(-1, n)  # causal key counts at every position
+        return self.hidden_from_counts(counts, idx.reshape(-1)).reshape(*idx.shape, self.weights.m)
+
+    def hidden_last(self, idx: np.ndarray) -> np.ndarray:
+        """$g^{(2)}$ inputs $h$ ``[B, m]`` at the last position only (the query attends to the whole sequence)."""
+        n = self.weights.E.shape[1]
+        B = idx.shape[0]
+        flat = (np.arange(B)[:, None] * n + idx).reshape(-1)
+        counts = np.bincount(flat, minlength=B * n).reshape(B, n).astype(np.float64)
+        return self.hidden_from_counts(counts, idx[:, -1])
 
     def decode(self, h: np.ndarray) -> np.ndarray:
         """The lookup $g^{(2)}$: next-token distributions ``[..., 2k]`` from hidden states ``[..., m]``."""
@@ -387,8 +417,8 @@ class DyckSolution:
     def predict_indices(self, idx: np.ndarray, max_chunk: int = 4_000_000) -> np.ndarray:
         """Next-token distributions ``[B, T+1, 2k]`` for first-layer index sequences (chunked over the
         batch)."""
-        T1 = idx.shape[1]
-        step = max(1, max_chunk // (T1 * T1 * max(self.weights.m, 1) // 8 + 1))
+        n = self.weights.E.shape[1]
+        step = max(1, max_chunk // (idx.shape[1] * (n + self.weights.m) + 1))
         return np.concatenate([self.decode(self.hidden(idx[i : i + step])) for i in range(0, len(idx), step)])
 
     def predict(self, tokens: np.ndarray) -> np.ndarray:
@@ -398,6 +428,11 @@ class DyckSolution:
         if tokens.ndim == 1:
             return self.predict(tokens[None])[0]
         return self.predict_indices(token_indices(self.language, tokens))
+
+    def predict_last(self, tokens: np.ndarray) -> np.ndarray:
+        """Next-token distributions ``[B, 2k]`` after each whole prefix of a batch ``[B, T]`` (raises on
+        non-prefixes); one query per sequence."""
+        return self.decode(self.hidden_last(token_indices(self.language, np.asarray(tokens))))
 
 
 def _orthonormal_frame(m: int, n_slots: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
@@ -515,6 +550,10 @@ class UniformAttentionSolution:
         norm = np.linalg.norm(pre, axis=-1, keepdims=True)  # > 0 with the start token (it keeps o_1 > 0)
         return np.where(norm > 1e-12, pre / np.maximum(norm, 1e-300), 0.0) + onehot
 
+    @functools.cached_property
+    def _feature_table(self) -> np.ndarray:
+        return self.feature_table()
+
     def feature_table(self) -> np.ndarray:
         """Layer-1 feature of every first-layer index (rows ``0..2kD``), from one exemplar prefix per
         index."""
@@ -530,15 +569,24 @@ class UniformAttentionSolution:
             rows.append(self.layer1_features(np.array([prefix]))[0, -1])
         return np.array(rows)
 
+    def layer1_indices(self, tokens: np.ndarray) -> np.ndarray:
+        """$g^{(1)}$ as a lookup: the first-layer index ``[B, T+1]`` whose feature is nearest to each layer-1
+        output (start token first). Raises on non-prefixes."""
+        self.language._require_prefixes(self.language._as_tokens(tokens, batch=True))
+        feats = self.layer1_features(tokens)
+        table = self._feature_table
+        return np.argmin(np.sum(table**2, axis=-1) - 2.0 * feats @ table.T, axis=-1)  # nearest feature
+
     def predict(self, tokens: np.ndarray) -> np.ndarray:
         tokens = np.asarray(tokens)
         if tokens.ndim == 1:
             return self.predict(tokens[None])[0]
-        self.language._require_prefixes(self.language._as_tokens(tokens, batch=True))
-        feats = self.layer1_features(tokens)
-        table = self.feature_table()
-        idx = np.argmin(np.sum(table**2, axis=-1) - 2.0 * feats @ table.T, axis=-1)  # nearest feature
-        return self.layer2.predict_indices(idx)
+        return self.layer2.predict_indices(self.layer1_indices(tokens))
+
+    def predict_last(self, tokens: np.ndarray) -> np.ndarray:
+        """Next-token distributions ``[B, 2k]`` after each whole prefix (layer 2 queried at the last position)."""
+        layer2 = self.layer2
+        return layer2.decode(layer2.hidden_last(self.layer1_indices(np.asarray(tokens))))
 
 
 def uniform_attention_solution(k: int, depth: int, q: float | Fraction = 0.5) -> UniformAttentionSolution:

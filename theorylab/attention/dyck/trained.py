@@ -36,6 +36,13 @@ __all__ = [
     "attention_variation",
     "random_attention_variation",
     "stack_attention_mass",
+    "window_closing_accuracy",
+    "DyckCopyTask",
+    "DyckGPTConfig",
+    "DyckGPT",
+    "copy_accuracy",
+    "attention_distance_from_uniform",
+    "closing_mass",
     "PROBE",
 ]
 
@@ -88,9 +95,12 @@ class DyckMinimalConfig:
     init_scale: float = 1.0
     ln_eps: float = 1e-6
     contrastive: float = 0.0
+    block: str = "thesis"  # "post_ln": the GPT block LN(attn + X) of Li Eq 2.85 instead of LN(attn) + X
 
     def __post_init__(self) -> None:
         Dyck(self.k, self.depth)
+        if self.block not in ("thesis", "post_ln"):
+            raise ValueError(f"block must be 'thesis' or 'post_ln', got {self.block!r}")
         if self.width < 1 or (self.attn_dim is not None and self.attn_dim < 1):
             raise ValueError("width and attn_dim must be positive")
         if self.contrastive < 0:
@@ -111,7 +121,9 @@ class DyckMinimalConfig:
 
 class DyckMinimalTransformer(nn.Module):
     """Tokens ``[B, T]`` -> logits ``[B, T, 2k]`` (position $t$ predicts token $t+1$; a start token is
-    prepended)."""
+    prepended). Setting ``ablate_attention = True`` replaces the attention pattern by the uniform causal one."""
+
+    ablate_attention: bool = False
 
     def __init__(self, cfg: DyckMinimalConfig):
         super().__init__()
@@ -143,10 +155,16 @@ class DyckMinimalTransformer(nn.Module):
         T1 = idx.shape[1]
         scores = q @ kk.transpose(1, 2)  # [B, query, key]
         mask = torch.ones(T1, T1, dtype=torch.bool, device=idx.device).tril()
+        if self.ablate_attention:  # uniform causal attention: the pattern replaced, everything else kept
+            scores = torch.zeros_like(scores)
         attn = torch.softmax(scores.masked_fill(~mask, float("-inf")), dim=-1)
         a = attn @ v
+        if self.cfg.block == "post_ln":
+            a = a + X
         a = a - a.mean(dim=-1, keepdim=True)
-        h = a / torch.sqrt((a * a).sum(-1, keepdim=True) + self.cfg.ln_eps) + X
+        h = a / torch.sqrt((a * a).sum(-1, keepdim=True) + self.cfg.ln_eps)
+        if self.cfg.block == "thesis":
+            h = h + X
         out = self.head(self.g(h))
         return (out, attn) if return_attention else out
 
@@ -263,3 +281,152 @@ def balance_metrics(model: DyckMinimalTransformer) -> dict[str, float]:
     r"""Balance violation of Def 14 (max) and the experiments' $\beta=\mathbb E\|S\|/P$."""
     w = weights_of(model)
     return {"balance_violation": balance_violation(w), "balance_ratio": balance_ratio(w)}
+
+
+def window_closing_accuracy(x: np.ndarray, w: int, vocab: int) -> float:
+    r"""Closing accuracy of the best predictor that sees only the last ``w`` tokens (in-sample Bayes rule: the
+    majority close type for each window content on ``x`` itself, an upper bound for any ``w``-window predictor fitted
+    elsewhere). ``x`` are prefixes ``[B, T]`` over ``vocab`` tokens; positions before the start read as an extra
+    symbol."""
+    if w < 0:
+        raise ValueError(f"window w must be >= 0, got {w}")
+    B, T = x.shape
+    pad = np.concatenate([np.full((B, w), vocab, dtype=np.int64), x], axis=1)
+    if (vocab + 1) ** w >= 2**62:
+        raise ValueError(f"window w={w} too long to encode over {vocab + 1} symbols")
+    close = x % 2 == 1
+    code = np.zeros(int(close.sum()), dtype=np.int64)
+    for j in range(w):
+        code = code * (vocab + 1) + pad[:, j : j + T][close]
+    n_types = vocab // 2
+    _, content = np.unique(code, return_inverse=True)
+    counts = np.bincount(
+        content.reshape(-1) * n_types + x[close] // 2, minlength=(int(content.max()) + 1) * n_types
+    )
+    return float(counts.reshape(-1, n_types).max(axis=1).sum() / close.sum())
+
+
+# --------------------------------------------------------------------------------- misleading attention (copying)
+@dataclass(frozen=True)
+class DyckCopyTask:
+    r"""The copying task of Liu §3.6.5.1 (Figs 3.41-3.43): on prefixes from $\mathcal D_{q,k,D,T}$ the output at
+    position $t$ must be the input token $t$ itself."""
+
+    k: int = 2
+    depth: int = 4
+    q: float = 0.5
+    loss: str = "ce"
+
+    @property
+    def name(self) -> str:
+        return f"dyck_copy_{self.k}_{self.depth}"
+
+    @property
+    def vocab_size(self) -> int:
+        return 2 * self.k
+
+    @property
+    def n_outputs(self) -> int:
+        return 2 * self.k
+
+    def sample_batch(self, rng: np.random.Generator, batch: int, T: int) -> Batch:
+        x = Dyck(self.k, self.depth, self.q).sample(rng, batch, T)
+        return Batch(inputs=x, targets=x.copy(), mask=np.ones(x.shape, dtype=bool))
+
+
+@dataclass(frozen=True)
+class DyckGPTConfig:
+    r"""A standard causal Transformer: learned token embeddings, ``layers`` post-LN GPT blocks (one head,
+    $X\leftarrow\mathrm{LN}(X+\mathrm{attn}(X))$, $X\leftarrow\mathrm{LN}(X+\mathrm{MLP}(X))$), a linear head; no
+    positional encoding."""
+
+    k: int = 2
+    layers: int = 1
+    width: int = 16
+
+    def __post_init__(self) -> None:
+        if self.k < 1 or self.layers < 1 or self.width < 1:
+            raise ValueError("k, layers and width must be positive")
+
+    @property
+    def vocab_size(self) -> int:
+        return 2 * self.k
+
+    @property
+    def n_outputs(self) -> int:
+        return 2 * self.k
+
+    def build(self, seed: int = 0) -> DyckGPT:
+        torch.manual_seed(seed)
+        return DyckGPT(self)
+
+
+class DyckGPT(nn.Module):
+    """Tokens ``[B, T]`` -> logits ``[B, T, 2k]``; ``ablate_attention = True`` makes every head uniform (causal)."""
+
+    ablate_attention: bool = False
+
+    def __init__(self, cfg: DyckGPTConfig):
+        super().__init__()
+        self.cfg = cfg
+        d = cfg.width
+        self.embed = nn.Embedding(2 * cfg.k, d)
+        self.qkv = nn.ModuleList(nn.Linear(d, 3 * d) for _ in range(cfg.layers))
+        self.mlp = nn.ModuleList(
+            nn.Sequential(nn.Linear(d, 2 * d), nn.ReLU(), nn.Linear(2 * d, d)) for _ in range(cfg.layers)
+        )
+        self.ln1 = nn.ModuleList(nn.LayerNorm(d) for _ in range(cfg.layers))
+        self.ln2 = nn.ModuleList(nn.LayerNorm(d) for _ in range(cfg.layers))
+        self.head = nn.Linear(d, 2 * cfg.k)
+
+    def forward(self, tokens: torch.Tensor, return_attention: bool = False):
+        X = self.embed(tokens)
+        T = tokens.shape[1]
+        mask = torch.ones(T, T, dtype=torch.bool, device=tokens.device).tril()
+        patterns = []
+        for qkv, mlp, ln1, ln2 in zip(self.qkv, self.mlp, self.ln1, self.ln2, strict=True):
+            q, k, v = qkv(X).chunk(3, dim=-1)
+            scores = q @ k.transpose(1, 2) / np.sqrt(self.cfg.width)
+            if self.ablate_attention:
+                scores = torch.zeros_like(scores)
+            attn = torch.softmax(scores.masked_fill(~mask, float("-inf")), dim=-1)
+            patterns.append(attn)
+            X = ln1(X + attn @ v)
+            X = ln2(X + mlp(X))
+        out = self.head(X)
+        return (out, torch.stack(patterns, 1)) if return_attention else out
+
+
+def copy_accuracy(model: nn.Module, x: np.ndarray, ablate: bool = False) -> float:
+    """Fraction of positions where the argmax output equals the input token (``ablate``: uniform attention)."""
+    model.ablate_attention = ablate
+    try:
+        logits = _logits(model, x)
+    finally:
+        model.ablate_attention = False
+    return float(np.mean(np.argmax(logits, axis=-1) == x))
+
+
+def attention_distance_from_uniform(model: nn.Module, x: np.ndarray) -> float:
+    """Mean total-variation distance between each query's attention row and the uniform causal row (over layers,
+    positions and sequences): 0 for uniform attention, near 1 for sharp patterns."""
+    model.eval()
+    with torch.no_grad():
+        _, attn = model(torch.from_numpy(np.ascontiguousarray(x)), return_attention=True)
+    attn = attn.double().numpy()  # [B, L, query, key]
+    T = attn.shape[-1]
+    uniform = np.tril(np.ones((T, T))) / np.arange(1, T + 1)[:, None]
+    return float(0.5 * np.abs(attn - uniform).sum(-1).mean())
+
+
+def closing_mass(model: nn.Module, x: np.ndarray) -> float:
+    """Mean attention mass on closing-bracket keys, against their share among the causal keys (the ratio the
+    thesis's 'attends to closing brackets' reading rests on): returns mass / share."""
+    model.eval()
+    with torch.no_grad():
+        _, attn = model(torch.from_numpy(np.ascontiguousarray(x)), return_attention=True)
+    attn = attn.double().numpy()
+    close = (x % 2 == 1).astype(float)  # [B, key]
+    mass = np.einsum("blqk,bk->blq", attn, close).mean()
+    share = (np.cumsum(close, axis=1) / np.arange(1, x.shape[1] + 1)).mean()
+    return float(mass / share)
