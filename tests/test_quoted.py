@@ -64,8 +64,18 @@ def test_compare_is_exact_for_exact_measures_and_tolerant_for_trained_ones() -> 
     assert compare(quoted, moved) == ["a.thm1/n: quoted 7, this run measured 8"]
     claim1["n"], claim2["acc"] = 7, 0.9 * (1 + 2 * TRAINED_RTOL)
     assert [p.split(":")[0] for p in compare(quoted, moved)] == ["a.thm2/acc"]
+    assert compare(quoted, moved, trained=False) == [] and len(compare(quoted, moved, trained=True)) == 1
     del moved["claims"]["a.thm2"]
-    assert "a.thm2: not run" in compare(quoted, moved)
+    assert "a.thm2/acc: claim not run" in compare(quoted, moved)
+
+
+def test_round_off_errors_are_compared_by_their_order_of_magnitude() -> None:
+    artifact = {"claims": {"a": {"measures": {"err": 3e-11}, "measure_tiers": {"err": "exact"}}}}
+    quoted = extract(artifact, [Quote("a", "err")])
+    artifact["claims"]["a"]["measures"]["err"] = 9e-11  # another CPU's round-off
+    assert compare(quoted, artifact) == []
+    artifact["claims"]["a"]["measures"]["err"] = 5e-8  # a thousand times larger: a different computation
+    assert compare(quoted, artifact) == ["a/err: quoted 3e-11, this run measured 5e-08"]
 
 
 def test_every_docs_reference_is_in_the_measured_file() -> None:
