@@ -1077,3 +1077,59 @@ def test_float32_torch_precision(rng):
         c = build(aut, 64, 0)
         w = aut.sample(rng, 8, 64)
         assert np.array_equal(c.to_torch(dtype=torch.float32)(torch.as_tensor(w)).numpy(), aut.run(w, 0))
+
+
+@pytest.mark.claim(THM12, tier="exact")
+def test_thm12_constant_mlp2_exact(rng, measure):
+    """Variant (ii): MLP 2 of constant depth (Lemma-12 indicators + a Lemma-11 lookup) simulates Grid_S exactly."""
+    n = 0
+    for S in (1, 2, 3):
+        for stay, L in ((False, 8), (True, 6)):
+            aut = zoo.gridworld(S + 1, stay=stay)
+            for q0 in sorted({0, S}):
+                c = compile_gridworld(S + 1, L, q0, stay=stay, mlp2="constant")
+                r = verify_simulation(c, aut, all_words(aut.n_symbols, L), q0)
+                assert r.ok, r.example
+                assert c.depth == 2 and c.n_heads == 2 * S + 1
+                n += r.n_words
+        aut = zoo.gridworld(S + 1, stay=True)
+        c = compile_gridworld(S + 1, 64, 0, stay=True, mlp2="constant")
+        words = np.vstack([aut.sample(rng, 16, 64), adversarial_words(3, 64)])
+        assert verify_simulation(c, aut, words, 0).ok
+        n += len(words)
+    measure("words_checked", n)
+
+
+@pytest.mark.claim(THM12, tier="exact")
+def test_thm12_constant_mlp2_depth_width(measure):
+    """Variant (ii)'s MLP 2 has the same depth for S = 1..4 while variant (i)'s grows; its lookup layer has
+    binom(2S, S) units (exponential in S)."""
+    from math import comb
+
+    const, log = {}, {}
+    for S in (1, 2, 3, 4):
+        cc = compile_gridworld(S + 1, 16, 0, mlp2="constant")
+        cl = compile_gridworld(S + 1, 16, 0)
+        const[S] = (len(cc.net.blocks[1].mlp.weights), cc.net.blocks[1].mlp.hidden_widths)
+        log[S] = (len(cl.net.blocks[1].mlp.weights), cl.net.blocks[1].mlp.hidden_widths)
+        assert const[S][0] == cc.info["bounds"]["mlp_layers"] and log[S][0] == cl.info["bounds"]["mlp_layers"]
+        assert const[S][1][-1] == comb(2 * S, S)
+        measure(f"mlp2_depth_S{S}", {"constant": const[S][0], "log": log[S][0]})
+        measure(f"mlp2_widths_constant_S{S}", list(const[S][1]))
+    assert len({d for d, _ in const.values()}) == 1
+    assert log[1][0] < log[3][0] < log[4][0]
+    assert [const[S][1][-1] for S in (1, 2, 3, 4)] == [2, 6, 20, 70]
+
+
+@pytest.mark.claim(THM12, tier="exact", control=True)
+def test_thm12_constant_mlp2_control_lookup(rng):
+    """Control: adding 1 to the output of any one entry of the lookup (each pattern occurs) breaks exactness."""
+    aut = zoo.gridworld(3, stay=True)
+    c = compile_gridworld(3, 32, 0, stay=True, mlp2="constant")
+    out = c.readout[0]
+    words = np.vstack([aut.sample(rng, 32, 32), adversarial_words(3, 32)])
+    assert verify_simulation(c, aut, words, 0).ok
+    n_patterns = c.net.blocks[1].mlp.weights[-1].shape[0]
+    for k in range(n_patterns):
+        mutant = perturb_weight(c, 1, "mlp.W5", (k, out), 1.0)
+        assert not verify_simulation(mutant, aut, words, 0).ok, k

@@ -197,3 +197,10 @@ def test_readout_margin_and_strategies():
         assert aut.n_states >= 5 and not is_solvable(aut)
 
     always_nonsolvable()
+
+
+def test_compile_gridworld_bad_mlp2():
+    from theorylab.automata.constructions import compile_gridworld
+
+    with pytest.raises(ValueError, match="'log' or 'constant'"):
+        compile_gridworld(3, 8, mlp2="bogus")

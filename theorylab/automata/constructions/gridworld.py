@@ -14,14 +14,23 @@ every tie on $z=0$). A head is *matched* iff its copied $x_j$ equals $x_t+o/(2u)
 $t$; unmatched heads do not fall back to $t$). MLP 2 (depth $O(\\log S)$): window $a\\in\\{-S..0\\}$ covers the values
 $z_t+a..z_t+a+S$; its last full visit is the oldest of its heads (unmatched = never); the most recently covered window
 $a^*$ gives $q_t=-a^*$.
+
+**MLP 2, $O(1)$-depth version** (``mlp2="constant"``, variant (ii)). Along a walk with steps in $\\{-1,0,1\\}$ the last
+visits are ordered: $j_{-S}<\\dots<j_{-1}<j_0=t$ and $j_S<\\dots<j_1<j_0$ (unmatched offsets lie beyond the matched
+ones on each side). Giving an unmatched head of offset $o$ the key $r_o+\\mathrm{big}\\cdot(1+2|o|+[o>0])$ keeps every
+key distinct and both chains increasing, so the keys' order is one of the $\\binom{2S}{S}$ interleavings of the two
+chains; it is read off by the $S^2$ Lemma-12 indicators $\\mathbb 1[e_{-i}>e_j]$ ($\\Delta=1/(4u)$) and a Lemma-11
+lookup over the occurring patterns returns $q_t$: 4 ReLU layers for every $S$, width $O(S)+8S^2+\\binom{2S}{S}$.
 """
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 
 from theorylab.automata.constructions.base import CompiledTransformer, check_length
-from theorylab.automata.constructions.gadgets import interp_mlp_1d
+from theorylab.automata.constructions.gadgets import interp_mlp, interp_mlp_1d, threshold_mlp
 from theorylab.nn.theory import MLP, Block, Head, TheoryTransformer
 
 __all__ = ["compile_gridworld", "algorithm1", "gridworld_moves"]
@@ -125,6 +134,65 @@ def _reduce(prog: _ReluProgram, groups: list, keep: list, op: str) -> tuple[list
     return [g[0] for g in groups], keep
 
 
+def _log_mlp2(prog: _ReluProgram, e_forms: list, S: int, u: int):
+    """Variant (i): window coverage times by pairwise max, their argmin by pairwise min (depth O(log S))."""
+    e_units = prog.layer(e_forms)
+    windows = [[e_units[S + a_ + i] for i in range(S + 1)] for a_ in range(-S, 1)]
+    Wa, _ = _reduce(prog, windows, [], "max")
+    (M,), Wa = _reduce(prog, [list(Wa)], list(Wa), "min")
+    tdel = 1.0 / (4 * u)  # Lemma 12 (corrected) on M - W_a + 1/(4u): +1/(4u) for the argmin, <= -1/(4u) else
+    forms = []
+    for w_ in Wa:
+        arg = _add(M, w_, 1.0, -1.0, tdel)
+        forms.append(_add(arg, arg, 1 / (1.5 * tdel), 0.0, 0.5))
+        forms.append(_add(arg, arg, 1 / (1.5 * tdel), 0.0, -0.5))
+    th_units = prog.layer(forms)
+    out = ({}, 0.0)
+    for i, a_ in enumerate(range(-S, 1)):
+        out = _add(out, _add(th_units[2 * i], th_units[2 * i + 1], 1.0, -1.0), 1.0, float(-a_))
+    return out
+
+
+def _constant_mlp2(prog: _ReluProgram, e_forms: list, S: int, delta: float):
+    """Variant (ii): $S^2$ Lemma-12 indicators $\\mathbb 1[e_{-i}>e_j]$, then a Lemma-11 lookup over the
+    $\\binom{2S}{S}$ interleavings of the chains $e_0<e_{-1}<\\dots<e_{-S}$ and $e_0<e_1<\\dots<e_S$ (depth 4)."""
+    th = threshold_mlp(delta)
+    (w1, w2), (b1, _) = th.weights, th.biases
+    pairs = [(i, j) for i in range(1, S + 1) for j in range(1, S + 1)]
+    forms = []
+    for i, j in pairs:
+        diff = _add(e_forms[S - i], e_forms[S + j], 1.0, -1.0)
+        forms += [_add(diff, diff, float(w1[0, k]), 0.0, float(b1[k])) for k in range(2)]
+    th_units = prog.layer(forms)
+    feats = [
+        _add(th_units[2 * k], th_units[2 * k + 1], float(w2[0, 0]), float(w2[1, 0]))
+        for k in range(len(pairs))
+    ]
+    points, values = [], []
+    for pos_side in itertools.combinations(range(2 * S), S):  # ranks (after e_0) held by e_1..e_S
+        rank = np.empty(2 * S + 1)
+        rank[S] = 0
+        neg = [r for r in range(2 * S) if r not in pos_side]
+        rank[S + 1 :] = np.array(pos_side) + 1
+        rank[:S] = (np.array(neg) + 1)[::-1]  # e_{-S} .. e_{-1}
+        windows = [rank[a : a + S + 1].max() for a in range(S + 1)]
+        points.append([float(rank[S - i] > rank[S + j]) for i, j in pairs])
+        values.append(S - int(np.argmin(windows)))  # window a = k - S covers offsets k-S..k; q = -a
+    lk = interp_mlp(np.array(points), np.array(values, dtype=np.float64))
+    (L1, L2, L3), (c1, c2, c3) = lk.weights, lk.biases
+    units = prog.layer([_lin(feats, L1[:, k], c1[k]) for k in range(L1.shape[1])])
+    units = prog.layer([_lin(units, L2[:, k], c2[k]) for k in range(L2.shape[1])])
+    return _lin(units, L3[:, 0], c3[0])
+
+
+def _lin(forms: list, coefs, bias: float):
+    out = ({}, float(bias))
+    for f, c in zip(forms, coefs, strict=True):
+        if c:
+            out = _add(out, f, 1.0, float(c))
+    return out
+
+
 def compile_gridworld(
     n: int,
     T: int,
@@ -133,10 +201,14 @@ def compile_gridworld(
     stay: bool = False,
     printed_unmatched: bool = False,
     printed_bos: bool = False,
+    mlp2: str = "log",
 ) -> CompiledTransformer:
     """Theorem 12 (corrected): a Transformer with 2 attention layers ($2S+1$ heads in layer 2) simulating
     ``theorylab.automata.zoo.gridworld(n, stay)`` ($S=n-1$) from ``q0`` on words of length ``<= T``.
-    MLP 1 has width $4(2u+1)$, MLP 2 depth $O(\\log S)$; weights are poly(T)."""
+    MLP 1 has width $4(2u+1)$; MLP 2 has depth $O(\\log S)$ and width $O(S)$ (``mlp2="log"``, variant (i)) or
+    a constant depth and width $2^{O(S)}$ (``mlp2="constant"``, variant (ii)); weights are poly(T)."""
+    if mlp2 not in ("log", "constant"):
+        raise ValueError(f"mlp2 must be 'log' or 'constant', got {mlp2!r}")
     if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
         raise ValueError(f"n (number of states) must be an int >= 1, got {n!r}")
     T = check_length(T)
@@ -204,25 +276,18 @@ def compile_gridworld(
     units = prog.layer(first)
     big = 2 * np.log(2.0 * u) + 2
     e_forms = []
-    for (bu, invert), ru in zip(bump_units, r_units, strict=True):
+    for (bu, invert), ru, o in zip(bump_units, r_units, offsets, strict=True):
         ind = ({bu[0]: 1.0, bu[1]: -1.0, bu[2]: -1.0, bu[3]: 1.0}, 0.0)  # 1 on the plateau
         matched = _add(ind, ind, -1.0, 0.0, 1.0) if invert else ind  # printed: matched = not "attended to t"
-        e_forms.append(_add(units[ru], matched, 1.0, -big, big))  # recency if matched, else >= big
-    e_units = prog.layer(e_forms)
-    windows = [[e_units[S + a_ + i] for i in range(S + 1)] for a_ in range(-S, 1)]
-    Wa, _ = _reduce(prog, windows, [], "max")
-    (M,), Wa = _reduce(prog, [list(Wa)], list(Wa), "min")
-    tdel = 1.0 / (4 * u)  # Lemma 12 (corrected) on M - W_a + 1/(4u): +1/(4u) for the argmin, <= -1/(4u) else
-    forms = []
-    for w_ in Wa:
-        arg = _add(M, w_, 1.0, -1.0, tdel)
-        forms.append(_add(arg, arg, 1 / (1.5 * tdel), 0.0, 0.5))
-        forms.append(_add(arg, arg, 1 / (1.5 * tdel), 0.0, -0.5))
-    th_units = prog.layer(forms)
-    out = ({}, 0.0)
-    for i, a_ in enumerate(range(-S, 1)):
-        out = _add(out, _add(th_units[2 * i], th_units[2 * i + 1], 1.0, -1.0), 1.0, float(-a_))
-    mlp2 = prog.finish([out])
+        # constant: distinct bigs, increasing away from o = 0 on each side (keeps the chain order)
+        bg = big if mlp2 == "log" else big * (1 + 2 * abs(int(o)) + int(o > 0))
+        e_forms.append(_add(units[ru], matched, 1.0, -bg, bg))  # recency if matched, else >= big
+    if mlp2 == "constant":
+        out = _constant_mlp2(prog, e_forms, S, 1.0 / (4 * u))
+    else:
+        out = _log_mlp2(prog, e_forms, S, u)
+    mlp2_kind, mlp2 = mlp2, prog.finish([out])
+    mlp_layers = 5 if mlp2_kind == "constant" else 4 + 2 * int(np.ceil(np.log2(S + 1)))
     Wf = np.zeros((d, mlp2.weights[0].shape[1]))
     Wf[inputs] = mlp2.weights[0]
     WL = np.zeros((mlp2.weights[-1].shape[0], d))
@@ -244,8 +309,9 @@ def compile_gridworld(
     positions[1:, ch["gamma1"]] = np.log(2.0 * u - t[1:])
     positions[1:, ch["gamma2"]] = np.log(2.0 * u - t[1:])
     positions[0, ch["gamma2"]] = 0.0 if printed_bos else np.log(2.0 * u)
-    bounds = {"depth": 2, "n_heads": 2 * S + 1, "mlp_layers": 4 + 2 * int(np.ceil(np.log2(S + 1)))}
+    bounds = {"depth": 2, "n_heads": 2 * S + 1, "mlp_layers": mlp_layers}
     return CompiledTransformer(
         net, emb, prefix, positions, (ch["out"],), (n,), np.arange(n), T, f"thm12[Grid{n}]", int(q0),
-        {"claim": "automata.thm12", "bounds": bounds, "beta": beta, "c": c, "pads": m},
+        {"claim": "automata.thm12", "bounds": bounds, "beta": beta, "c": c, "pads": m,
+         "mlp2": mlp2_kind},
     )  # fmt: skip
