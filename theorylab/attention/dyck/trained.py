@@ -308,26 +308,15 @@ def window_closing_accuracy(x: np.ndarray, w: int, vocab: int) -> float:
 
 # --------------------------------------------------------------------------------- misleading attention (copying)
 @dataclass(frozen=True)
-class DyckCopyTask:
+class DyckCopyTask(DyckTask):
     r"""The copying task of Liu §3.6.5.1 (Figs 3.41-3.43): on prefixes from $\mathcal D_{q,k,D,T}$ the output at
     position $t$ must be the input token $t$ itself."""
 
-    k: int = 2
-    depth: int = 4
-    q: float = 0.5
     loss: str = "ce"
 
     @property
     def name(self) -> str:
         return f"dyck_copy_{self.k}_{self.depth}"
-
-    @property
-    def vocab_size(self) -> int:
-        return 2 * self.k
-
-    @property
-    def n_outputs(self) -> int:
-        return 2 * self.k
 
     def sample_batch(self, rng: np.random.Generator, batch: int, T: int) -> Batch:
         x = Dyck(self.k, self.depth, self.q).sample(rng, batch, T)
