@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["window_codes", "window_accuracy", "best_window_accuracy"]
+__all__ = ["window_codes", "fitted_window_accuracy", "window_accuracy", "best_window_accuracy"]
 
 
 def window_codes(words: np.ndarray, n_symbols: int, w: int) -> np.ndarray:
@@ -28,23 +28,46 @@ def window_codes(words: np.ndarray, n_symbols: int, w: int) -> np.ndarray:
     return code
 
 
+def fitted_window_accuracy(
+    train_words: np.ndarray,
+    train_labels: np.ndarray,
+    test_words: np.ndarray,
+    test_labels: np.ndarray,
+    w: int,
+    n_symbols: int,
+    test_mask: np.ndarray | None = None,
+) -> float:
+    """Accuracy on the test sample of the best predictor of the label from the last ``w`` symbols, fitted on the
+    training sample (per window the most frequent label; unseen windows get the overall majority label).
+    ``w = 0`` is the majority-class predictor."""
+    if w < 0:
+        raise ValueError(f"w must be >= 0, got {w}")
+
+    def codes(words) -> np.ndarray:  # w = 0: one window for every position
+        return window_codes(words, n_symbols, w) if w else np.zeros(np.shape(words), dtype=np.int64)
+
+    tr_labels = np.asarray(train_labels).reshape(-1)
+    te_labels = np.asarray(test_labels)
+    n_labels = int(max(tr_labels.max(), te_labels.max())) + 1
+    keys, inv = np.unique(codes(train_words), return_inverse=True)
+    counts = np.zeros((len(keys), n_labels), dtype=np.int64)
+    np.add.at(counts, (inv.reshape(-1), tr_labels), 1)
+    table = counts.argmax(axis=1)
+    fallback = int(np.bincount(tr_labels, minlength=n_labels).argmax())
+    test = codes(test_words)
+    pos = np.clip(np.searchsorted(keys, test), 0, len(keys) - 1)
+    hit = np.where(keys[pos] == test, table[pos], fallback) == te_labels
+    mask = np.ones(hit.shape, dtype=bool) if test_mask is None else np.asarray(test_mask, dtype=bool)
+    return float(hit[mask].mean())
+
+
 def window_accuracy(
     task, w: int, T: int, rng: np.random.Generator, n_fit: int = 4096, n_eval: int = 1024
 ) -> float:
     """Token accuracy of the majority-state-per-window predictor of width ``w`` (fit on ``n_fit`` words of
     ``task``, scored on ``n_eval`` fresh ones, over the positions the task scores)."""
-    k, n = task.vocab_size, task.n_outputs
     fit, ev = task.sample_batch(rng, n_fit, T), task.sample_batch(rng, n_eval, T)
-    keys, inv = np.unique(window_codes(fit.inputs, k, w), return_inverse=True)
-    counts = np.zeros((len(keys), n), dtype=np.int64)
-    np.add.at(counts, (inv.reshape(-1), fit.targets.reshape(-1)), 1)
-    table = counts.argmax(axis=1)
-    fallback = int(np.bincount(fit.targets.reshape(-1), minlength=n).argmax())
-    codes = window_codes(ev.inputs, k, w)
-    pos = np.clip(np.searchsorted(keys, codes), 0, len(keys) - 1)
-    pred = np.where(keys[pos] == codes, table[pos], fallback)
-    mask = np.asarray(ev.mask, dtype=bool)
-    return float((pred == ev.targets)[mask].mean())
+    return fitted_window_accuracy(fit.inputs, fit.targets, ev.inputs, ev.targets, w, task.vocab_size, ev.mask)
 
 
 def best_window_accuracy(task, T: int, max_w: int, rng: np.random.Generator, **kw) -> dict[int, float]:

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from theorylab.automata.baselines import fitted_window_accuracy as window_accuracy
 from theorylab.automata.semiautomaton import Semiautomaton, check_automaton, check_q0
 
 __all__ = [
@@ -213,50 +214,6 @@ def majority_accuracy(labels: np.ndarray, mask: np.ndarray | None = None) -> flo
     """Accuracy of the constant predictor of the most frequent label (among masked positions)."""
     y = np.asarray(labels)[np.ones_like(labels, dtype=bool) if mask is None else np.asarray(mask)]
     return float(np.bincount(y).max() / max(len(y), 1))
-
-
-def _contexts(words: np.ndarray, w: int, n_symbols: int) -> np.ndarray:
-    """Integer code of the last ``w`` symbols at each position (positions before the start read as an extra
-    symbol ``n_symbols``, so short prefixes are told apart by their padding)."""
-    B, T = words.shape
-    base = n_symbols + 1
-    padded = np.concatenate([np.full((B, w), n_symbols, dtype=np.int64), words], axis=1)
-    code = np.zeros((B, T), dtype=np.int64)
-    for k in range(w):
-        code = code * base + padded[:, k + 1 : k + 1 + T]
-    return code
-
-
-def window_accuracy(
-    train_words: np.ndarray,
-    train_labels: np.ndarray,
-    test_words: np.ndarray,
-    test_labels: np.ndarray,
-    w: int,
-    n_symbols: int,
-    test_mask: np.ndarray | None = None,
-) -> float:
-    """Accuracy on the test sample of the best predictor of the label from the last ``w`` symbols, fitted on the
-    training sample (per context the most frequent label; unseen contexts get the overall majority label).
-    ``w = 0`` is the majority-class predictor."""
-    if w < 0:
-        raise ValueError(f"w must be >= 0, got {w}")
-    tr_labels = np.asarray(train_labels)
-    n_lab = int(max(tr_labels.max(), np.asarray(test_labels).max())) + 1
-    ctx_tr = _contexts(np.asarray(train_words), w, n_symbols).reshape(-1)
-    ctx_te = _contexts(np.asarray(test_words), w, n_symbols).reshape(-1)
-    keys, inv = np.unique(ctx_tr, return_inverse=True)
-    counts = np.zeros((len(keys), n_lab), dtype=np.int64)
-    np.add.at(counts, (inv, tr_labels.reshape(-1)), 1)
-    best = counts.argmax(1)
-    majority = int(np.bincount(tr_labels.reshape(-1), minlength=n_lab).argmax())
-    pos = np.searchsorted(keys, ctx_te)
-    pos = np.minimum(pos, len(keys) - 1)
-    seen = keys[pos] == ctx_te
-    pred = np.where(seen, best[pos], majority)
-    hit = (pred == np.asarray(test_labels).reshape(-1)).reshape(np.shape(test_labels))
-    m = np.ones(hit.shape, dtype=bool) if test_mask is None else np.asarray(test_mask)
-    return float(hit[m].mean())
 
 
 def most_recent(flags: np.ndarray) -> np.ndarray:
