@@ -41,3 +41,22 @@ def test_only_patterns_are_passed_to_mutmut_as_names() -> None:
     pattern = "theorylab.languages.flipflop.x_window_predictor*"
     assert mutation.run_command(1, [])[1:] == ["run", "--max-children", "1"]
     assert mutation.run_command(1, [pattern, "x_is_valid*"])[-2:] == [pattern, "x_is_valid*"]
+
+
+def test_sample_is_uniform_reproducible_and_bounded() -> None:
+    names = [f"m.x_f__mutmut_{i}" for i in range(50)]
+    first = mutation.draw_sample(names, 10, seed=3)
+    assert first == mutation.draw_sample(list(reversed(names)), 10, seed=3)
+    assert len(set(first)) == 10 and set(first) <= set(names)
+    assert first != mutation.draw_sample(names, 10, seed=4)
+    assert mutation.draw_sample(names, 80, seed=0) == sorted(names)
+    with pytest.raises(ValueError, match="sample size"):
+        mutation.draw_sample(names, 0, seed=0)
+
+
+def test_wilson_interval_matches_the_closed_form() -> None:
+    # 95 of 100: the textbook Wilson interval is (0.8883, 0.9785)
+    low, high = mutation.wilson_interval(95, 100)
+    assert abs(low - 0.8883) < 1e-4 and abs(high - 0.9785) < 1e-4
+    assert mutation.wilson_interval(0, 0) == (0.0, 1.0)
+    assert mutation.wilson_interval(10, 10)[1] == 1.0

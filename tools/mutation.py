@@ -7,12 +7,18 @@ hundreds of times and is not what guards the library's arithmetic). A mutant tha
 
 The run happens in a scratch copy (``.mutation/FAMILY/``) so that the working tree is never touched; the summary
 (killed / survived / timeout / total and the kill rate) is printed and written to ``.mutation/FAMILY/summary.json``.
+
+``--sample N --seed S`` runs a uniform random sample of N of the family's mutants (drawn with ``random.Random(S)``
+from the sorted list of every mutant's name, the seed printed): the kill rate is then an estimate, reported with its
+95% Wilson interval. A mutant of code that no selected check runs stays in the sample as "no tests".
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
+import random
 import shutil
 import subprocess
 import sys
@@ -100,16 +106,68 @@ def run_command(max_children: int, only: list[str]) -> list[str]:
     return [MUTMUT, "run", "--max-children", str(max_children), *only]
 
 
-def summarise(work: Path) -> dict:
+#: a pattern that names no mutant: ``mutmut run`` then generates the mutants and measures which checks reach which
+#: function, and stops before running any mutant
+_NO_MUTANT = "theorylab.__no_such_mutant__"
+
+
+def estimated_times(work: Path) -> dict[str, float | None]:
+    """Every mutant of the prepared copy -> the summed time of the checks that reach its function, in seconds (None:
+    no selected check runs it), read from mutmut's mutant and coverage records after a run that tests no mutant."""
+    subprocess.run([MUTMUT, "run", _NO_MUTANT], cwd=work, capture_output=True, text=True)
+    stats = json.loads((work / "mutants" / "mutmut-stats.json").read_text())
+    tests, duration = stats["tests_by_mangled_function_name"], stats["duration_by_test"]
+    if not tests:
+        raise RuntimeError(f"mutmut attributed no check to any function in {work}")
+    times: dict[str, float | None] = {}
+    for meta in sorted((work / "mutants").rglob("*.py.meta")):
+        for name in json.loads(meta.read_text())["exit_code_by_key"]:
+            reached = tests.get(name.partition("__mutmut_")[0], [])
+            times[name] = sum(duration.get(t, 0.0) for t in reached) if reached else None
+    if not times:
+        raise RuntimeError(f"mutmut generated no mutants in {work}")
+    return times
+
+
+def draw_sample(names: list[str], size: int, seed: int) -> list[str]:
+    """A uniform sample of ``size`` mutant names (all of them if there are fewer), reproducible from ``seed``."""
+    if size < 1:
+        raise ValueError(f"sample size must be >= 1, got {size}")
+    names = sorted(names)
+    return sorted(random.Random(seed).sample(names, min(size, len(names))))
+
+
+def wilson_interval(successes: int, trials: int, z: float = 1.96) -> tuple[float, float]:
+    """The Wilson score interval of a binomial proportion (95% for z = 1.96)."""
+    if trials == 0:
+        return (0.0, 1.0)
+    p = successes / trials
+    centre = (p + z * z / (2 * trials)) / (1 + z * z / trials)
+    half = z * math.sqrt(p * (1 - p) / trials + z * z / (4 * trials * trials)) / (1 + z * z / trials)
+    return (max(0.0, centre - half), min(1.0, centre + half))
+
+
+def statuses_of(work: Path) -> dict[str, str]:
+    """mutmut's status of every mutant of the prepared copy ("killed", "survived", "no tests", "not checked", ...)."""
     out = subprocess.run(
-        [MUTMUT, "results", "--all", "true"],
-        cwd=work,
-        capture_output=True,
-        text=True,
-        check=True,
+        [MUTMUT, "results", "--all", "true"], cwd=work, capture_output=True, text=True, check=True
     ).stdout
-    statuses = Counter(line.rsplit(": ", 1)[1].strip() for line in out.splitlines() if ": " in line)
-    survivors = [line.split(":")[0].strip() for line in out.splitlines() if line.endswith(": survived")]
+    return {
+        line.rsplit(": ", 1)[0].strip(): line.rsplit(": ", 1)[1].strip()
+        for line in out.splitlines()
+        if ": " in line
+    }
+
+
+def summarise(work: Path, sample: list[str] | None = None, no_tests: set[str] = frozenset()) -> dict:
+    """Counts, survivors and kill rates of the run (of the sample only, if one was drawn)."""
+    status = statuses_of(work)
+    if sample is not None:
+        status = {
+            name: "no tests" if name in no_tests else status.get(name, "not checked") for name in sample
+        }
+    statuses = Counter(status.values())
+    survivors = sorted(name for name, s in status.items() if s == "survived")
     # a mutant that hangs the checks is detected too (mutmut's convention); a mutant in code that no selected check
     # runs ("no tests") counts against the family in the strict rate
     detected, total = statuses.get("killed", 0) + statuses.get("timeout", 0), sum(statuses.values())
@@ -117,6 +175,9 @@ def summarise(work: Path) -> dict:
     summary = {"counts": dict(statuses), "total": total, "survivors": survivors}
     summary["kill_rate"] = detected / total if total else None
     summary["kill_rate_covered"] = detected / covered if covered else None
+    if sample is not None:
+        summary["sample"] = sample
+        summary["kill_rate_interval"] = wilson_interval(detected, total)
     (work / "summary.json").write_text(json.dumps(summary, indent=2))
     return summary
 
@@ -138,17 +199,31 @@ def main(argv: list[str] | None = None) -> int:
         help="run only the mutants whose names match these mutmut patterns, e.g."
         " 'theorylab.languages.flipflop.x_window_predictor*' (the summary still lists every mutant's status)",
     )
+    parser.add_argument("--sample", type=int, metavar="N", help="run a uniform random sample of N mutants")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the sample (default 0)")
     args = parser.parse_args(argv)
     work = prepare(args.family, args.tier_args.split(), ROOT / ".mutation" / args.family)
-    run = subprocess.run(run_command(args.max_children, args.only), cwd=work)
-    if run.returncode not in (0, 1):
+    sample, no_tests = None, set()
+    if args.sample is not None:
+        times = estimated_times(work)
+        sample = draw_sample(list(times), args.sample, args.seed)
+        no_tests = {name for name in sample if times[name] is None}
+        print(f"{args.family}: sample of {len(sample)} of {len(times)} mutants, seed {args.seed}")
+        only = [name for name in sample if name not in no_tests]
+    else:
+        only = args.only
+    run = subprocess.run(run_command(args.max_children, only), cwd=work) if only or sample is None else None
+    if run is not None and run.returncode not in (0, 1):
         return run.returncode
-    summary = summarise(work)
+    summary = summarise(work, sample, no_tests)
     rate = lambda r: "n/a" if r is None else f"{r:.1%}"
     print(
         f"{args.family}: {summary['counts']} of {summary['total']} mutants; kill rate {rate(summary['kill_rate'])}"
         f" of all, {rate(summary['kill_rate_covered'])} of those the selected checks run"
     )
+    if sample is not None:
+        low, high = summary["kill_rate_interval"]
+        print(f"  95% Wilson interval of the strict rate: {low:.1%} .. {high:.1%}")
     for name in summary["survivors"]:
         print(f"  survived: {name}")
     return 0
