@@ -115,23 +115,25 @@ def hermite_quadrature_expectation(density, d: int, functions, nodes: int = 40) 
     return np.array([omega @ np.asarray(g(grid), dtype=float) for g in functions])
 
 
-def _hermite_e(n: int, x: np.ndarray) -> np.ndarray:
-    """Probabilists' Hermite polynomial $He_n$: $E[He_n(\\xi+Z)]=\\xi^n$ for $Z\\sim\\mathcal N(0,1)$."""
-    from numpy.polynomial.hermite_e import hermeval
+def _hermite_stack(x: np.ndarray, count: int) -> np.ndarray:
+    """Probabilists' Hermite polynomials $He_0..He_{count-1}$ at ``x``, stacked on a new first axis, by the recurrence
+    $He_{n+1}=x\\,He_n-n\\,He_{n-1}$ ($E[He_n(\\xi+Z)]=\\xi^n$ for $Z\\sim\\mathcal N(0,1)$)."""
+    he = np.empty((count, *np.shape(x)))
+    he[0] = 1.0
+    if count > 1:
+        he[1] = x
+    for n in range(1, count - 1):
+        he[n + 1] = x * he[n] - n * he[n - 1]
+    return he
 
-    return hermeval(x, [0] * n + [1])
 
-
-def _moments_along(grid, omega, v, k: int):
-    d = grid.shape[1]
-    basis = np.linalg.qr(np.column_stack([v, np.eye(d)]))[0][:, :d]
-    basis[:, 0] *= np.sign(basis[:, 0] @ v)  # first column = v / |v|
-    z = grid @ basis
-    he = np.stack([_hermite_e(n, z[:, 0]) for n in range(2 * k)])  # (2k, n)
+def _hankel_along(grid, omega, v, k: int):
+    """Deconvolved moments $m_n=E[He_n(u^\\top Y)]$, $n<2k$, along $u=v/|v|$, their $k\\times k$ Hankel matrix and its
+    singular values."""
+    he = _hermite_stack(grid @ (v / np.linalg.norm(v)), 2 * k)
     m = he @ omega
-    mixed = (he[:k] * omega) @ z[:, 1:]  # (k, d - 1): E[He_n(z_1) z_r]
-    H = np.array([[m[i + j] for j in range(k)] for i in range(k)])
-    return basis, m, mixed, H, np.linalg.svd(H, compute_uv=False)
+    H = m[np.add.outer(np.arange(k), np.arange(k))]
+    return he, m, H, np.linalg.svd(H, compute_uv=False)
 
 
 def lindsay_basak_means(density, d: int, k: int, direction=None, nodes: int = 40, rng=None, tries: int = 8):
@@ -157,14 +159,17 @@ def lindsay_basak_means(density, d: int, k: int, direction=None, nodes: int = 40
             raise ValueError(f"direction must be a non-zero vector of length d = {d}")
         candidates = [v]
     grid, omega = _quadrature(density, d, nodes)
-    basis, m, mixed, H, sv = max(
-        (_moments_along(grid, omega, v, k) for v in candidates), key=lambda r: r[4][-1] / r[4][0]
+    (he, m, H, sv), v = max(
+        ((_hankel_along(grid, omega, v, k), v) for v in candidates), key=lambda r: r[0][3][-1] / r[0][3][0]
     )
     if sv[-1] <= 1e-9 * sv[0]:
         raise ValueError(
             "the Hankel matrix of the projected moments is singular: the projections of the means on this direction "
             "are not distinct (Lemma 9's hypothesis fails); rotate (use another direction)"
         )
+    basis = np.linalg.qr(np.column_stack([v, np.eye(d)]))[0][:, :d]
+    basis[:, 0] *= np.sign(basis[:, 0] @ v)  # first column = v / |v|; the others span its complement
+    mixed = (he[:k] * omega) @ (grid @ basis[:, 1:])  # (k, d - 1): E[He_n(u^T Y) b_r^T Y]
     c = np.linalg.solve(H, -m[k : 2 * k])
     xi = np.roots(np.concatenate([[1.0], c[::-1]]))
     if np.max(np.abs(xi.imag)) > 1e-6 * max(1.0, np.max(np.abs(xi))):
