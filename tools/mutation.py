@@ -176,12 +176,27 @@ def statuses_of(work: Path) -> dict[str, str]:
     }
 
 
-def summarise(work: Path, sample: list[str] | None = None, no_tests: set[str] = frozenset()) -> dict:
-    """Counts, survivors and kill rates of the run (of the sample only, if one was drawn)."""
+DETECTED = ("killed", "timeout")
+
+
+def summarise(
+    work: Path,
+    sample: list[str] | None = None,
+    no_tests: set[str] = frozenset(),
+    earlier: dict[str, str] | None = None,
+) -> dict:
+    """Counts, survivors and kill rates of the run (of the sample only, if one was drawn); with ``earlier`` statuses
+    (a re-run), a mutant detected earlier keeps its status."""
     status = statuses_of(work)
     if sample is not None:
+        earlier = earlier or {}
         status = {
-            name: "no tests" if name in no_tests else status.get(name, "not checked") for name in sample
+            name: earlier[name]
+            if earlier.get(name) in DETECTED
+            else "no tests"
+            if name in no_tests
+            else status.get(name, "not checked")
+            for name in sample
         }
     statuses = Counter(status.values())
     survivors = sorted(name for name, s in status.items() if s == "survived")
@@ -194,6 +209,7 @@ def summarise(work: Path, sample: list[str] | None = None, no_tests: set[str] = 
     summary["kill_rate_covered"] = detected / covered if covered else None
     if sample is not None:
         summary["sample"] = sample
+        summary["statuses"] = status
         summary["kill_rate_interval"] = wilson_interval(detected, total)
     (work / "summary.json").write_text(json.dumps(summary, indent=2))
     return summary
@@ -218,21 +234,38 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--sample", type=int, metavar="N", help="run a uniform random sample of N mutants")
     parser.add_argument("--seed", type=int, default=0, help="seed of the sample (default 0)")
+    parser.add_argument(
+        "--rerun",
+        type=Path,
+        metavar="SUMMARY",
+        help="re-test the mutants of an earlier sample (its summary.json) that it did not detect; the detected ones"
+        " keep their status (checks only grow), so the summary covers the same sample",
+    )
     args = parser.parse_args(argv)
     work = prepare(args.family, args.tier_args.split(), ROOT / ".mutation" / args.family)
-    sample, no_tests = None, set()
-    if args.sample is not None:
+    sample, no_tests, earlier = None, set(), None
+    if args.sample is not None or args.rerun is not None:
         times = estimated_times(work)
-        sample = draw_sample(list(times), args.sample, args.seed)
-        no_tests = {name for name in sample if times[name] is None}
-        print(f"{args.family}: sample of {len(sample)} of {len(times)} mutants, seed {args.seed}")
-        only = [name for name in sample if name not in no_tests]
+        if args.rerun is not None:
+            old = json.loads(args.rerun.read_text())
+            sample, earlier = old["sample"], old["statuses"]
+            gone = [name for name in sample if name not in times and earlier[name] not in DETECTED]
+            if gone:
+                raise SystemExit(
+                    f"mutants of the earlier sample no longer generated (library changed): {gone}"
+                )
+            print(f"{args.family}: re-run of the {len(sample)}-mutant sample of {args.rerun}")
+        else:
+            sample = draw_sample(list(times), args.sample, args.seed)
+            print(f"{args.family}: sample of {len(sample)} of {len(times)} mutants, seed {args.seed}")
+        no_tests = {name for name in sample if times.get(name, 0.0) is None}
+        only = [n for n in sample if n not in no_tests and (earlier or {}).get(n) not in DETECTED]
     else:
         only = args.only
     run = subprocess.run(run_command(args.max_children, only), cwd=work) if only or sample is None else None
     if run is not None and run.returncode not in (0, 1):
         return run.returncode
-    summary = summarise(work, sample, no_tests)
+    summary = summarise(work, sample, no_tests, earlier)
     rate = lambda r: "n/a" if r is None else f"{r:.1%}"
     print(
         f"{args.family}: {summary['counts']} of {summary['total']} mutants; kill rate {rate(summary['kill_rate'])}"
