@@ -43,10 +43,10 @@ quoted: venv
 	$(BIN)/pytest checks/ -n auto -q --claims-json artifacts/claims.json --artifacts-dir artifacts $(PYTEST_ARGS)
 	$(BIN)/python scripts/quoted_numbers.py update artifacts/claims.json
 
-# Mutation testing of one claim family (exact and property tiers): make mutation FAMILY=hmm
+# Mutation testing of one claim family (exact and property tiers): make mutation FAMILY=hmm [SAMPLE=120 SEED=0]
 mutation: venv
 	$(BIN)/python -m pip install -q -e ".[mutation]"
-	$(BIN)/python tools/mutation.py $(FAMILY)
+	$(BIN)/python tools/mutation.py $(FAMILY) $(if $(SAMPLE),--sample $(SAMPLE) --seed $(or $(SEED),0))
 
 report: artifacts/claims.json
 	$(BIN)/theorylab report artifacts/claims.json --out artifacts/report.html
