@@ -93,6 +93,11 @@ FAMILIES: dict[str, tuple[list[str], list[str]]] = {
 SKIP = ("*/counterexamples.py", "*_counterexamples.py", "*_plots.py", "*/__init__.py")
 
 
+#: a mutant whose checks run this many times longer than on the library (plus a constant) is stopped and counted as
+#: detected ("timeout"); mutmut's default of 15 lets hanging mutants burn most of a run's time
+TIMEOUT_MULTIPLIER = 4.0
+
+
 def _toml_list(items: list[str]) -> str:
     return "[" + ", ".join(json.dumps(i) for i in items) + "]"
 
@@ -111,6 +116,7 @@ source_paths = ["theorylab"]
 only_mutate = {_toml_list(modules)}
 do_not_mutate = {_toml_list(list(SKIP))}
 also_copy = ["checks/"]
+timeout_multiplier = {TIMEOUT_MULTIPLIER}
 pytest_add_cli_args = {_toml_list(["-p", "no:cacheprovider", "-p", "no:xdist", *tier_args])}
 pytest_add_cli_args_test_selection = {_toml_list(checks)}
 """
