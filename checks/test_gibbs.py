@@ -31,6 +31,7 @@ from theorylab.ising import (
 )
 from theorylab.ising import counterexamples as ce
 from theorylab.ising.clique import cor_4_1_1_smallest_clique
+from theorylab.ising.expfam import FiniteExpFamily
 from theorylab.ising.product_form import entropy, product_floor
 from theorylab.ising.samplers import adaptive_block_dynamics, block_dynamics, block_matrix
 from theorylab.markov import FiniteChain
@@ -791,6 +792,13 @@ def test_exponential_family_view_and_conditional_moments_by_enumeration():
     assert np.array_equal(fam.states, np.array(list(product((0, 1), repeat=3))))
     theta = model.natural_parameters()
     assert np.allclose(fam.probs(theta), model.probs(), rtol=0, atol=1e-15)
+    # exact rational statistics are read as float64 values; the statistics table has one row per state
+    exact = FiniteExpFamily(fam.states, [[Fraction(int(round(v))) for v in row] for row in fam.T])
+    assert exact.T.dtype == np.float64 and np.array_equal(exact.probs(theta), fam.probs(theta))
+    _rejects(
+        lambda: FiniteExpFamily(fam.states, fam.T[:-1]),
+        r"^states \(S, N\) and T \(S, d\) must have the same number of rows, got \(8, 3\), \(7, 6\)$",
+    )
     back = IsingModel.from_natural(theta, 3, convention="ordered")
     assert np.allclose(back.h, model.h, atol=1e-15) and np.allclose(back.J, model.J, atol=1e-15)
     X = model.states().astype(float)
