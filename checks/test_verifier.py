@@ -765,6 +765,7 @@ def test_the_bracket_grammar_of_dyck_D_against_its_definition():
     grammar = Dyck(2, 2, Fraction(1, 3))
     assert DyckCompletion(4).grammar == Dyck(2, 2)
     known = [1, 2, 6, 8, 24, 32]  # |Dyck_{2,2,n}|: depth 1 -> (k + k^2)^(n/2) shape, by hand for n <= 3
+    laws = {}
     for n in range(6):
         words = _dyck_prefixes_by_definition(grammar, n)
         assert grammar.count_prefixes(n) == len(words) == known[n]
@@ -784,27 +785,22 @@ def test_the_bracket_grammar_of_dyck_D_against_its_definition():
                     stack = stack + [t // 2] if t % 2 == 0 else stack[:-1]
                 assert ends[w] == (len(stack), stack[-1] if stack else -1)
                 assert grammar.is_prefix(w) and grammar.is_word(w) == (not stack)
-        # exact law: next-token laws are tuples of Fractions on the simplex, the chain rule gives probability(),
-        # the factor form (3.20) gives probabilities(), and the prefixes of each length carry mass exactly 1
-        probs = []
+        # exact law: next-token laws are tuples of Fractions on the simplex (computed once per prefix), the chain
+        # rule gives probability(), the factor form (3.20) gives probabilities(), and the prefixes of each length
+        # carry mass exactly 1
         for w in words:
-            mass = Fraction(1)
-            for i in range(n):
-                law = grammar.next_token_distribution(w[:i], exact=True)
-                assert isinstance(law, tuple) and all(isinstance(p, Fraction) for p in law) and sum(law) == 1
-                mass *= law[w[i]]
-            assert grammar.probability(w) == mass
-            probs.append(mass)
-        assert sum(probs) == 1
+            law = grammar.next_token_distribution(w, exact=True)
+            assert isinstance(law, tuple) and all(isinstance(p, Fraction) for p in law) and sum(law) == 1
+            laws[w] = law
+        probs = [math.prod((laws[w[:i]][w[i]] for i in range(n)), start=Fraction(1)) for w in words]
+        assert [grammar.probability(w) for w in words] == probs and sum(probs) == 1
         if n:
             assert grammar.probabilities(np.array(words)) == probs
             # the batched float laws after every prefix length equal the exact ones
             batch = grammar.next_token_distributions(np.array(words))
-            for w, rows in zip(words, batch, strict=True):
-                for i in range(n + 1):
-                    exact = grammar.next_token_distribution(w[:i], exact=True)
-                    assert np.allclose(rows[i], [float(p) for p in exact], rtol=0, atol=1e-15)
-                    assert np.array_equal(grammar.next_token_distribution(w[:i]), rows[i])
+            exact = np.array([[[float(p) for p in laws[w[:i]]] for i in range(n + 1)] for w in words])
+            assert np.allclose(batch, exact, rtol=0, atol=1e-15)
+            assert np.array_equal(grammar.next_token_distribution(words[-1]), batch[-1, -1])
     # a non-prefix is rejected with the first offending token (here the last one: [ followed by ) )
     _rejects(
         lambda: grammar.next_token_distribution([0, 3]),
