@@ -3,6 +3,10 @@
 
 from __future__ import annotations
 
+import math
+import re
+from fractions import Fraction
+
 import numpy as np
 import pytest
 from hypothesis import assume, given
@@ -19,6 +23,7 @@ from theorylab.representations import (
     kl_word_shift,
     lemma1_rhs,
     perturbed_student,
+    thm3_bound,
     thm3_quantities,
 )
 from theorylab.representations.counterexamples import b1_instance, normalized_margin
@@ -438,6 +443,9 @@ def test_thm3_constant_chain_and_recipe(rng, measure):
     assert worst >= 1
     # the non-vacuous instance (derived recipe)
     recipe = anchor_recipe()
+    assert (
+        recipe.teacher.contexts.shape == (4000, 6) and recipe.teacher.n_words == 200
+    )  # the documented instance
     q = recipe.evaluate(perturbed_student(recipe, 3e-4, np.random.default_rng(0)))
     for name in ("eps_kl", "eps_cls", "mu", "p_b", "Gamma", "eps_b"):
         measure(name, getattr(q, name))
@@ -556,3 +564,206 @@ def test_thm3_trained_control_stale_anchor(measure):
     q = thm3_quantities(ref, shifted, ref_head, ref_head, recipe.bulk, ds / ds.sum())
     measure("stale anchor: eps_KL, eps_CLS", [float(f"{q.eps_kl:.2e}"), round(q.eps_cls, 3)])
     assert not q.holds(1152)
+
+
+# ------------------------------------------------------------------------------------------- domains
+# The objects have a domain (probabilities in [0, 1], finite vectors, probability weights, Gamma > 0, the two
+# printed constants, a1 > 0 > a2, 0 < gamma < 1): the library accepts the boundary, computes in float64 whatever
+# numeric type it is given (exact rationals included), and rejects what lies just outside with an error whose
+# message names the problem.
+
+
+def _rejects(call, match: str, error=ValueError) -> None:
+    """``call()`` raises ``error`` whose message *begins* with ``match`` (a regex): the message names the problem."""
+    with pytest.raises(error) as info:
+        call()
+    assert re.match(match, str(info.value)), f"{str(info.value)!r} does not begin with {match!r}"
+
+
+@pytest.mark.claim("anchor.setup", tier="exact")
+def test_anchor_objects_accept_their_boundary_and_reject_what_lies_outside():
+    rng = np.random.default_rng(4)
+    # log-linear models: non-uniform weights are kept (and by the shifted students), exact rationals and float32
+    # inputs are read as float64 values
+    C, A = rng.normal(0, 1, (3, 2)), rng.normal(0, 1, (4, 2))
+    w = np.array([0.5, 0.25, 0.25])
+    t = LogLinearLM(C, A, w)
+    assert np.array_equal(t.weights, w)
+    assert np.array_equal(t.shift_word(1, 0.5).weights, w) and np.array_equal(
+        t.shift_contexts(0.5).weights, w
+    )
+    exact = LogLinearLM(C, A, [Fraction(1, 2), Fraction(1, 4), Fraction(1, 4)])
+    assert np.array_equal(exact.weights, w) and exact.kl_to(t.shift_word(0, 1.0)) == t.kl_to(
+        t.shift_word(0, 1.0)
+    )
+    C32, A32 = C.astype(np.float32), A.astype(np.float32)
+    low = LogLinearLM(C32, A32, w)
+    assert low.logits().dtype == np.float64
+    assert np.array_equal(low.logits(), C32.astype(float) @ A32.astype(float).T)
+    ints = LogLinearLM([[Fraction(1), Fraction(-1, 2)], [0, 1], [2, 0]], A, w)
+    assert np.array_equal(ints.logits(), np.array([[1.0, -0.5], [0.0, 1.0], [2.0, 0.0]]) @ A.T)
+    for bad in ([1.5, -0.5, 0.0], [0.5, 0.5, 0.5], [np.nan, 0.5, 0.5]):  # 3 contexts of dimension 2
+        _rejects(
+            lambda bad=bad: LogLinearLM(C, A, bad),
+            r"^weights must be a probability vector over the 3 contexts",
+        )
+    # Thm 1's exact KL: p^- in [0, 1] (both ends), exact inputs give the float64 value
+    assert kl_word_shift(1.0, 2.0, 0.0) == 0.0 and kl_word_shift(0.0, 2.0) == 0.0
+    assert kl_word_shift(Fraction(1, 4), Fraction(1, 2), Fraction(3, 4)) == kl_word_shift(0.25, 0.5, 0.75)
+    exact_p, exact_rest = [Fraction(1, 4), Fraction(1, 2)], [Fraction(3, 4), Fraction(1, 2)]
+    assert np.array_equal(
+        kl_word_shift(exact_p, 0.5, exact_rest), kl_word_shift([0.25, 0.5], 0.5, [0.75, 0.5])
+    )
+    s32 = np.float32(0.3)  # a float32 shift is used at its float64 value
+    assert kl_word_shift(0.25, s32) == kl_word_shift(0.25, float(s32))
+    for p in (-0.01, 1.01, np.nan):
+        _rejects(lambda p=p: kl_word_shift(p, 1.0), r"^p_minus must lie in \[0, 1\]")
+    # Lemma 1's right-hand side: p_b in [0, 1], k >= 1, eps_b >= 0, Gamma > 0
+    assert lemma1_rhs(0.0, 1, [0.0], 0.0, 1.0) == 0.0 and lemma1_rhs(1.0, 1, [0.0], 0.0, 1.0) > 0
+    for args in (
+        (1.1, 1, [0.0], 0.0, 1.0),
+        (0.5, 0, [0.0], 0.0, 1.0),
+        (0.5, 1, [0.0], -0.1, 1.0),
+        (0.5, 1, [0.0], 0.0, 0.0),
+    ):
+        _rejects(
+            lambda args=args: lemma1_rhs(*args), r"^need p_b in \[0, 1\], k >= 1, eps_b >= 0, Gamma > 0$"
+        )
+    # Thm 3's bound: the two constants; a zero denominator makes it infinite (vacuous); negatives are rejected
+    assert (
+        thm3_bound(0.1, 1.0, 0.5, 1.0, 1152) == 4 * thm3_bound(0.1, 1.0, 0.5, 1.0, 288) == 0.1 * 1152 / 0.25
+    )
+    assert thm3_bound(0.1, 0.0, 0.5, 1.0) == math.inf and thm3_bound(0.0, 0.0, 0.5, 1.0) == math.inf
+    _rejects(lambda: thm3_bound(0.1, 1.0, 0.5, 1.0, 289), r"^constant must be one of \(288, 1152\), got 289")
+    for args in ((-0.1, 1.0, 0.5, 1.0), (0.1, 1.0, 0.5, -1.0), (np.nan, 1.0, 0.5, 1.0)):
+        _rejects(
+            lambda args=args: thm3_bound(*args), r"^need eps_kl >= 0 and mu, p_b, Gamma >= 0 \(finite\)$"
+        )
+    # heads: finite coefficient vectors of equal length (exact rationals accepted), anchors from v0 or values
+    m = _random_lm(rng, N=6, n=5)
+    assert np.array_equal(
+        ReLUHead([Fraction(1), Fraction(-1, 2)], [0, 0])(m), ReLUHead([1.0, -0.5], [0.0, 0.0])(m)
+    )
+    _rejects(lambda: ReLUHead([1.0, 2.0], [0.0, np.nan])(m), r"^b must be a finite 1-D vector")
+    _rejects(lambda: ReLUHead([1.0, 2.0], [0.0])(m), r"^a and b must have equal length")
+    _rejects(lambda: AnchoredHead([1.0, 2.0], [0.0])(m), r"^a and b must have equal length")
+    _rejects(lambda: AnchoredHead([1.0], [0.0])(m), r"^give v0 or anchor_values")
+    _rejects(lambda: AnchoredHead([1.0], [0.0], v0=[np.nan] * 5)(m), r"^v0 must be a finite 1-D vector")
+    # the recipe: 0 < gamma < 1 and a1 > 0 > a2
+    assert anchor_recipe(n_contexts=50, n_words=3, gamma=0.5, a=(1e-3, -1.0)).teacher.n_words == 3
+    _rejects(
+        lambda: anchor_recipe(n_contexts=50, gamma=1.0),
+        r"^need n_words >= 3, n_contexts >= 2 and 0 < gamma < 1",
+    )
+    _rejects(lambda: anchor_recipe(n_contexts=50, a=(0.0, -1.0)), r"^a must be \(a1, a2\) with a1 > 0 > a2")
+    # Thm 3's quantities: downstream weights on the simplex, a bulk without the words of interest
+    recipe = anchor_recipe(n_contexts=50, n_words=10)
+    t, head = recipe.teacher, recipe.teacher_head
+    _rejects(
+        lambda: thm3_quantities(t, t, head, head, recipe.bulk, 2 * recipe.ds_weights),
+        r"^ds_weights must be a probability vector over the contexts",
+    )
+    _rejects(
+        lambda: thm3_quantities(t, t, head, head, np.arange(1, 10), recipe.ds_weights),
+        r"^Assumption 5: the bulk must not contain the words of interest 0\.\.k-1",
+    )
+
+
+@pytest.mark.claim("anchor.thm3", tier="exact")
+def test_thm3_hypotheses_and_verdict_at_their_boundaries():
+    recipe = anchor_recipe(n_contexts=200, n_words=20)
+    t, head = recipe.teacher, recipe.teacher_head
+    # the teacher against itself: eps_KL = 0 = eps_CLS, and the bound 0 is met with equality (eps_CLS <= bound)
+    q = thm3_quantities(t, t, head, head, recipe.bulk, recipe.ds_weights)
+    assert q.eps_kl == 0 and q.eps_cls == 0 and q.bound(288) == 0 and q.holds(288) and q.holds(1152)
+    assert q.hypotheses_hold and q.failed == () and q.eps_b < 1e-12  # the teacher's anchor is exact
+    # min b* >= eps_b - log(4k) (k = 2): thresholds 0.01 below log(8) fail it, 0.01 above pass it
+    for delta, fails in ((-0.01, True), (0.01, False)):
+        b = np.full(2, -math.log(8) + delta)
+        h = AnchoredHead(recipe.a, b, head.v0)
+        failed = thm3_quantities(t, t, h, h, recipe.bulk, recipe.ds_weights).failed
+        assert ("min b* >= eps_b - log(4k)" in failed) == fails, failed
+    # Asm 2: a downstream context of zero pre-training mass makes mu = 0, reported by name
+    w = t.weights.copy()
+    first = int(np.flatnonzero(recipe.ds_weights)[0])
+    w[first], w[(first + 1) % w.size] = 0.0, w[(first + 1) % w.size] + w[first]
+    t0 = LogLinearLM(t.contexts, t.atoms, w)
+    q0 = thm3_quantities(t0, t0, head, head, recipe.bulk, recipe.ds_weights)
+    assert q0.mu == 0 and q0.failed == ("Asm 2 (mu > 0)",) and not q0.hypotheses_hold
+    # eps_CLS = Pr_DS[f f* < 0] is accumulated in float64 whatever the dtype of the downstream weights: float32
+    # weights (summing to 1 within 1e-9 in float64) on 5 contexts, 3 of them flipped by swapping the two words of
+    # interest's logits (bulk: one zero atom, so log Z_bulk = 0 = the anchor)
+    C = np.array([[1.0, 0.5], [0.5, 1.0], [2.0, 1.0], [1.0, 3.0], [0.2, 0.1]])
+    atoms = np.array([[1.0, 0.0], [0.0, 1.0], [0.0, 0.0]])
+    flipped = np.array([True, True, False, True, False])
+    teacher = LogLinearLM(C, atoms)
+    student = LogLinearLM(np.where(flipped[:, None], C[:, ::-1], C), atoms)
+    h = AnchoredHead(np.array([1.0, -1.0]), np.zeros(2), anchor_values=np.zeros(5))
+    w32 = np.array(
+        [
+            0.009961397387087345,
+            0.036430567502975464,
+            0.2773256301879883,
+            0.2085056006908417,
+            0.4677768051624298,
+        ],
+        dtype=np.float32,
+    )
+    q32 = thm3_quantities(teacher, student, h, h, np.array([2]), w32)
+    assert q32.eps_cls == float(w32.astype(np.float64) @ flipped) == q32.eps_sign
+    assert q32.eps_cls != float(w32 @ flipped)  # (the same sum in float32 differs in the 9th digit)
+
+
+@pytest.mark.claim("anchor.hyp1", tier="exact")
+def test_anchor_fit_intercept_and_r2_by_their_definitions(rng):
+    # fit_anchor fits an intercept by default: a target C v + 3 on contexts without a constant coordinate
+    t = _random_lm(rng, N=30, n=6, d=3)
+    v = np.array([0.5, -1.0, 2.0])
+    fit = fit_anchor(t, t.contexts @ v + 3.0)
+    assert abs(fit.intercept - 3.0) < 1e-12 and np.allclose(fit.v0, v, atol=1e-12) and fit.mse < 1e-24
+    assert fit_anchor(t, t.contexts @ v + 3.0, intercept=False).mse > 1e-2
+    # R^2 = 1 - MSE / Var_w(y) on a target no anchor fits
+    y = rng.normal(0, 1, 30)
+    fit = fit_anchor(t, y)
+    var = float(t.weights @ (y - t.weights @ y) ** 2)
+    assert abs(fit.r2 - (1 - fit.mse / var)) < 1e-12 and 0 < fit.r2 < 1
+    # the recipe's student refits its anchor with an intercept (v_{-i} gets a constant coordinate)
+    recipe = anchor_recipe(n_contexts=200, n_words=20)
+    student = perturbed_student(recipe, 0.05, np.random.default_rng(1))
+    target = bulk_logZ(student, recipe.bulk)
+    with_c = fit_anchor(student, target, intercept=True).values(student)
+    assert np.array_equal(recipe.student_head(student).anchor_values, with_c)
+    assert not np.allclose(with_c, fit_anchor(student, target, intercept=False).values(student), atol=1e-6)
+    # the perturbation is i.i.d. N(0, sigma^2) per entry: 200 x 6 context entries, std within 10% of sigma
+    noise = student.contexts - recipe.teacher.contexts
+    assert abs(noise.std() - 0.05) < 0.005 and np.unique(noise).size == noise.size
+
+
+@pytest.mark.claim("anchor.thm3", tier="property")
+def test_train_student_checkpoints_start_from_the_seeded_initialisation():
+    """The softmax student's step-0 checkpoint is its initialisation (W, U ~ N(0, 1/fan_in), atoms ~ N(0, 0.01),
+    drawn from a torch generator seeded with ``seed``); later checkpoints lower the cross-entropy."""
+    import torch
+
+    from theorylab.representations.recipes import train_student
+
+    recipe = anchor_recipe(n_contexts=40, n_words=8)
+    t = recipe.teacher
+    runs = [train_student(recipe, width=4, dim=3, steps=4, every=2, seed=s) for s in (3, 3, 4)]
+    assert [len(r) for r in runs] == [3, 3, 3]
+    for a, b in zip(runs[0], runs[1], strict=True):  # reproducible
+        assert np.array_equal(a.contexts, b.contexts) and np.array_equal(a.atoms, b.atoms)
+    assert not np.array_equal(runs[0][0].atoms, runs[2][0].atoms)
+    g = torch.Generator().manual_seed(3)
+    W = torch.randn(4, 5, generator=g, dtype=torch.float64) / 5**0.5
+    U = torch.randn(3, 4, generator=g, dtype=torch.float64) / 4**0.5
+    A = 0.1 * torch.randn(t.n_words, 4, generator=g, dtype=torch.float64)
+    X = torch.as_tensor(t.contexts[:, :5])
+    h = torch.cat([torch.tanh(X @ W.T) @ U.T, torch.ones(X.shape[0], 1, dtype=torch.float64)], dim=1)
+    first = runs[0][0]
+    assert np.allclose(first.contexts, h.numpy(), rtol=0, atol=1e-14) and np.array_equal(
+        first.atoms, A.numpy()
+    )
+    assert np.all(runs[0][-1].contexts[:, -1] == 1)
+    ce = [t.cross_entropy(s) for s in runs[0]]
+    assert ce[2] < ce[1] < ce[0]

@@ -3,6 +3,8 @@ product-form limit of parallel decoding (Li thesis Ch. 4, ``003_69b23422e33c905a
 
 from __future__ import annotations
 
+import re
+from fractions import Fraction
 from itertools import combinations, product
 from math import log
 
@@ -29,8 +31,9 @@ from theorylab.ising import (
 )
 from theorylab.ising import counterexamples as ce
 from theorylab.ising.clique import cor_4_1_1_smallest_clique
-from theorylab.ising.product_form import entropy
-from theorylab.ising.samplers import block_matrix
+from theorylab.ising.expfam import FiniteExpFamily
+from theorylab.ising.product_form import entropy, product_floor
+from theorylab.ising.samplers import adaptive_block_dynamics, block_dynamics, block_matrix
 from theorylab.markov import FiniteChain
 from theorylab.strategies.ising import ising_models, random_ising
 from theorylab.testing import trivial
@@ -688,3 +691,199 @@ def test_transformer_map_control_ten_percent_budget(scale, device):
     f = STATES3[np.random.default_rng(412).integers(81, size=81)]
     g = _fit_map(f, MAP_STEPS[scale] // 10, device)
     assert not iterates_match(g, f)
+
+
+# ------------------------------------------------------------------------------------------------ domains
+# The objects have a domain (finite symmetric J, N <= 22, cliques of >= 2 vertices in 0..N-1, masks covering [N],
+# laws on 2^N states, row-stochastic P): the library accepts the boundary, computes in float64 whatever numeric
+# type it is given (exact rationals included), and rejects what lies just outside with an error whose message names
+# the problem.
+
+
+def _rejects(call, match: str, error=ValueError) -> None:
+    """``call()`` raises ``error`` whose message *begins* with ``match`` (a regex): the message names the problem."""
+    with pytest.raises(error) as info:
+        call()
+    assert re.match(match, str(info.value)), f"{str(info.value)!r} does not begin with {match!r}"
+
+
+@pytest.mark.claim("gibbs.lee", tier="exact")
+def test_gibbs_objects_accept_their_boundary_and_reject_what_lies_outside():
+    # Ising models: finite h and J, N <= 22 (construction does not enumerate), coordinates in 0..N-1
+    assert IsingModel(np.zeros(22), np.zeros((22, 22))).N == 22
+    _rejects(
+        lambda: IsingModel(np.zeros(23), np.zeros((23, 23))), r"^exact enumeration needs N <= 22, got N = 23$"
+    )
+    _rejects(lambda: IsingModel(np.zeros(2), [[0.0, np.nan], [np.nan, 0.0]]), r"^h and J must be finite")
+    _rejects(lambda: IsingModel([np.inf, 0.0], np.zeros((2, 2))), r"^h and J must be finite")
+    m3 = IsingModel(np.array([0.1, -0.2, 0.3]), np.array([[0, 0.5, 0], [0.5, 0, -0.4], [0, -0.4, 0]]))
+    x = np.array([1, -1, 1])
+    assert m3.conditional([2], x)[1].shape == (2,)
+    for K in ([3], [0, 0], [-1], []):
+        _rejects(
+            lambda K=K: m3.conditional(K, x), r"^K must be a nonempty set of coordinates in 0\.\.2, got "
+        )
+    _rejects(lambda: m3.conditional([0], np.array([1, 0, 1])), r"^x must be a ±1 vector of length 3")
+    _rejects(
+        lambda: m3.natural_parameters(edges=[(0, 1)]),
+        r"^J has couplings outside the given edges: the model is not in that family",
+    )
+    # cliques: >= 2 distinct vertices in 0..N-1 (both ends accepted)
+    assert clique_model(4, [0, 3], 0.1, 1.0).J[0, 3] == 1.0
+    for C in ([-1, 2], [1, 4], [2], [1, 1]):
+        _rejects(
+            lambda C=C: clique_model(4, C, 0.1, 1.0),
+            rf"^the clique must be >= 2 distinct vertices in 0\.\.3, got {re.escape(str(sorted(C)))}$",
+        )
+    # count chains: the default convention is Eq 4.6's ordered one (every edge weighs 2J)
+    cc = CliqueCountChain(3, 0.1, 1.0)
+    assert cc.convention == "ordered" and cc.gamma == 2
+    _rejects(
+        lambda: prop_4_1_4_bound(6, 4, 4, 1.0, 1.0, constant="typo"),
+        r"^constant must be 'corrected' or 'printed'$",
+    )
+    _rejects(lambda: k_gibbs("model", 1), r"^model must be an IsingModel, got str$", TypeError)
+    # Assumption 4.1.5 is evaluated in float64 whatever the dtype of h (float32 fields: float32 sums differ)
+    h32 = np.array([0.1, 0.2, 0.3, -0.1, 0.05], dtype=np.float32)
+    assert assumption_4_1_5(h32, 2.0, [0, 1, 2]) == assumption_4_1_5(h32.astype(np.float64), 2.0, [0, 1, 2])
+    assert assumption_4_1_5(h32, 2.0, [0, 1, 2]) == 2.0 - float(np.abs(h32.astype(np.float64)).sum())
+    # laws on {-1,+1}^N have 2^N >= 2 entries
+    for q in ([0.2, 0.3, 0.5], [1.0], [[0.5, 0.5]]):
+        _rejects(lambda q=q: total_correlation(q), r"^a law on \{-1,\+1\}\^N has 2\^N entries, got shape ")
+    # finite chains: exact rational matrices and laws are read as float64; the errors name the argument
+    P = [[Fraction(1, 3), Fraction(2, 3)], [Fraction(1, 2), Fraction(1, 2)]]
+    exact = FiniteChain(P, pi=[Fraction(3, 7), Fraction(4, 7)])
+    assert np.array_equal(
+        exact.P, np.array([[1 / 3, 2 / 3], [0.5, 0.5]])
+    ) and exact.stationary().tolist() == [3 / 7, 4 / 7]
+    assert np.allclose(FiniteChain(P).stationary(), [3 / 7, 4 / 7], rtol=0, atol=1e-15)
+    _rejects(
+        lambda: FiniteChain([["a", "b"], ["c", "d"]]),
+        r"^P must be a numeric square array, got list$",
+        TypeError,
+    )
+    _rejects(lambda: exact.dirichlet_form([1.0, 2.0, 3.0]), r"^f must be a function on the 2 states")
+    _rejects(
+        lambda: FiniteChain(np.eye(2)).stationary(),
+        r"^stationary\(\) needs an irreducible chain; this one has 2 ",
+    )
+    # explicit mask laws: masks covering [N], uniform weights by default, state-independent or per state
+    law_masks = [(0,), (1, 2)]
+    chain = block_dynamics(m3, law_masks)
+    assert np.allclose(
+        chain.P, 0.5 * block_matrix(m3, (0,)) + 0.5 * block_matrix(m3, (1, 2)), rtol=0, atol=1e-15
+    )
+    _rejects(
+        lambda: block_dynamics(m3, [(0,), ()]), r"^mask \(\) must be a nonempty set of coordinates in 0\.\.2"
+    )
+    _rejects(
+        lambda: block_dynamics(m3, [(0,), (1,)]),
+        r"^the masks in the support must cover all coordinates; missing \[2\]",
+    )
+
+
+@pytest.mark.claim("gibbs.lee", tier="exact")
+def test_exponential_family_view_and_conditional_moments_by_enumeration():
+    """The Ising model as a finite exponential family: symbols 0/1 in product order, statistics (x_i; x_i x_j),
+    the same law from the natural parameters, and the conditional moments of T given x_{-K} group by group (against
+    IsingModel.conditional), with and without a state-dependent mask weight."""
+    model = random_ising(np.random.default_rng(21), 3, "ordered")
+    fam = model.exp_family()
+    assert np.array_equal(fam.states, np.array(list(product((0, 1), repeat=3))))
+    theta = model.natural_parameters()
+    assert np.allclose(fam.probs(theta), model.probs(), rtol=0, atol=1e-15)
+    # exact rational statistics are read as float64 values; the statistics table has one row per state
+    exact = FiniteExpFamily(fam.states, [[Fraction(int(round(v))) for v in row] for row in fam.T])
+    assert exact.T.dtype == np.float64 and np.array_equal(exact.probs(theta), fam.probs(theta))
+    _rejects(
+        lambda: FiniteExpFamily(fam.states, fam.T[:-1]),
+        r"^states \(S, N\) and T \(S, d\) must have the same number of rows, got \(8, 3\), \(7, 6\)$",
+    )
+    back = IsingModel.from_natural(theta, 3, convention="ordered")
+    assert np.allclose(back.h, model.h, atol=1e-15) and np.allclose(back.J, model.J, atol=1e-15)
+    X = model.states().astype(float)
+    T = fam.T
+    assert np.array_equal(
+        model.sufficient_statistics(edges=[(2, 0)]), np.column_stack([X, X[:, 0] * X[:, 2]])
+    )
+    chainlike = IsingModel(
+        model.h, np.where(np.abs(np.subtract.outer(range(3), range(3))) == 1, model.J, 0.0)
+    )
+    edges = [(1, 0), (1, 2)]
+    th = chainlike.natural_parameters(edges)
+    rt = IsingModel.from_natural(th, 3, edges=edges)
+    assert np.allclose(rt.J, chainlike.J, atol=1e-15) and th.shape == (5,)
+    K = (0, 2)
+    mask_weight = np.linspace(0.2, 1.0, 8)
+    for weight in (None, mask_weight):
+        st = fam.group_stats(theta, K, weight)
+        assert st.weight.shape == (2,) and st.mean.shape == (2, 6) and st.cov.shape == (2, 6, 6)
+        p = model.probs() * (1 if weight is None else weight)
+        for g in range(2):
+            rows = np.flatnonzero(st.index == g)
+            assert len(rows) == 4 and len({X[r, 1] for r in rows}) == 1  # one group per value of x_1
+            wg = p[rows] / p[rows].sum()
+            if weight is None:  # the group's law is the model's conditional law of x_K given x_{-K}
+                sub, cond = model.conditional(K, X[rows[0]].astype(int))
+                assert np.allclose(sorted(cond), sorted(wg), rtol=0, atol=1e-15)
+            mean = wg @ T[rows]
+            cov = (T[rows] - mean).T @ (wg[:, None] * (T[rows] - mean))
+            assert abs(st.weight[g] - p[rows].sum()) < 1e-15
+            assert np.allclose(st.mean[g], mean, atol=1e-14) and np.allclose(st.cov[g], cov, atol=1e-14)
+    # exact samples: n configurations of the model's states
+    draws = model.sample(7, np.random.default_rng(0))
+    assert draws.shape == (7, 3) and np.isin(draws, (-1, 1)).all()
+
+
+@pytest.mark.claim("gibbs.derived.indep_stationary", tier="exact")
+def test_parallel_sampler_in_the_strong_field_and_strong_coupling_limits():
+    # fields of 300 on two free spins: the parallel sampler's stationary law is the point mass on (+, +), even
+    # though e^{h^T x} prod cosh overflows float64 (the closed form must be normalised in log space)
+    strong = IsingModel(np.array([300.0, 300.0]), np.zeros((2, 2)))
+    pi = independent_parallel_stationary(strong)
+    assert pi[3] == 1.0 and pi[:3].sum() < 1e-250
+    # couplings of 1e5: the log-space entries carry ~1e-10 cancellation error; the rows are renormalised so that
+    # they sum to 1 to round-off (32 entries: <= 32 eps)
+    J = 1e5 * (np.ones((5, 5)) - np.eye(5))
+    J[0, 1] = J[1, 0] = -1e5 + 0.3
+    P = independent_parallel(IsingModel(np.array([0.1, 0.2, -0.3, 0.4, 0.05]), J)).P
+    assert np.abs(P.sum(axis=1) - 1).max() <= 32 * np.finfo(float).eps
+
+
+@pytest.mark.claim("gibbs.tf_prop4.1.3", tier="exact")
+def test_product_floor_is_the_expected_sum_of_marginal_entropies():
+    """H(q) + TC(q) = sum_i H(q_i): the floor of a product-form decoder over the rows of 2-Gibbs on 3 spins."""
+    model = random_ising(np.random.default_rng(8), 3, "unordered")
+    rows = k_gibbs(model, 2).P
+    w = model.probs()
+    marg = rows @ ((model.states() + 1) // 2)
+    by_hand = sum(wi * sum(entropy([m, 1 - m]) for m in mi) for wi, mi in zip(w, marg, strict=True))
+    assert abs(product_floor(rows, w) - by_hand) < 1e-12
+    assert abs(product_floor(rows, w) - sum(wi * entropy(r) for wi, r in zip(w, rows, strict=True))) > 1e-3
+
+
+@pytest.mark.claim("gibbs.lee", tier="exact")
+def test_adaptive_block_dynamics_by_its_definition():
+    """P(x, y) = sum_K p(K|x) 1[y_{-K} = x_{-K}] p(y) p(K|y) / sum_{z: z_{-K} = x_{-K}} p(z) p(K|z) (Prop 4.1.1's
+    X-chain), entry by entry on 3 spins with a state-dependent mask law; a fixed law gives block dynamics."""
+    model = random_ising(np.random.default_rng(5), 3, "unordered")
+    masks = [(0,), (1, 2), (0, 1, 2)]
+    W = np.random.default_rng(6).dirichlet(np.ones(3), size=8)
+    P = adaptive_block_dynamics(model, masks, W).P
+    X, p = model.states(), model.probs()
+    for x in range(8):
+        for y in range(8):
+            total = 0.0
+            for m, K in enumerate(masks):
+                rest = [i for i in range(3) if i not in K]
+                if np.array_equal(X[x, rest], X[y, rest]):
+                    group = [z for z in range(8) if np.array_equal(X[z, rest], X[x, rest])]
+                    total += W[x, m] * p[y] * W[y, m] / sum(p[z] * W[z, m] for z in group)
+            assert abs(P[x, y] - total) < 1e-14
+    fixed = np.array([0.2, 0.3, 0.5])
+    assert np.allclose(
+        adaptive_block_dynamics(model, masks, fixed).P,
+        block_dynamics(model, masks, fixed).P,
+        rtol=0,
+        atol=1e-15,
+    )

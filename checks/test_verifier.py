@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import re
 from fractions import Fraction
 
 import numpy as np
@@ -675,3 +676,271 @@ def _budget_figure(rows):
     ax.legend(fontsize=7)
     fig.tight_layout()
     return fig
+
+
+# ---------------------------------------------------------------------------------------------- domains
+# The definitions have a domain (budgets >= 1, D >= 2 for the argmax trap, oracle laws on the simplex, secrets of
+# length D - 1 >= 1, Dyck tokens that are integer bracket ids): the library accepts its boundary and rejects what
+# lies just outside with an error whose message names the problem.
+
+
+def _rejects(call, match: str, error=ValueError) -> None:
+    """``call()`` raises ``error`` whose message *begins* with ``match`` (a regex): the message names the problem."""
+    with pytest.raises(error) as info:
+        call()
+    assert re.match(match, str(info.value)), f"{str(info.value)!r} does not begin with {match!r}"
+
+
+@pytest.mark.claim("verifier.prop3.1.1", tier="exact")
+def test_the_definitions_accept_their_boundary_and_reject_what_lies_outside():
+    rng = np.random.default_rng(0)
+    O = g.UniformOracle(2)
+    # query budget: 1 is the smallest; with a verifier that rejects everything TRS spends exactly the budget on
+    # oracle calls and as many verifier calls, then FAILs
+    never = g.ProcessVerifier(lambda s: False)
+    assert g.tokenwise_rejection_sampling(O, 2, never, rng, max_queries=1) == g.Generation(None, 1, 1)
+    assert g.tokenwise_rejection_sampling(O, 2, never, rng, max_queries=5) == g.Generation(None, 5, 5)
+    _rejects(
+        lambda: g.tokenwise_rejection_sampling(O, 2, never, rng, max_queries=0), r"^max_queries must be >= 1"
+    )
+    _rejects(lambda: g.rejection_sampling(O, 2, bool, rng, max_queries=0), r"^max_queries must be >= 1")
+    # a set A of oracle mass 0: rejection sampling succeeds with probability exactly 0 and never terminates
+    zero = g.TabularOracle(2, lambda u: (Fraction(1), Fraction(0)))
+    law = g.rejection_sampling_law(zero, 2, {(1, 1)})
+    assert law.success == 0 and law.law == {} and law.expected_queries == math.inf and not law.terminates
+    _rejects(lambda: g.restricted_law(zero, 2, {(1, 1)}), r"^A has zero probability under the oracle")
+    # the argmax trap is defined from D = 2 on
+    assert len(g.argmax_trap(2)[1]) == 4
+    _rejects(lambda: g.argmax_trap(1), r"^the argmax trap needs D >= 2")
+    # oracle laws: float laws within 1e-9 of the simplex are accepted, 1e-6 off is rejected
+    assert g.TabularOracle(2, lambda u: (0.25, 0.75 + 5e-10)).probs(()) == (0.25, 0.75 + 5e-10)
+    _rejects(
+        lambda: g.TabularOracle(2, lambda u: (0.25, 0.75 + 1e-6)).probs(()), r"^oracle law at \(\) sums to"
+    )
+    # the parity secret has length D - 1 >= 1
+    assert g.ParitySecretOracle((1,)).D == 2
+    _rejects(lambda: g.ParitySecretOracle(()), r"^the secret must have length D - 1 >= 1")
+    # a verifier that is not prefix-closed is reported with the offending string and its prefix
+    broken = g.ProcessVerifier(lambda s: s != (0, 1), "broken")
+    _rejects(
+        lambda: g.check_prefix_closed(broken, 2, 3),
+        r"^verifier 'broken' is not prefix-closed: it accepts \(0, 1, 0\) but rejects its prefix \(0, 1\)$",
+    )
+    # Dyck tokens: integer ids (integral floats are accepted and read as integers), no NaN, no fractions
+    grammar = DyckCompletion(4).grammar
+    d = grammar.depths([0.0, 2.0, 3.0, 1.0])
+    assert d.dtype == np.int64 and d.tolist() == [1, 2, 1, 0]
+    _rejects(lambda: grammar.depths([0.0, float("nan")]), r"^tokens contain NaN or inf")
+    _rejects(lambda: grammar.depths([0.5, 1.0]), r"^tokens must be integers, got dtype float64", TypeError)
+
+
+# ---------------------------------------------------------------------------------------------- def3.2.1: grammar
+# Dyck_D's bracket grammar is Dyck_{2, D/2} (two types, depth <= D/2): the stack automaton, the exact counts and
+# enumerations, the generator distribution and its population loss are checked against their definitions on
+# Dyck_{2,2} with q = 1/3 (every prefix of length <= 5: 1 + 2 + 6 + 8 + 24 + 32 of them).
+
+
+def _dyck_prefixes_by_definition(grammar, n: int) -> list[tuple[int, ...]]:
+    """Every string of length n over the 2k brackets whose stack never mismatches nor exceeds the depth."""
+    out = []
+    for w in itertools.product(range(grammar.vocab_size), repeat=n):
+        stack, ok = [], True
+        for t in w:
+            if t % 2 == 0 and len(stack) < grammar.depth:
+                stack.append(t // 2)
+            elif t % 2 == 1 and stack and stack[-1] == t // 2:
+                stack.pop()
+            else:
+                ok = False
+                break
+        if ok:
+            out.append(w)
+    return out
+
+
+@pytest.mark.claim("verifier.def3.2.1", tier="exact")
+def test_the_bracket_grammar_of_dyck_D_against_its_definition():
+    from theorylab.languages.dyck import Dyck
+
+    grammar = Dyck(2, 2, Fraction(1, 3))
+    assert DyckCompletion(4).grammar == Dyck(2, 2)
+    known = [1, 2, 6, 8, 24, 32]  # |Dyck_{2,2,n}|: depth 1 -> (k + k^2)^(n/2) shape, by hand for n <= 3
+    laws = {}
+    for n in range(6):
+        words = _dyck_prefixes_by_definition(grammar, n)
+        assert grammar.count_prefixes(n) == len(words) == known[n]
+        assert grammar.all_prefixes(n).tolist() == [list(w) for w in words]  # lexicographic order
+        if n:
+            every = np.array(list(itertools.product(range(4), repeat=n)))
+            valid, depth, top = grammar.scan(every)
+            assert valid.shape == depth.shape == top.shape == (4**n, n + 1)
+            assert [tuple(w) for w in every[valid[:, -1]]] == words
+            ends = {
+                tuple(w): (int(dd), int(tt))
+                for w, dd, tt in zip(every, depth[:, -1], top[:, -1], strict=True)
+            }
+            for w in words:  # depth and top type after each prefix, from a stack replay
+                stack = []
+                for t in w:
+                    stack = stack + [t // 2] if t % 2 == 0 else stack[:-1]
+                assert ends[w] == (len(stack), stack[-1] if stack else -1)
+                assert grammar.is_prefix(w) and grammar.is_word(w) == (not stack)
+        # exact law: next-token laws are tuples of Fractions on the simplex (computed once per prefix), the chain
+        # rule gives probability(), the factor form (3.20) gives probabilities(), and the prefixes of each length
+        # carry mass exactly 1
+        for w in words:
+            law = grammar.next_token_distribution(w, exact=True)
+            assert isinstance(law, tuple) and all(isinstance(p, Fraction) for p in law) and sum(law) == 1
+            laws[w] = law
+        probs = [math.prod((laws[w[:i]][w[i]] for i in range(n)), start=Fraction(1)) for w in words]
+        assert [grammar.probability(w) for w in words] == probs and sum(probs) == 1
+        if n:
+            assert grammar.probabilities(np.array(words)) == probs
+            # the batched float laws after every prefix length equal the exact ones
+            batch = grammar.next_token_distributions(np.array(words))
+            exact = np.array([[[float(p) for p in laws[w[:i]]] for i in range(n + 1)] for w in words])
+            assert np.allclose(batch, exact, rtol=0, atol=1e-15)
+            assert np.array_equal(grammar.next_token_distribution(words[-1]), batch[-1, -1])
+    # a non-prefix is rejected with the first offending token (here the last one: [ followed by ) )
+    _rejects(
+        lambda: grammar.next_token_distribution([0, 3]),
+        r"^sequence 0 is not a prefix of Dyck_\{2,2\}: token 3 at position 1 ",
+    )
+    # population loss (3.21)-(3.22): the true law has excess 0; the uniform predictor's excess is
+    # E (1/N) sum_i ||u - p_i||^2, computed here from the exact laws
+    N = 4
+    words = grammar.all_prefixes(N)
+    truth = grammar.next_token_distributions(words)
+    exact = grammar.population_loss(lambda x: grammar.next_token_distributions(x), N)
+    assert exact.excess == 0 and exact.max_error == 0 and exact.loss == exact.optimal
+    uniform = grammar.population_loss(lambda x: np.full((len(x), N + 1, 4), 0.25), N)
+    weight = np.array([float(grammar.probability(w)) for w in words])
+    excess = weight @ ((0.25 - truth[:, :N]) ** 2).sum(axis=-1).mean(axis=1)
+    optimal = weight @ (1 - (truth[:, :N] ** 2).sum(axis=-1)).mean(axis=1)
+    assert abs(uniform.excess - excess) < 1e-15 and abs(uniform.optimal - optimal) < 1e-15
+    assert abs(uniform.loss - (excess + optimal)) < 1e-15 and uniform.max_error == 0.75
+    # sampler: prefixes of the grammar, every bracket type used
+    x = grammar.sample(np.random.default_rng(0), 200, 5)
+    assert x.shape == (200, 5) and grammar.scan(x)[0][:, -1].all() and set(x[:, 0].tolist()) == {0, 2}
+    assert np.array_equal(grammar.depths(x)[:, -1], grammar.scan(x)[1][:, -1])  # depths() on a batch
+
+
+@pytest.mark.claim("verifier.def3.2.1", tier="property")
+def test_brute_force_prefix_count_over_several_chunks():
+    """The brute-force count runs over 2^16-string chunks: Dyck_{1,3} at length 17 has 2^17 candidates."""
+    from theorylab.languages.dyck import Dyck
+
+    grammar = Dyck(1, 3)
+    assert grammar.count_prefixes_brute_force(17) == grammar.count_prefixes(17) == 2584
+    assert grammar.count_prefixes_brute_force(0) == 1 and grammar.count_prefixes_brute_force(3) == 3
+
+
+@pytest.mark.claim("verifier.def3.2.1", tier="exact", control=True)
+def test_the_grammar_check_rejects_a_depth_bound_off_by_one():
+    from theorylab.languages.dyck import Dyck
+
+    # the same definition with depth 3 instead of 2 admits ((( : the count verdict tells the two apart
+    assert Dyck(2, 3).count_prefixes(3) != len(_dyck_prefixes_by_definition(Dyck(2, 2), 3))
+
+
+# ---------------------------------------------------------------------------------------------- prop3.1.2: VGB
+# Value-guided sampling with stochastic backtracking (Algorithm 2) on a depth-2 tree with exact values V*: the
+# stationary law's leaf conditional is p_A-like (pi_ref tau normalised), the leaf mass is 1/(2H), the lazy gap is
+# (1 - cos(pi/(2H)))/2, and the first leaf reached has the law of the absorbing chain.
+
+
+def _vgb_tree():
+    table = {
+        (): (Fraction(1, 3), Fraction(2, 3)),
+        (0,): (Fraction(1, 4), Fraction(3, 4)),
+        (1,): (Fraction(1, 2), Fraction(1, 2)),
+    }
+    oracle = g.TabularOracle(2, table.__getitem__)
+    tau = {(0, 0): Fraction(1), (0, 1): Fraction(0), (1, 0): Fraction(1, 2), (1, 1): Fraction(1)}
+    return oracle, tau
+
+
+@pytest.mark.claim("verifier.prop3.1.2", tier="exact")
+def test_vgb_with_exact_values_on_a_depth_two_tree():
+    oracle, tau = _vgb_tree()
+    Vstar = g.exact_values(oracle, 2, tau.__getitem__)
+    assert Vstar[()] == Fraction(7, 12) and Vstar[(0,)] == Fraction(1, 4)  # values in (0, 1) are valid values
+    walk = g.vgb(oracle, 2, Vstar.__getitem__)
+    assert walk.nodes == [(), (0,), (1,), (0, 0), (1, 0), (1, 1)]  # the zero-valued leaf (0, 1) is removed
+    target = {
+        (0, 0): Fraction(1, 7),
+        (1, 0): Fraction(2, 7),
+        (1, 1): Fraction(4, 7),
+    }  # pi_ref tau / Z, Z = 7/12
+    assert walk.leaf_law() == walk.target() == target and walk.leaf_mass() == Fraction(1, 4)
+    assert walk.value_guided_law() == target == g.value_guided_law(oracle, 2, Vstar.__getitem__)
+    assert walk.first_leaf_law() == target
+    assert abs(walk.spectral_gap() - g.vgb_gap_formula(2)) < 1e-12  # eigh of a 6x6 matrix: round-off ~1e-15
+    exact = walk.transition_matrix(exact=True)
+    P = walk.transition_matrix()
+    assert all(sum(row) == 1 and row[i] == Fraction(1, 2) for i, row in enumerate(exact))
+    assert np.array_equal(P, np.array(exact, dtype=float))
+    # a leaf reward below a zero-valued node stays out of the walk (its subtree is removed)
+    cut = g.vgb(oracle, 2, lambda u: Fraction(int(u != (0,))), reward=lambda y: Fraction(1))
+    assert cut.nodes == [(), (1,), (1, 0), (1, 1)] and cut.leaf_law() == {
+        (1, 0): Fraction(1, 2),
+        (1, 1): Fraction(1, 2),
+    }
+    # the first leaf reached with non-exact internal values: the hitting law of the absorbing chain (I - Q) h = R
+    walk = g.vgb(oracle, 2, lambda u: Fraction(1 + len(u)), reward=tau.__getitem__)
+    inner = [i for i, u in enumerate(walk.nodes) if len(u) < 2]
+    leaves = [i for i, u in enumerate(walk.nodes) if len(u) == 2]
+    P = walk.transition_matrix()
+    hit = np.linalg.solve(np.eye(len(inner)) - P[np.ix_(inner, inner)], P[np.ix_(inner, leaves)])[0]
+    first = walk.first_leaf_law()
+    assert np.allclose([float(first[walk.nodes[j]]) for j in leaves], hit, rtol=0, atol=1e-12)
+    # a node whose subtree has reference mass 0 has no edge weight
+    dead = g.TabularOracle(2, lambda u: (Fraction(1), Fraction(0)))
+    _rejects(
+        lambda: g.vgb(dead, 1, lambda u: Fraction(int(u != (0,)))), r"^a node has zero total edge weight"
+    )
+
+
+@pytest.mark.claim("verifier.prop3.1.2", tier="property")
+def test_vgb_sampler_runs_exactly_T_steps():
+    """On the path root - (0,) - (0, 0) with value 1 (k = 1, H = 2) the lazy walk from the root reaches the leaf
+    at step 1 with probability 0 and at step 2 with probability 1/2 * 1/2 * 1/2 = 1/8; the uniform-time output
+    at T = 2 is the leaf with probability (0 + 1/8)/2 = 1/16. 4000 runs each; 6 standard errors."""
+    walk = g.vgb(g.UniformOracle(1), 2, lambda u: Fraction(1))
+    rng = np.random.default_rng(5)
+    n = 4000
+    assert all(walk.sample(rng, 1) != (0, 0) for _ in range(200))  # default output: the state after T steps
+    for output, p in (("final", 1 / 8), ("uniform_time", 1 / 16)):
+        hits = np.mean([walk.sample(rng, 2, output=output) == (0, 0) for _ in range(n)])
+        assert abs(hits - p) < 6 * math.sqrt(p * (1 - p) / n), (output, hits)
+    assert walk.sample(rng, 10, output="first_leaf") == (0, 0)
+
+
+# ---------------------------------------------------------------------------------------------- trained-LM oracle
+
+
+@pytest.mark.claim("verifier.alg1", tier="property")
+def test_model_oracle_reads_the_last_position_of_start_plus_prefix():
+    """ModelOracle on a fixed causal 'model' whose logits at position t are log of a known law of the token at t:
+    the oracle's law after start + prefix is the law attached to the last token, at the given temperature."""
+    import torch
+
+    from theorylab.generation.lm import ModelOracle
+
+    table = torch.log(torch.tensor([[0.7, 0.2, 0.1], [0.1, 0.1, 0.8], [0.25, 0.25, 0.5], [0.5, 0.3, 0.2]]))
+
+    def model(x):
+        assert x.dtype == torch.long
+        return table[x]  # [1, T, 3]: position t's logits depend on token t only
+
+    model.eval = lambda: model
+    oracle = ModelOracle(model, 3, start=np.array([3, 0]))
+    assert oracle.start == (3, 0)
+    assert np.allclose(oracle.probs(()), [0.7, 0.2, 0.1], atol=1e-12)  # last token of start
+    assert np.allclose(oracle.probs((1,)), [0.1, 0.1, 0.8], atol=1e-12)
+    assert np.allclose(oracle.probs((1, 2)), [0.25, 0.25, 0.5], atol=1e-12)
+    hot = ModelOracle(model, 2, start=(1,), temperature=0.5)  # softmax(2 log p) over the first 2 outputs
+    assert np.allclose(hot.probs(()), [0.5, 0.5], atol=1e-12)
+    assert np.allclose(
+        ModelOracle(model, 2, start=(0,), temperature=0.5).probs(()), [49 / 53, 4 / 53], atol=1e-12
+    )
