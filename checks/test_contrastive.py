@@ -144,16 +144,6 @@ def test_task_densities_and_quadrature():
     assert C.logit_clip(np.array([0.0, 0.5, 1.0])) == pytest.approx(
         [math.log(1e-12), 0.0, -math.log(1e-12)], rel=1e-3
     )
-    # pairs: z1 ~ p_*^eta(z, .) when y = 1, z1 ~ q independent of z when y = 0
-    z, z1, y = task.sample(np.random.default_rng(0), 4000)
-    assert z.shape == z1.shape == (4000, 1) and set(np.unique(y)) == {0.0, 1.0}
-    a, s2 = task.process.kernel_params(task.eta)
-    pos, neg = y == 1, y == 0
-    res = z1[pos, 0] - a * z[pos, 0]
-    # 4000 pairs, ~2000 per class: sample variances within 4 standard errors (sd of a variance ~ sqrt(2/n) rel)
-    assert abs(res.var() / s2 - 1) < 4 * math.sqrt(2 / pos.sum())
-    assert abs(z1[neg, 0].var() / 3.0 - 1) < 4 * math.sqrt(2 / neg.sum())
-    assert abs(np.corrcoef(z[neg, 0], z1[neg, 0])[0, 1]) < 4 / math.sqrt(neg.sum())
 
 
 @pytest.mark.claim("contrastive.lemma1", tier="exact")
@@ -230,23 +220,40 @@ def test_langevin_paths_and_grid_kernel():
     assert ex2.f(np.array([[-2.0, 0.7]]))[0] == pytest.approx(float(ex.f(x)[[0, 2]].sum()), rel=1e-14)
     # the grid kernel: a stochastic matrix reversible w.r.t. e^{-f} (detailed balance), whose generator's spectral
     # gap is rho for the OU f = x^2/2 (Hermite eigenfunctions) up to O(h^2): K's second eigenvalue ~ e^{-rho eta}
-    grid = np.linspace(-6, 6, 121)
+    grid = np.linspace(-5, 5, 61)
     ou_lang = Langevin(lambda x: x * x / 2, lambda x: x, 1.0)
     K = ou_lang.kernel_on_grid(0.5, grid)
     pi = np.exp(-grid * grid / 2)
     assert np.allclose(K.sum(axis=1), 1.0, atol=1e-12) and np.all(K > -1e-12)
     assert np.allclose(pi[:, None] * K, (pi[:, None] * K).T, atol=1e-12)
     lam = np.sort(np.linalg.eigvals(K).real)[-2]
-    assert lam == pytest.approx(math.exp(-0.5), rel=2e-3)
+    assert lam == pytest.approx(math.exp(-0.5), rel=3e-3)  # measured 1.7e-3 at h = 1/6
     Kc = ex.kernel_on_grid(0.5, grid)
     pic = np.exp(-ex.f(grid))
     assert np.allclose(pic[:, None] * Kc, (pic[:, None] * Kc).T, atol=1e-12)
+
+
+@pytest.mark.claim("contrastive.lemma1", tier="property")
+def test_sampled_pairs_and_paths_have_the_kernel_statistics():
+    # (sampling imports scipy.signal, ~2 s: kept out of the exact tier)
+    task = C.ContrastivePairs(OU(0.5), 0.5, C.GaussianNoise(3.0))
+    # pairs: z1 ~ p_*^eta(z, .) when y = 1, z1 ~ q independent of z when y = 0
+    z, z1, y = task.sample(np.random.default_rng(0), 4000)
+    assert z.shape == z1.shape == (4000, 1) and set(np.unique(y)) == {0.0, 1.0}
+    a, s2 = task.process.kernel_params(task.eta)
+    pos, neg = y == 1, y == 0
+    res = z1[pos, 0] - a * z[pos, 0]
+    # 4000 pairs, ~2000 per class: sample variances within 4 standard errors (sd of a variance ~ sqrt(2/n) rel)
+    assert abs(res.var() / s2 - 1) < 4 * math.sqrt(2 / pos.sum())
+    assert abs(z1[neg, 0].var() / 3.0 - 1) < 4 * math.sqrt(2 / neg.sum())
+    assert abs(np.corrcoef(z[neg, 0], z1[neg, 0])[0, 1]) < 4 / math.sqrt(neg.sum())
+    ou_lang = Langevin(lambda x: x * x / 2, lambda x: x, 1.0)
     # Euler-Maruyama paths start at x0; OU paths from stationarity: variance 1/rho, lag-1 correlation e^{-rho eta}
     g = np.random.default_rng(2)
     path = ou_lang.sample_path(g, 3, 0.1, substeps=2, x0=[1.5])
     assert path.shape == (3, 1) and path[0, 0] == 1.5 and np.all(np.isfinite(path)) and path[1, 0] != 1.5
     assert ou_lang.sample_path(g, 2, 0.1)[0, 0] == 0.0
-    lp = ou_lang.sample_path(g, 3000, 0.5, substeps=10)[100:, 0]
+    lp = ou_lang.sample_path(g, 2000, 0.5, substeps=5)[100:, 0]
     assert abs(lp.var() - 1.0) < 0.15 and abs(np.corrcoef(lp[:-1], lp[1:])[0, 1] - math.exp(-0.5)) < 0.1
     op = OU(2.0).sample_path(g, 20000, 0.25)[:, 0]
     # 20,000 observations, correlation time 2: variances and correlations within ~5 standard errors
