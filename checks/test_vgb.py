@@ -285,9 +285,13 @@ def test_vgb_walk_domain_and_sampler_outputs(rng):
         lambda: g.VGB(g.UniformOracle(2), 2, lambda u: Fraction(len(u) < 2)),
         r"every leaf has value 0 \(or lies below a zero-valued node\): the walk has no leaf$",
     )
-    # 1 + k + ... + k^H nodes: 200,001 is one too many
+
+    # 1 + k + ... + k^H nodes: 200,001 is one too many, refused before any value is asked for
+    def no_value(u):
+        raise AssertionError("the size check must come before the tree is built")
+
     _rejects(
-        lambda: g.VGB(g.UniformOracle(200_000), 1, lambda u: 1.0),
+        lambda: g.VGB(g.UniformOracle(200_000), 1, no_value),
         r"the prefix tree with \|Sigma\|=200000, H=1 is too large to enumerate$",
     )
     # the lazy walk from the root: T = 1 cannot reach depth 2 (first_leaf raises); after 2 steps the walk is at
