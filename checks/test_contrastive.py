@@ -4,6 +4,8 @@
 from __future__ import annotations
 
 import math
+import re
+import warnings
 
 import numpy as np
 import pytest
@@ -12,7 +14,7 @@ from hypothesis import strategies as st
 
 from theorylab.estimation import contrastive as C
 from theorylab.estimation import contrastive_counterexamples as cx
-from theorylab.markov.diffusions import OU, gaussian_tv_1d
+from theorylab.markov.diffusions import OU, Langevin, gaussian_tv_1d, log_cosh_example
 from theorylab.testing import trivial
 
 RHOS = (0.5, 1.0, 2.0, 4.0, 8.0)
@@ -33,6 +35,19 @@ def test_eq22_corrected_bound_symbolic():
     for r in RHOS:
         assert abs(OU(r).mean_norm() - math.sqrt(2 / (math.pi * r))) < 1e-15
         assert C.eq22_corrected_bound(r, 1) >= OU(r).mean_norm()
+
+
+@pytest.mark.claim("contrastive.eq2.2", tier="exact")
+def test_eq22_symbolic_B_is_the_mean_norm():
+    import sympy as sp
+
+    # B = E_pi |x| = sqrt(2/rho) Gamma((d+1)/2)/Gamma(d/2); d = 2: sqrt(pi/(2 rho)) (the Rayleigh mean)
+    rho, B, _, _ = C.eq22_symbolic(2)
+    assert sp.simplify(B - sp.sqrt(sp.pi / (2 * rho))) == 0
+    for d in (1, 2, 3, 4):
+        rho, B, _, _ = C.eq22_symbolic(d)
+        for r in (0.5, 2.0):
+            assert abs(float(B.subs(rho, r)) - OU(r, d).mean_norm()) < 1e-14
 
 
 @pytest.mark.claim("contrastive.eq2.2", tier="exact", control=True)
@@ -97,6 +112,155 @@ def test_lemma1_control_wrong_minimiser_and_perturbed_weights():
     assert C.excess_risk(task, lambda Z, Z1: C.quadratic_features(Z, Z1) @ w, quad) > 1e-6
 
 
+@pytest.mark.claim("contrastive.lemma1", tier="exact")
+def test_task_densities_and_quadrature():
+    # q = N(0, v): log q(0) = -1/2 log(2 pi v) per coordinate; it integrates to 1
+    for v in (0.5, 2.0):
+        q = C.GaussianNoise(v, 2)
+        assert float(q.logpdf(np.zeros(2))) == pytest.approx(-math.log(2 * math.pi * v), rel=1e-15)
+    ou = OU(2.0, 2)
+    lp = ou.stationary_logpdf(np.array([[1.0, 2.0], [0.0, 0.0]]))  # one value per point: sum over coordinates
+    assert lp.shape == (2,) and lp == pytest.approx(
+        [-5.0 + math.log(2 / (2 * math.pi)), math.log(1 / math.pi)]
+    )
+    task = C.ContrastivePairs(OU(0.5), 0.5, C.GaussianNoise(3.0))
+    quad = C.PairQuadrature.for_task(task)
+    # the z rule: 60-point Gauss-Hermite for pi = N(0, 1/rho), exact on moments up to degree 119
+    assert len(quad.z) == 60 and quad.wz.sum() == pytest.approx(1.0, rel=1e-14)
+    for k in (2, 4, 10):
+        assert quad.wz @ quad.z**k == pytest.approx(math.prod(range(1, k, 2)) * 2.0 ** (k // 2), rel=1e-12)
+    # the z1 rule: trapezoid on [-L, L], L = 12 max(sd_pi, sd_q): exact on linear functions
+    L = 12 * math.sqrt(3.0)
+    assert quad.z1[0] == -L and quad.z1[-1] == pytest.approx(L, rel=1e-15)
+    assert quad.w1.sum() == pytest.approx(2 * L, rel=1e-14) and quad.w1 @ (quad.z1 + L) == pytest.approx(
+        2 * L * L
+    )
+    assert np.exp(task.q.logpdf(quad.z1[:, None])) @ quad.w1 == pytest.approx(1.0, rel=1e-12)
+    # integer inputs are exact: features of z = 3, z1 = 2^32 (z1^2 = 2^64 does not fit an int64)
+    assert C.quadratic_features(np.array([3]), np.array([2**32])).tolist() == [
+        [1.0, 3.0, 2.0**32, 9.0, 2.0**64, 3 * 2.0**32]
+    ]
+    # logit of clipped probabilities: finite at 0 and 1
+    assert C.logit_clip(np.array([0.0, 0.5, 1.0])) == pytest.approx(
+        [math.log(1e-12), 0.0, -math.log(1e-12)], rel=1e-3
+    )
+
+
+@pytest.mark.claim("contrastive.lemma1", tier="exact")
+def test_kernel_estimate_functionals_closed_forms():
+    task = C.ContrastivePairs(OU(1.0), 0.5, C.GaussianNoise(1.0))
+    quad = C.PairQuadrature.for_task(task, n_z=20, n_z1=801)
+    ls = lambda Z, Z1: task.log_kernel(Z[..., None], Z1[..., None])  # noqa: E731
+    two = lambda Z, Z1: ls(Z, Z1) + math.log(2.0)  # noqa: E731
+    # p = 2 p_*: masses 2, L1 error E int p_*^2 = (4 pi s^2)^{-1/2} (Remark 1), normalised KL 0, raw "KL" -log 2
+    assert np.allclose(C.kernel_masses(task, ls, quad), 1.0, rtol=1e-12)
+    assert np.allclose(C.kernel_masses(task, two, quad), 2.0, rtol=1e-12)
+    assert C.kernel_l1_error(task, ls, quad) == 0.0
+    assert C.kernel_l1_error(task, two, quad) == pytest.approx(
+        C.remark1_expected_density(OU(1.0), 0.5), rel=1e-9
+    )
+    assert abs(C.normalised_kl(task, two, quad=quad)) < 1e-12
+    assert C.normalised_kl(task, two, normalise=False, quad=quad) == pytest.approx(-math.log(2.0), rel=1e-12)
+    # a kernel with the right mean and variance t^2: KL(N(m, s^2) || N(m, t^2)) = log(t/s) + s^2/(2 t^2) - 1/2
+    a, s2 = task.process.kernel_params(0.5)
+    t2 = 2 * s2
+    wide = lambda Z, Z1: -((Z1 - a * Z) ** 2) / (2 * t2) - 0.5 * math.log(2 * math.pi * t2)  # noqa: E731
+    assert C.normalised_kl(task, wide, quad=quad) == pytest.approx(0.5 * math.log(2) + 0.25 - 0.5, rel=1e-9)
+
+
+@pytest.mark.claim("contrastive.lemma1", tier="property")
+def test_quadratic_classifier_fit_recovers_a_well_specified_model():
+    # (scipy.optimize import, ~1 s: kept out of the exact tier)
+    # soft labels y = expit(w . phi) exactly: the squared loss has minimum 0 at w, which the fit recovers
+    task = C.ContrastivePairs(OU(1.0), 0.5, C.GaussianNoise(1.0))
+    w = C.true_quadratic_weights(task)
+    g = np.random.default_rng(1)
+    z, z1 = g.normal(size=300), g.normal(size=300) * 1.5
+    y = 1 / (1 + np.exp(-C.quadratic_features(z, z1) @ w))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a well-posed fit runs without optimiser warnings
+        fit = C.fit_quadratic_classifier(z, z1, y)
+    assert np.allclose(fit, w, atol=1e-4)
+    # a ridge penalty pulls the weights toward 0 (in the fit's scaled coordinates the norm shrinks)
+    ridge = C.fit_quadratic_classifier(z, z1, y, l2=1e-2)
+    assert np.linalg.norm(ridge) < np.linalg.norm(fit) and not np.allclose(ridge, w, atol=1e-2)
+
+
+@pytest.mark.claim("contrastive.def1", tier="exact")
+def test_gaussian_tv_equal_variances_and_far_times():
+    from scipy.special import erf
+
+    # equal variances: TV(N(m1, s^2), N(m2, s^2)) = 2 Phi(|m1 - m2|/(2 s)) - 1 = erf(|m1 - m2|/(2 sqrt 2 s))
+    for m1, m2, sd in ((1.0, 0.0, 1.0), (3.0, 1.0, 2.0), (-2.0, 1.0, 0.5)):
+        assert gaussian_tv_1d(m1, sd, m2, sd) == pytest.approx(
+            erf(abs(m1 - m2) / (2 * math.sqrt(2) * sd)), rel=1e-12
+        )
+    # at rho t = 20 the kernel variance equals 1/rho to rounding: TV(P^t(z), pi) = erf(e^{-rho t} |z| sqrt(rho)/(2 sqrt 2))
+    ou = OU(2.0)
+    zs = np.array([-5.0, 1.0, 4.0])
+    ref = erf(math.exp(-20) * np.abs(zs) * math.sqrt(2.0) / (2 * math.sqrt(2)))
+    assert np.allclose(ou.tv_from_many(zs, 10.0), ref, rtol=1e-6, atol=0)
+    # float32 inputs are read exactly and evaluated in double precision (a float32 pipeline loses 1e-8 relative)
+    z32 = np.array([0.1, 2.3], dtype=np.float32)
+    assert np.array_equal(ou.tv_from_many(z32, 0.5), ou.tv_from_many(z32.astype(float), 0.5))
+    s32 = np.array([0.1, 1e-3, -0.5], dtype=np.float32)
+    assert np.array_equal(C.r_excess(s32, 2.0), C.r_excess(s32.astype(float), 2.0))
+    # r'' at an integer varrho = 2^32 (varrho^2 does not fit an int64): r''(0) = 2 v^2/(v + 1)^4
+    v = 2**32
+    assert C.r_second_derivative(0.0, v) == pytest.approx(2.0 * v * v / (v + 1.0) ** 4, rel=1e-12, abs=0)
+
+
+@pytest.mark.claim("contrastive.def1", tier="exact")
+def test_langevin_paths_and_grid_kernel():
+    ex = log_cosh_example(1.5)
+    x = np.array([-2.0, 0.0, 0.7])
+    # f = rho x^2/2 + log cosh x (f(0) = 0), grad f = rho x + tanh x; in d = 2 the sum over coordinates
+    assert np.allclose(ex.f(x), 1.5 * x * x / 2 + np.log(np.cosh(x)), rtol=1e-14, atol=1e-15)
+    assert np.allclose(ex.grad_f(x), 1.5 * x + np.tanh(x), rtol=1e-14)
+    ex2 = log_cosh_example(1.5, d=2)
+    assert ex2.f(np.array([[-2.0, 0.7]]))[0] == pytest.approx(float(ex.f(x)[[0, 2]].sum()), rel=1e-14)
+    # the grid kernel: a stochastic matrix reversible w.r.t. e^{-f} (detailed balance), whose generator's spectral
+    # gap is rho for the OU f = x^2/2 (Hermite eigenfunctions) up to O(h^2): K's second eigenvalue ~ e^{-rho eta}
+    grid = np.linspace(-5, 5, 61)
+    ou_lang = Langevin(lambda x: x * x / 2, lambda x: x, 1.0)
+    K = ou_lang.kernel_on_grid(0.5, grid)
+    pi = np.exp(-grid * grid / 2)
+    assert np.allclose(K.sum(axis=1), 1.0, atol=1e-12) and np.all(K > -1e-12)
+    assert np.allclose(pi[:, None] * K, (pi[:, None] * K).T, atol=1e-12)
+    lam = np.sort(np.linalg.eigvals(K).real)[-2]
+    assert lam == pytest.approx(math.exp(-0.5), rel=3e-3)  # measured 1.7e-3 at h = 1/6
+    Kc = ex.kernel_on_grid(0.5, grid)
+    pic = np.exp(-ex.f(grid))
+    assert np.allclose(pic[:, None] * Kc, (pic[:, None] * Kc).T, atol=1e-12)
+
+
+@pytest.mark.claim("contrastive.lemma1", tier="property")
+def test_sampled_pairs_and_paths_have_the_kernel_statistics():
+    # (sampling imports scipy.signal, ~2 s: kept out of the exact tier)
+    task = C.ContrastivePairs(OU(0.5), 0.5, C.GaussianNoise(3.0))
+    # pairs: z1 ~ p_*^eta(z, .) when y = 1, z1 ~ q independent of z when y = 0
+    z, z1, y = task.sample(np.random.default_rng(0), 4000)
+    assert z.shape == z1.shape == (4000, 1) and set(np.unique(y)) == {0.0, 1.0}
+    a, s2 = task.process.kernel_params(task.eta)
+    pos, neg = y == 1, y == 0
+    res = z1[pos, 0] - a * z[pos, 0]
+    # 4000 pairs, ~2000 per class: sample variances within 4 standard errors (sd of a variance ~ sqrt(2/n) rel)
+    assert abs(res.var() / s2 - 1) < 4 * math.sqrt(2 / pos.sum())
+    assert abs(z1[neg, 0].var() / 3.0 - 1) < 4 * math.sqrt(2 / neg.sum())
+    assert abs(np.corrcoef(z[neg, 0], z1[neg, 0])[0, 1]) < 4 / math.sqrt(neg.sum())
+    ou_lang = Langevin(lambda x: x * x / 2, lambda x: x, 1.0)
+    # Euler-Maruyama paths start at x0; OU paths from stationarity: variance 1/rho, lag-1 correlation e^{-rho eta}
+    g = np.random.default_rng(2)
+    path = ou_lang.sample_path(g, 3, 0.1, substeps=2, x0=[1.5])
+    assert path.shape == (3, 1) and path[0, 0] == 1.5 and np.all(np.isfinite(path)) and path[1, 0] != 1.5
+    assert ou_lang.sample_path(g, 2, 0.1)[0, 0] == 0.0
+    lp = ou_lang.sample_path(g, 2000, 0.5, substeps=5)[100:, 0]
+    assert abs(lp.var() - 1.0) < 0.15 and abs(np.corrcoef(lp[:-1], lp[1:])[0, 1] - math.exp(-0.5)) < 0.1
+    op = OU(2.0).sample_path(g, 20000, 0.25)[:, 0]
+    # 20,000 observations, correlation time 2: variances and correlations within ~5 standard errors
+    assert abs(op.var() * 2.0 - 1) < 0.05 and abs(np.corrcoef(op[:-1], op[1:])[0, 1] - math.exp(-0.5)) < 0.03
+
+
 def _finite_kernel(rng, n):
     P = rng.dirichlet(np.ones(n), size=n)
     pi = rng.dirichlet(np.ones(n))
@@ -154,6 +318,83 @@ def test_thm1_exponent_from_the_proof(measure):
     lhs = float(C.thm1_lhs(mu, 0.025, 0.05, 1.0))
     measure("lhs_2_20_at_proof_mu", round(lhs, 3))
     assert lhs > 10 * 0.05
+
+
+def _T_of(mu, Delta, delta, B=1.0, K=1.0, Cc=1.0):
+    """T needed at a given mu by (2.20) with Delta_appr = B mu^{3/2}/sqrt(T): B^2 mu^3/(delta - e^{-A^2})^2."""
+    A = Delta * math.sqrt(mu) / Cc - K * math.sqrt(math.log(mu))
+    D = delta - math.exp(-(A**2)) if A > 0 else -1.0
+    return B * B * mu**3 / D**2 if D > 0 else math.inf
+
+
+@pytest.mark.claim("contrastive.thm1", tier="exact")
+def test_thm1_sample_sizes_solve_their_defining_equations():
+    for D in (0.05, 0.2):
+        T, mu = C.min_T_thm1(D, 0.05)
+        # T is the integer-mu minimiser of the proof's T(mu); (2.20) holds with equality at Delta_appr(T)
+        assert T == pytest.approx(_T_of(mu, D, 0.05), rel=1e-12)
+        assert _T_of(mu - 1, D, 0.05) >= T and _T_of(mu + 1, D, 0.05) >= T
+        dap = mu**1.5 / math.sqrt(T)
+        assert float(C.thm1_lhs(mu, dap, 0.05, 1.0)) == pytest.approx(D, rel=1e-9)
+        # T scales like B^2 (the default is B = 1), the minimising mu does not depend on B
+        T2, mu2 = C.min_T_thm1(D, 0.05, B=2.0)
+        assert mu2 == mu and T2 == pytest.approx(4 * T, rel=1e-12)
+        # the corrected rate: mu is the fixed point of mu = (K sqrt(log mu) + sqrt(log 1/delta))^2/Delta^2
+        muc = (C.thm1_corrected_T(D, 0.05) * 0.05**2) ** (1 / 3)
+        fixed = (math.sqrt(math.log(muc)) + math.sqrt(math.log(1 / 0.05))) ** 2 / D**2
+        assert muc == pytest.approx(fixed, rel=1e-9)
+    # closed forms at delta = 1/e (log 1/delta = 1): printed T = 1/(delta^2 Delta^3) = e^2/Delta^3; the proof's
+    # mu with Delta_appr = delta/2 at delta = 2/e is K sqrt(log e)/Delta = K/Delta
+    assert C.thm1_printed_T(0.5, math.exp(-1)) == pytest.approx(8 * math.e**2, rel=1e-14)
+    assert C.thm1_proof_mu(0.5, 2 / math.e) == pytest.approx(2.0, rel=1e-14)
+    assert C.thm1_proof_mu(0.25, 0.5, K=3.0, delta_appr=0.5 - math.exp(-4)) == pytest.approx(24.0, rel=1e-14)
+
+
+def _rejects(call, match: str, error=ValueError) -> None:
+    """``call()`` raises ``error`` whose message *begins* with ``match`` (a regex)."""
+    with pytest.raises(error) as info:
+        call()
+    assert re.match(match, str(info.value)), f"{str(info.value)!r} does not begin with {match!r}"
+
+
+@pytest.mark.claim("contrastive.thm1", tier="exact")
+def test_contrastive_objects_are_defined_on_their_domain():
+    assert C.thm1_printed_T(1e-100, 0.5) > 0 and C.thm1_printed_T(0.1, 1e-150) > 0  # just inside
+    for args, msg in (
+        ((0.0, 0.05), r"Delta_gen must be > 0, got 0.0$"),
+        ((0.1, 0.05, 0.0), r"B must be > 0, got 0.0$"),
+        ((0.1, 0.05, 1.0, 0.0), r"K must be > 0, got 0.0$"),
+        ((0.1, 1.0), r"delta must lie in \(0, 1\), got 1.0$"),
+        ((0.1, 0.0), r"delta must lie in \(0, 1\), got 0.0$"),
+    ):
+        _rejects(lambda args=args: C.thm1_printed_T(*args), msg)
+        _rejects(lambda args=args: C.thm1_corrected_T(*args), msg)
+    h = np.array([1e-300, 0.5, 1 - 2**-53])  # strictly inside (0, 1)
+    assert np.all(np.isfinite(C.kernel_from_classifier(h, np.ones(3))))
+    for bad in (0.0, 1.0):
+        _rejects(
+            lambda bad=bad: C.kernel_from_classifier(np.array([0.5, bad]), np.ones(2)),
+            r"classifier outputs must lie strictly inside \(0, 1\)$",
+        )
+    _rejects(lambda: OU(1.0).beta_mixing(0.0), r"time t must be a finite number > 0, got 0.0$")
+    lang = Langevin(lambda x: x * x / 2, lambda x: x, 1.0)
+    _rejects(
+        lambda: Langevin(lambda x: x, lambda x: 1.0, 0.0), r"Langevin needs a strongly convex f \(rho > 0\)"
+    )
+    _rejects(lambda: Langevin(1.0, lambda x: x, 1.0), r"f and grad_f must be callables$", TypeError)
+    _rejects(lambda: Langevin(lambda x: x, 2.0, 1.0), r"f and grad_f must be callables$", TypeError)
+    _rejects(lambda: log_cosh_example(0.0), r"rho must be a finite number > 0, got 0.0$")
+    _rejects(lambda: lang.sample_path(np.random.default_rng(0), 3, 0.0), r"eta must be a finite number > 0")
+    _rejects(lambda: lang.kernel_on_grid(0.0, np.linspace(-1, 1, 5)), r"eta must be a finite number > 0")
+    assert lang.kernel_on_grid(0.5, np.array([-1.0, 0.0, 1.0])).shape == (3, 3)  # 3 points: the smallest grid
+    # spacings within np.allclose's relative 1e-5 of the first one count as uniform
+    near = np.cumsum([0.0, 1.0, 1 + 0.9e-5, 1 - 0.9e-5])
+    assert np.allclose(lang.kernel_on_grid(0.5, near).sum(axis=1), 1.0, atol=1e-12)
+    for grid in (np.array([0.0, 1.0]), np.array([0.0, 1.0, 3.0]), np.zeros((3, 3))):
+        _rejects(
+            lambda grid=grid: lang.kernel_on_grid(0.5, grid),
+            r"grid must be a uniform 1-D grid with at least 3 points$",
+        )
 
 
 @pytest.mark.claim("contrastive.thm1", tier="exact", control=True)

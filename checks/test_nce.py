@@ -4,6 +4,8 @@
 from __future__ import annotations
 
 import math
+import re
+from fractions import Fraction
 
 import numpy as np
 import pytest
@@ -45,6 +47,19 @@ def test_gauss_setup_printed_sign_is_not_stationary():
     out = nce_cx.printed_tau_star()
     assert np.linalg.norm(out["grad_printed"]) > 0.1
     assert np.linalg.norm(out["grad_corrected"]) < 1e-15
+
+
+@pytest.mark.claim("nce.gauss_setup", tier="exact")
+def test_gaussian_mean_family_is_the_trapezoid_rule():
+    # on [0, 1] with h = 1/2 the family's mass at theta = 0 is the trapezoid sum 1/4 f(0) + 1/2 f(1/2) + 1/4 f(1)
+    # of f(x) = e^{-x^2/2}: both end points (and only they) carry half a weight
+    fam = nce.gaussian_mean_family(0.0, 1.0, 0.5)
+    trap = 0.25 + 0.5 * math.exp(-1 / 8) + 0.25 * math.exp(-1 / 2)
+    assert abs(fam.log_partition(0.0) - math.log(trap)) < 1e-15  # three terms: rounding only
+    # a grid symmetric about 0 gives an even log-partition: log Z(theta) = log Z(-theta)
+    sym = nce.gaussian_mean_family(-1.0, 1.0, 0.25)
+    for th in (0.5, 2.0):
+        assert abs(sym.log_partition(th) - sym.log_partition(-th)) < 1e-14
 
 
 def _random_finite_family(rng, K, d):
@@ -222,10 +237,43 @@ def test_lem47_corrected_exponent_minus_5(measure):
     assert 0.97 < ratio < 1.0
 
 
+@pytest.mark.claim("nce.lem47", tier="exact")
+def test_landscape_next_order_terms_at_large_R(measure):
+    # far in the asymptotic regime the relative corrections are c / R^2: L_* R e^{R^2/8} = sqrt(2 pi) (1 - c_L/R^2)
+    # and sigma_min R^5 e^{R^2/8} / (2 pi^2 sqrt(pi/2)) = 1 - c_s/R^2; c_L, c_s measured at R = 100, 400, 1000
+    # agree to 0.3% (the next terms are O(1/R^4)); a quadrature error above 1e-9 relative at R = 1000 would show
+    cl, cs = [], []
+    for R in (100.0, 400.0, 1000.0):
+        lc = nce.landscape_constants(R)
+        cl.append((math.sqrt(2 * math.pi) - lc.L_star_scaled * R) * R * R)
+        cs.append((1 - lc.sigma_min_scaled / nce.lem47_corrected_rate(R)) * R * R)
+    measure("landscape_R2_corrections_L_sigma_min", [round(cl[-1], 3), round(cs[-1], 3)])
+    assert max(cl) - min(cl) < 0.003 * cl[-1] and 20 < cl[-1] < 25
+    assert max(cs) - min(cs) < 0.003 * cs[-1] and 25 < cs[-1] < 32
+
+
+@pytest.mark.claim("nce.lem46", tier="exact")
+def test_landscape_constants_grow_with_the_window():
+    # L_* and H_* are integrals of non-negative (resp. PSD) integrands over [-w, w]: a wider window never gives a
+    # smaller L_* or sigma_max, and w = 12 is converged (the tails beyond 6 weigh < phi(6) ~ 1e-8)
+    Ls, smaxs = [], []
+    for w in (0.5, 1.0, 2.0, 6.0, 12.0):
+        lc = nce.landscape_constants(2.0, half_width=w)
+        Ls.append(lc.L_star_scaled)
+        smaxs.append(lc.sigma_max_scaled)
+    assert np.all(np.diff(Ls) > -1e-15) and np.all(np.diff(smaxs) > -1e-15)
+    assert Ls[0] < 0.5 * Ls[-1]  # the window [-1/2, 1/2] misses about half of L_*
+    assert abs(Ls[3] - Ls[4]) < 1e-8 * Ls[4] and abs(smaxs[3] - smaxs[4]) < 1e-8 * smaxs[4]
+
+
 @pytest.mark.claim("nce.lem47", tier="exact", control=True)
 def test_lem47_printed_rate_rejected():
     smin, (b, (lo, hi)) = _lem47_fit()
     assert not lo <= -1 <= hi  # the printed exponent -1 is far outside the interval
+    # the printed rate e^{-R^2/8}/R (scaled by e^{R^2/8}: 1/R); sigma_min over it vanishes like R^-4
+    assert [nce.lem47_printed_rate(R) for R in (4.0, 10.0)] == [0.25, 0.1]
+    rel = smin / np.array([nce.lem47_printed_rate(R) for R in LEM47_RS])
+    assert np.all(np.diff(rel) < 0) and rel[-1] < 30 / LEM47_RS[-1] ** 4
     out = nce_cx.lem47_rates()
     assert np.all(np.diff(out["sigma_min_times_R_exp"]) < 0) and out["sigma_min_times_R_exp"][-1] < 1e-3
 
@@ -248,6 +296,10 @@ def test_lem48_exact_hessian_at_q():
         smax = nce.sigma_max_q_closed_form(Rv)
         assert abs(smax - np.linalg.eigvalsh(H_num)[-1]) < QTOL * smax
         assert nce.lem48_corrected(Rv) <= smax < nce.lem48_printed(Rv)
+        # the corrected bound is the Rayleigh quotient at e_1, (R^2 + 2)/8, within 1/8 of sigma_max:
+        # sigma_max - (R^2 + 2)/8 = (R sqrt(R^2 + 4) - R^2)/16 < 1/8 (as R sqrt(R^2 + 4) < R^2 + 2)
+        assert nce.lem48_corrected(Rv) == nce.hessian_at_q_closed_form(Rv)[0, 0] == (Rv * Rv + 2) / 8
+        assert smax - nce.lem48_corrected(Rv) < 1 / 8
 
 
 @pytest.mark.claim("nce.lem48", tier="exact", control=True)
@@ -356,6 +408,17 @@ def test_cor2_ngd_polynomial_step_counts(measure):
         assert counts[R] <= k * runs[R].distances[0] ** 2
 
 
+@pytest.mark.claim("nce.cor2", tier="exact")
+def test_gauss_steps_stop_at_the_requested_radius():
+    # the step count is the first t with ||tau_t - tau_*|| <= radius, for the radius asked for (not the default 1)
+    for method in ("gd", "ngd"):
+        for radius in (2.0, 1.5):
+            r = nce.gauss_steps(3, method, radius=radius, h=0.05)
+            t = r.steps_to_radius
+            assert t is not None and r.n_steps == t
+            assert r.distances[t] <= radius < r.distances[t - 1]
+
+
 @pytest.mark.claim("nce.cor2", tier="exact", control=True)
 def test_cor2_control_printed_kappa_and_gd():
     # the printed kappa (Lemma 46/47: R^2 up to constants) with the printed O(R^6) is not what the landscape has:
@@ -419,6 +482,11 @@ def test_ngd_step_count_is_the_first_step_inside_the_ball():
         lambda t: H @ t, np.array([3.01, 0.0]), 0.05, target=np.zeros(2), radius=0.5, max_steps=1000
     )
     assert run.steps_to_radius == 51 and abs(run.distances[51] - 0.46) < 1e-12
+    # the ball is closed: a step that lands exactly on its boundary (1 - 0.5 = 0.5, exact in binary) is inside
+    edge = nce.ngd(lambda t: H @ t, np.array([1.0, 0.0]), 0.5, target=np.zeros(2), radius=0.5, max_steps=5)
+    assert edge.steps_to_radius == 1 and edge.distances[1] == 0.5 and edge.n_steps == 1
+    on = nce.gd(lambda t: H @ t, np.array([0.0, 0.5]), 0.1, target=np.zeros(2), radius=0.5, max_steps=5)
+    assert on.steps_to_radius == 0 and on.n_steps == 0
 
 
 @pytest.mark.claim("nce.thm19", tier="property", control=True)
@@ -502,6 +570,76 @@ def test_lem53_identity_on_finite_families(seed, K, d):
     )
     Hfd = np.array([_fd_grad(lambda t, i=i: nce.ence_grad(fam, t, ts, tq)[i], other) for i in range(d + 1)])
     assert np.allclose(nce.ence_hessian(fam, other, ts, tq), Hfd, rtol=1e-6, atol=1e-7 * scale)
+
+
+# ------------------------------------------------------------------------------------------ domains
+# The objects have a domain (extended statistic with last column -1, parameters of the right shape, grids with
+# lo < hi and h > 0, a positive gap R): the boundary instances are accepted, the ones just outside are rejected
+# with an error whose message begins with the name of the problem.
+
+
+def _rejects(call, match: str, error=ValueError) -> None:
+    """``call()`` raises ``error`` whose message *begins* with ``match`` (a regex)."""
+    with pytest.raises(error) as info:
+        call()
+    assert re.match(match, str(info.value)), f"{str(info.value)!r} does not begin with {match!r}"
+
+
+@pytest.mark.claim("nce.lem44", tier="exact")
+def test_exponential_families_are_defined_on_their_domain():
+    fam = nce.ExpFamily(np.array([[0.0, -1.0], [1.0, -1.0]]), np.zeros(2))  # k = 2: the smallest family
+    assert fam.dim == 2 and abs(fam.log_partition(0.0) - math.log(2)) < 1e-15
+    _rejects(lambda: nce.ExpFamily(np.full((3, 1), -1.0), np.zeros(3)), r"stats must be \(n, k\) with k >= 2")
+    _rejects(lambda: nce.ExpFamily(np.full(3, -1.0), np.zeros(3)), r"stats must be \(n, k\) with k >= 2")
+    _rejects(lambda: fam.log_density([0.0, 0.0, 0.0]), r"tau must have shape \(2,\), got \(3,\)$")
+    _rejects(lambda: fam.log_partition([0.0, 0.0]), r"theta must have shape \(1,\), got \(2,\)$")
+    assert nce.gaussian_mean_family(0.0, 0.5, 0.5).stats.shape == (2, 2)  # one step: the smallest grid
+    _rejects(lambda: nce.gaussian_mean_family(1.0, 1.0, 0.1), r"need finite lo < hi, got lo=1.0, hi=1.0$")
+    _rejects(lambda: nce.gaussian_mean_family(0.0, 1.0, 0.0), r"grid spacing h must be > 0, got 0.0$")
+    assert nce.gauss_setup(2.0, h=0.5, pad=0.5)[0].stats.shape == (7, 2)
+    _rejects(lambda: nce.gauss_setup(2.0, pad=0.0), r"pad must be > 0, got 0.0$")
+    _rejects(lambda: nce.gauss_setup(0.0), r"the mean gap R must be a finite number > 0, got 0.0$")
+    _rejects(
+        lambda: nce.gauss_steps(3, "gd", form="newton", max_steps=0),
+        r"form must be 'direct' or 'fused', got 'newton'$",
+    )
+
+
+@pytest.mark.claim("nce.lem47", tier="exact")
+def test_fit_power_domain_and_exact_inputs():
+    xs = LEM47_RS[:6]
+    # exact rationals are read as floats: the fit of y = 3 x^-5 exactly gives b = -5
+    b, _ = nce.fit_power([Fraction(int(x)) for x in xs], 3.0 * xs**-5.0, corrections=1)
+    assert abs(b + 5) < 1e-9
+    assert (
+        abs(nce.fit_power(xs[:4], 3.0 * xs[:4] ** -5.0, corrections=1)[0] + 5) < 1e-9
+    )  # 4 points, 3 unknowns
+    _rejects(
+        lambda: nce.fit_power(xs[:3], xs[:3], corrections=1), r"need more than 3 points for the fit, got 3$"
+    )
+    _rejects(lambda: nce.fit_power(xs, xs[:5]), r"xs and ys must be 1-D arrays of equal length$")
+    _rejects(lambda: nce.fit_power(-xs, xs), r"xs and ys must be positive$")
+
+
+@pytest.mark.claim("nce.lem45", tier="property")
+def test_sample_nce_gradient_at_the_noise_parameter():
+    # at tau = tau_q, u = 0 and expit(0) = 1/2: the empirical gradient is 1/4 (mean_Q T - mean_* T)
+    # = [(mean x_q - mean x_*)/4, 0] for T(x) = [x, -1]
+    xs, xq = np.array([2.0, 3.0, 5.0]), np.array([-1.0, 1.0])
+    assert np.array_equal(nce.gaussian_stats(xs), np.array([[2.0, -1.0], [3.0, -1.0], [5.0, -1.0]]))
+    g = nce.sample_nce_grad(nce.tau_q(), xs, xq, nce.tau_q())
+    assert np.allclose(g, [(0.0 - 10 / 3) / 4, 0.0], rtol=0, atol=1e-15)
+    # one sample of each is enough: with tau = tau_q + [0.7, 0.2], u = 0.7 x - 0.2 and the gradient is
+    # 1/2 (-expit(-u(x_*)) T(x_*) + expit(u(x_q)) T(x_q))
+    tau = nce.tau_q() + np.array([0.7, 0.2])
+    g1 = nce.sample_nce_grad(tau, [1.5], [-0.5], nce.tau_q())
+    us, uq = 0.7 * 1.5 - 0.2, 0.7 * -0.5 - 0.2
+    expect = 0.5 * (
+        -np.array([1.5, -1.0]) / (1 + math.exp(us)) + np.array([-0.5, -1.0]) / (1 + math.exp(-uq))
+    )
+    assert np.allclose(g1, expect, rtol=0, atol=1e-15)
+    _rejects(lambda: nce.sample_nce_grad(tau, [], [1.0], nce.tau_q()), "need at least one sample from each")
+    _rejects(lambda: nce.sample_nce_grad(tau, [1.0], [], nce.tau_q()), "need at least one sample from each")
 
 
 # ------------------------------------------------------------------------------------------ exp (sample-based)

@@ -4,6 +4,8 @@
 from __future__ import annotations
 
 import itertools
+import math
+import re
 from fractions import Fraction
 
 import numpy as np
@@ -246,3 +248,211 @@ def test_the_lazy_chain_does_not_have_eigenvalue_minus_one():
     walk = g.VGB(oracle, 2, g.exact_values(oracle, 2, tau).__getitem__)
     assert abs(walk.eigenvalues(lazy=False).min() + 1) < EIG_TOL
     assert abs(walk.eigenvalues(lazy=True).min() + 1) > 0.5
+
+
+# ------------------------------------------------------------------------------------------------ the base objects
+# Algorithm 2 is compared against exact laws built from the chapter's oracles, verifiers and samplers; these checks
+# pin each of them to an instance whose answer is known in closed form, and their domains (boundary accepted, just
+# outside rejected with a message that names the problem).
+
+
+def _rejects(call, match: str, error=ValueError) -> None:
+    """``call()`` raises ``error`` whose message *begins* with ``match`` (a regex)."""
+    with pytest.raises(error) as info:
+        call()
+    assert re.match(match, str(info.value)), f"{str(info.value)!r} does not begin with {match!r}"
+
+
+def _constant_oracle(k: int, token: int):
+    """Puts all its mass on ``token`` at every prefix: every sample and every argmax is ``token``."""
+    law = tuple(Fraction(int(a == token)) for a in range(k))
+    return g.TabularOracle(k, lambda u: law)
+
+
+@pytest.mark.claim("vgb.alg2", tier="exact")
+def test_vgb_walk_domain_and_sampler_outputs(rng):
+    one = g.UniformOracle(1)  # |Sigma| = 1, H = 2: the path root - (0,) - (0, 0)
+    walk = g.vgb(one, 2, lambda u: Fraction(1))
+    assert walk.leaf_law() == g.VGB(one, 2, lambda u: Fraction(1)).leaf_law() == {(0, 0): 1}
+    assert walk.transition_matrix()[1].tolist() == [0.25, 0.5, 0.25]
+    # a zero-valued node removes its subtree, whatever the values below it
+    cut = g.VGB(g.UniformOracle(2), 2, lambda u: Fraction(0 if u == (0,) else 1))
+    assert cut.leaves == [(1, 0), (1, 1)] and cut.leaf_law() == {
+        (1, 0): Fraction(1, 2),
+        (1, 1): Fraction(1, 2),
+    }
+    _rejects(
+        lambda: g.VGB(g.UniformOracle(2), 2, lambda u: Fraction(len(u) < 2)),
+        r"every leaf has value 0 \(or lies below a zero-valued node\): the walk has no leaf$",
+    )
+
+    # 1 + k + ... + k^H nodes: 200,001 is one too many, refused before any value is asked for
+    def no_value(u):
+        raise AssertionError("the size check must come before the tree is built")
+
+    _rejects(
+        lambda: g.VGB(g.UniformOracle(200_000), 1, no_value),
+        r"the prefix tree with \|Sigma\|=200000, H=1 is too large to enumerate$",
+    )
+    # the lazy walk from the root: T = 1 cannot reach depth 2 (first_leaf raises); after 2 steps the walk is at
+    # the leaf w.p. P^2(root, leaf) = 1/2 * 1/4 = 1/8, at a uniform time in {1, 2} w.p. (0 + 1/8)/2 = 1/16
+    _rejects(lambda: walk.sample(rng, 1, "first_leaf"), r"no leaf reached within T=1 steps$")
+    assert walk.sample(rng, 10_000, "first_leaf") == (0, 0)
+    _rejects(
+        lambda: walk.sample(rng, 2, "last"),
+        r"output must be 'final', 'uniform_time' or 'first_leaf', got 'last'$",
+    )
+    n = 4000
+    for output, p in (("final", 1 / 8), ("uniform_time", 1 / 16)):
+        rate = np.mean([walk.sample(rng, 2, output) == (0, 0) for _ in range(n)])
+        assert abs(rate - p) < 5 * np.sqrt(
+            p * (1 - p) / n
+        )  # 5 binomial standard errors; the two differ by 13
+    chain = walk.as_chain()
+    assert np.allclose(chain.P, walk.transition_matrix()) and np.allclose(
+        chain.stationary(), [0.25, 0.5, 0.25]
+    )
+
+
+@pytest.mark.claim("vgb.alg2", tier="exact")
+def test_as_chain_names_the_missing_module(monkeypatch):
+    import sys
+
+    walk = g.VGB(g.UniformOracle(2), 1, lambda u: Fraction(1))
+    monkeypatch.setitem(sys.modules, "theorylab.markov", None)
+    _rejects(
+        walk.as_chain, r"theorylab\.markov\.FiniteChain is not available in this installation$", ImportError
+    )
+
+
+@pytest.mark.claim("vgb.alg2", tier="exact")
+def test_oracles_and_verifiers_on_known_instances(rng):
+    assert g.oracles.as_prefix([0, 1], 2) == (0, 1)
+    _rejects(lambda: g.oracles.as_prefix([0, 2], 2), r"prefix \(0, 2\) has tokens outside 0\.\.1$")
+    _rejects(lambda: g.ParitySecretOracle([2]), r"secret \(2,\) has tokens outside 0\.\.1$")
+    _rejects(lambda: g.UniformOracle(2.0), r"vocab_size must be an int, got float$", TypeError)
+    # float laws are accepted within 1e-9 of sum 1 (ten 0.1's sum to 1 - 1.1e-16), not beyond
+    assert len(g.TabularOracle(10, lambda u: (0.1,) * 10).probs(())) == 10
+    _rejects(lambda: g.TabularOracle(2, lambda u: (0.5, 0.5 + 1e-6)).probs(()), r"oracle law at \(\) sums to")
+    # samples follow the law and count one call each
+    uni = g.UniformOracle(2)
+    draws = [uni.sample((), rng) for _ in range(2000)]
+    assert uni.calls == 2000 and abs(np.mean(draws) - 0.5) < 5 * np.sqrt(0.25 / 2000)
+    # the parity-secret oracle: uniform bits, then the bit making the parity odd, even at the secret
+    sec = g.ParitySecretOracle([1, 0])
+    assert sec.probs(()) == sec.probs((1,)) == (Fraction(1, 2), Fraction(1, 2))
+    assert sec.probs((1, 0)) == (0, 1) and sec.probs((0, 0)) == (0, 1) and sec.probs((0, 1)) == (1, 0)
+    assert set(g.sequence_law(sec, 3)) == {(0, 0, 1), (0, 1, 0), (1, 0, 1), (1, 1, 1)}
+    # verifiers: the perfect one accepts exactly the prefixes of A and counts its calls
+    V = g.perfect_verifier([(1, 0), (1, 1)], 2, 2)
+    assert V.name == "perfect" and g.ProcessVerifier(bool).name == "verifier"
+    assert [V(s) for s in ((), (0,), (1,), (1, 0), (0, 1))] == [
+        True,
+        False,
+        True,
+        True,
+        False,
+    ] and V.calls == 5
+    g.check_prefix_closed(V, 2, 2)
+    bad = g.ProcessVerifier(lambda s: s in {(), (0,), (0, 1, 1)}, "bad")
+    _rejects(
+        lambda: g.check_prefix_closed(bad, 2, 3),
+        r"verifier 'bad' is not prefix-closed: it accepts \(0, 1, 1\) but rejects its prefix \(0, 1\)$",
+    )
+    # support-aware: of the even strings only the secret's (1, 0, 1) has positive probability under the oracle
+    par = g.parity_language(3)
+    assert par == {(0, 0, 0), (0, 1, 1), (1, 0, 1), (1, 1, 0)}
+    Va = g.support_aware_verifier(par, sec, 3)
+    assert [Va.peek(s) for s in ((1, 0, 1), (0, 0, 0), (1, 0), (0, 0))] == [True, False, True, False]
+    # subset sum: the DP verifier accepts exactly the prefixes of the brute-force language
+    w, c = (3, 5, 2, 0), 5
+    A = g.subset_sum_language(w, c)
+    assert A == {(0, 1, 0, 0), (0, 1, 0, 1), (1, 0, 1, 0), (1, 0, 1, 1)}  # a weight 0 is allowed
+    SV = g.SubsetSumVerifier(w, c)
+    for h in range(5):
+        for s in itertools.product((0, 1), repeat=h):
+            assert SV.peek(s) == any(y[:h] == s for y in A)
+    assert not SV.peek((2,)) and not SV.peek((0, 1, 0, 0, 0))
+    assert g.subset_sum_solve(w, c) == (0, 1, 0, 0) and g.subset_sum_solve((2, 4), 3) is None
+    _rejects(
+        lambda: g.SubsetSumVerifier((3, -1), 2), r"knapsack weights and target must be non-negative integers$"
+    )
+
+
+@pytest.mark.claim("vgb.alg2", tier="exact")
+def test_exact_laws_and_samplers_on_known_instances(rng):
+    # Prop 3.1.2 instance: uniform bits, A = strings with a 0; p_A uniform on 2^D - 1 strings; tokenwise rejection
+    # sampling puts 2^-(D-1) on 1^(D-1) 0 and costs E C = D + 2^-(D-1) (only the prefix 1^(D-1) waits: 2 draws)
+    for D in (2, 3, 4):
+        oracle, A = g.prop312_instance(D)
+        assert A == frozenset(s for s in itertools.product((0, 1), repeat=D) if 0 in s)
+        pA = g.restricted_law(oracle, D, A)
+        assert pA == g.restricted_law(oracle, D, lambda s: 0 in s) == {s: Fraction(1, 2**D - 1) for s in A}
+        trs = g.tokenwise_law(oracle, D, g.perfect_verifier(A, 2, D))
+        assert trs.law[(1,) * (D - 1) + (0,)] == Fraction(1, 2 ** (D - 1)) and sum(trs.law.values()) == 1
+        assert trs.expected_queries == D + Fraction(1, 2 ** (D - 1)) and trs.success == 1 and trs.terminates
+        assert g.total_variation(trs.law, pA) == g.prop312_tv(D)
+        rs = g.rejection_sampling_law(oracle, D, A)
+        assert rs.law == pA and rs.expected_queries == Fraction(D * 2**D, 2**D - 1) and rs.terminates
+        full = g.rejection_sampling_law(oracle, D, lambda s: True)  # p(A) = 1: one try of D calls
+        assert full.expected_queries == D and full.terminates and full.law == g.sequence_law(oracle, D)
+        # no backtracking quota: Algorithm 1 is plain sampling (D calls, law p_O, success p(A))
+        bt = g.backtracking_law(oracle, D, g.perfect_verifier(A, 2, D), 0, 1)
+        assert bt.law == g.sequence_law(oracle, D) and bt.expected_queries == D and bt.max_queries == D
+        assert bt.success == 1 - Fraction(1, 2**D)
+        # value-guided tokenwise sampling with V* = p(A | prefix) is exactly p_A (telescoping product)
+        Vstar = g.exact_values(oracle, D, lambda s, A=A: Fraction(int(s in A)))
+        vg = g.value_guided_law(oracle, D, Vstar.__getitem__)
+        assert vg == pA and all(isinstance(p, Fraction) for p in vg.values())
+    empty = g.rejection_sampling_law(g.UniformOracle(2), 2, [])
+    assert empty.law == {} and empty.expected_queries == math.inf and not empty.terminates
+    # a verifier that rejects every first token the oracle can emit: tokenwise rejection sampling never ends
+    stuck = g.tokenwise_law(_constant_oracle(2, 0), 2, g.ProcessVerifier(lambda s: s[:1] != (0,)))
+    assert stuck.law == {} and stuck.expected_queries == math.inf and stuck.max_queries is None
+    assert not stuck.terminates
+    # Thm 3.1.1: the exhaustive Bellman recursion equals the closed form (M - 1)(M + 2)/(2M), M = 2^(D-1); any
+    # fixed query order has this expected cost under a uniform secret; the printed bound is 2^(D-1)
+    assert [g.parity_minimax_queries(D) for D in (1, 2, 3)] == [0, 1, Fraction(9, 4)]
+    for D in (1, 2, 3, 4):
+        assert g.parity_optimal_cost(D) == g.parity_minimax_queries(D)
+        order = list(itertools.product((0, 1), repeat=D - 1))
+        mean = Fraction(sum(g.parity_order_cost(order, s) for s in order), len(order))
+        assert mean == g.parity_minimax_queries(D) and g.parity_printed_bound(D) == 2 ** (D - 1)
+    # the argmax trap: default D = 4, A = {0, 1}^D; D = 2 is the smallest
+    trap, A4 = g.argmax_trap()
+    assert len(A4) == 16 and trap.probs((0,)) == (Fraction(1, 5), Fraction(1, 5), Fraction(3, 5))
+    assert len(g.argmax_trap(2)[1]) == 4
+    _rejects(lambda: g.argmax_trap(1), r"the argmax trap needs D >= 2$")
+
+
+@pytest.mark.claim("vgb.alg2", tier="exact")
+def test_samplers_count_their_calls(rng):
+    # an oracle that always emits 1 and a verifier rejecting a 1 at position 2: Algorithm 1 (Q = 1, B = 1) samples
+    # (1,), (1, 1) -> rejected, erases it, re-generates 1 greedily, samples the third token: 4 oracle calls,
+    # 2 verifier calls, 1 backtrack, output (1, 1, 1)
+    ones = _constant_oracle(2, 1)
+    ones.sample((), rng)  # calls already on the counters are not charged to the run
+    V = g.ProcessVerifier(lambda s: len(s) < 2 or s[1] != 1)
+    V(())
+    run = g.backtracking_generation(ones, 3, V, 1, 1, rng)
+    assert run == g.Generation((1, 1, 1), 4, 2, 1)
+    # tokenwise rejection sampling: the budget boundary max_queries = 1 is accepted; FAIL reports the calls spent
+    assert g.tokenwise_rejection_sampling(
+        ones, 1, g.ProcessVerifier(bool), rng, max_queries=1
+    ) == g.Generation((1,), 1, 1)
+    never = g.ProcessVerifier(lambda s: len(s) == 0)
+    never(())
+    assert g.tokenwise_rejection_sampling(ones, 2, never, rng, max_queries=3) == g.Generation(None, 3, 3)
+    assert g.tokenwise_rejection_sampling(ones, 2, g.ProcessVerifier(bool), rng).tokens == (1, 1)
+    _rejects(
+        lambda: g.tokenwise_rejection_sampling(ones, 2, never, rng, max_queries=0),
+        r"max_queries must be >= 1, got 0$",
+    )
+    _rejects(
+        lambda: g.tokenwise_rejection_sampling(ones, 2, never, 0),
+        r"rng must be a numpy Generator, got int$",
+        TypeError,
+    )
+    # the verifier-only generator tries tokens in order: (0,) no, (1,) yes, (1, 0) yes, (1, 0, 0) no, (1, 0, 1) yes
+    Vp = g.perfect_verifier([(1, 0, 1)], 2, 3)
+    assert g.verifier_only_generation(g.UniformOracle(2), 3, Vp) == g.Generation((1, 0, 1), 0, 5)
