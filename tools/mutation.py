@@ -77,9 +77,10 @@ FAMILIES: dict[str, tuple[list[str], list[str]]] = {
             f"theorylab/generation/{m}.py"
             for m in ("exact", "algorithms", "hardness", "oracles", "verifiers", "lm")
         ],
-        ["checks/test_verifier.py"],
+        ["checks/test_verifier.py", "checks/test_vgb.py"],
     ),
-    "vgb": (["theorylab/generation/vgb.py"], ["checks/test_vgb.py"]),
+    # the oracles, verifiers and exact laws of theorylab/generation serve both Chapter-3 families
+    "vgb": (["theorylab/generation/vgb.py"], ["checks/test_vgb.py", "checks/test_verifier.py"]),
     "nce": (["theorylab/estimation/nce.py"], ["checks/test_nce.py"]),
     "flat": (["theorylab/landscape/*.py", "theorylab/hmm/mlm.py"], ["checks/test_flat.py"]),
     "anchor": (["theorylab/representations/*.py"], ["checks/test_anchor.py"]),
