@@ -1078,6 +1078,29 @@ def test_domain_of_the_dyck_objects():
         bd.weight_decay_threshold(0, 0.5, 1, 1.0, 1.0)
 
 
+@pytest.mark.claim("dyck.def_distribution", tier="exact")
+def test_population_loss_is_evaluated_in_float64():
+    """(3.21)-(3.22) are evaluated in float64 whatever the predictor's dtype: a prediction in extended precision gets
+    exactly the loss of its float64 rounding."""
+    lang = Dyck(2, 3)
+
+    def wide(x):
+        return lang.next_token_distributions(x).astype(np.longdouble) / np.longdouble(3)
+
+    narrow = lang.population_loss(lambda x: wide(x).astype(np.float64), 6)
+    assert lang.population_loss(wide, 6) == narrow and narrow.excess > 0
+
+
+@pytest.mark.claim("dyck.cor1_uniform_attention", tier="exact")
+def test_uniform_attention_solution_rejects_colliding_features(monkeypatch):
+    """Cor 1 needs layer-1 features injective in (type, depth); a feature table with two equal rows is rejected."""
+    table = db.uniform_attention_solution(1, 2).feature_table()
+    table[1] = table[0]
+    monkeypatch.setattr(db.UniformAttentionSolution, "feature_table", lambda self: table)
+    with pytest.raises(ValueError, match=r"^layer-1 features are not injective in \(type, depth\)$"):
+        db.uniform_attention_solution(1, 2)
+
+
 @pytest.mark.claim("dyck.thm1_balance_sufficiency", tier="exact")
 def test_exact_model_on_every_short_prefix_and_a_degenerate_frame():
     """The exact-arithmetic model equals the generator on every prefix of length <= 4 (depth 0, D and between),
