@@ -809,6 +809,7 @@ def test_cor2_zero_loss_witness(k, depth, measure):
     assert excess <= MLP_TOL**2 * 2 * k  # squared per-position error <= 2k tol^2
     norm2 = star.squared_norm()
     lam = mlp.weight_decay_threshold_for(star, 8, eps=0.1)
+    assert bd.weight_decay_threshold(k, 0.5, 8, 0.1, np.sqrt(norm2)) == pytest.approx(lam, rel=1e-12)
     gamma_bound = mlp.lipschitz_from_norm(star.mlp.squared_norm(), star.mlp.depth)
     assert star.mlp.lipschitz_bound() <= gamma_bound  # AM-GM: prod ||W||_2 <= (sum ||W||_F^2 / L)^{L/2}
     # a minimiser at lambda <= lambda_N has excess <= lambda ||theta*||^2 / 2 = eps (q(1-q)/k^2)^N
@@ -993,6 +994,387 @@ def test_zero_head_any_weights(seed, layers, block):
     zero = (np.zeros((4, 6)), np.zeros(4))
     assert np.all(theory_transformer(*a, *zero, tokens, block=block) == 0.0)
     assert np.all(theory_transformer(*b, *zero, tokens, block=block) == 0.0)
+
+
+# ------------------------------------------------------------------------------------------------ definitions read
+# against independent evaluations: each library object recomputed from its defining formula on a small instance
+@pytest.mark.claim("dyck.def_language", tier="exact")
+def test_all_prefixes_is_the_lexicographic_enumeration():
+    """all_prefixes(N) lists Dyck_{k,D,N} in lexicographic order: the strings of itertools.product (lexicographic)
+    that the stack automaton accepts, in that order."""
+    for k, depth, n in [(2, 3, 6), (1, 2, 7)]:
+        lang = Dyck(k, depth)
+        every = np.array(list(itertools.product(range(2 * k), repeat=n)))
+        assert np.array_equal(lang.all_prefixes(n), every[lang.scan(every)[0][:, -1]])
+
+
+@pytest.mark.claim("dyck.def_distribution", tier="exact")
+def test_completion_distribution_of_li_remark_3_2_1():
+    """Li's Dyck_D (Def 3.2.1, Remark 3.2.1, ``003_69b23422e33c905a.txt``): Eq (3.4) with n_c counting closes at
+    d < D - i equals the process probability on every word, the words' probabilities sum to 1, the oracle with
+    noise 0 is the process (uniform off the completable prefixes), and samples follow the law."""
+    from theorylab.languages.dyck import DyckCompletion, DyckCompletionLM
+
+    c = DyckCompletion(6, Fraction(1, 5), Fraction(1, 3))
+    words = c.words()
+    assert len(words) == 5 * 2**3  # Cat(3) 2^3
+    probs = [c.probability(w) for w in words]
+    assert [c.closed_form(w) for w in words] == probs and sum(probs) == 1
+    assert not c.is_word(words[0][:4]) and c.probability((0, 3)) == 0  # too short; a mismatched close
+    oracle = c.oracle(0)
+    for prefix in [(), (0,), (2, 2), (0, 2, 3), (0, 0, 0), (0, 0, 1, 1)]:
+        assert oracle.probs(prefix) == c.next_token_distribution(prefix)
+    assert oracle.probs((0, 0, 0, 0)) == (Fraction(1, 4),) * 4  # cannot be completed: uniform
+    small = DyckCompletion(4, 0.3, 0.6)
+    table = {w: float(small.probability(w)) for w in small.words()}
+    x = small.sample(np.random.default_rng(0), 4000)
+    assert x.shape == (4000, 4) and all(small.is_word(tuple(r)) for r in x.tolist())
+    observed = np.array([np.sum(np.all(x == np.array(w), axis=1)) for w in table])
+    p = np.array(list(table.values()))
+    assert np.all(np.abs(observed - 4000 * p) <= 5 * np.sqrt(4000 * p * (1 - p)))  # 5 binomial sd per word
+    assert small.sample(np.random.default_rng(1), 1, length=3).shape == (1, 3)  # n = 1 is a batch
+    lm = DyckCompletionLM(small)
+    batch = lm.sample_batch(np.random.default_rng(2), 5, 4)
+    assert batch.inputs.shape == (5, 4) and np.all(batch.inputs[:, 0] == lm.BOS)
+    assert np.array_equal(batch.inputs[:, 1:], batch.targets[:, :-1])
+    assert all(small.is_word(tuple(r)) for r in batch.targets.tolist())
+
+
+@pytest.mark.claim("dyck.def_language", tier="exact")
+def test_domain_of_the_dyck_objects():
+    """Boundary instances of each definition are accepted; those just outside raise, with their message."""
+    from theorylab.attention.dyck.exact import to_fraction
+    from theorylab.languages.dyck import DyckCompletion
+
+    rng = np.random.default_rng(0)
+    lang = Dyck(2, 2)
+    assert lang.sample(rng, 0, 3).shape == (0, 3)
+    with pytest.raises(ValueError, match=r"^n and length must be >= 0"):
+        lang.sample(rng, -1, 3)
+    with pytest.raises(ValueError, match=r"^n and length must be >= 0"):
+        lang.sample(rng, 2, -1)
+    with pytest.raises(
+        ValueError, match=r"^sequence 1 is not a prefix of Dyck_\{2,2\}: token 3 at position 1"
+    ):
+        lang.next_token_distributions(np.array([[0, 1], [0, 3]]))
+    assert DyckCompletion(2).D == 2
+    with pytest.raises(ValueError, match=r"^D must be an even length >= 2"):
+        DyckCompletion(3)
+    with pytest.raises(ValueError, match=r"^need n >= 1 and 0 <= length <= D"):
+        DyckCompletion(2).sample(rng, 0)
+    E = np.eye(9)
+    db.DyckWeights(2, 2, E, np.zeros((9, 9)), np.zeros((9, 9)))
+    with pytest.raises(ValueError, match=r"^E must have shape \(m, 2kD\+1\)"):
+        db.DyckWeights(2, 2, E[:, :, None], np.zeros((9, 9)), np.zeros((9, 9)))
+    with pytest.raises(ValueError, match=r"^attention violates the balance condition"):
+        db.construct_solution(2, 2, np.round(rng.normal(size=(9, 9)) * 8) / 8)
+    with pytest.raises(ValueError, match=r"^cannot represent nan exactly as a rational"):
+        to_fraction(float("nan"))
+    assert bd.min_prefix_probability_bound(1, 0.5, 0) == 1.0
+    with pytest.raises(ValueError, match=r"^need k >= 1, 0 < q < 1, length >= 0"):
+        bd.min_prefix_probability_bound(2, 1.0, 3)
+    assert bd.weight_decay_threshold(1, 0.5, 1, 1.0, 1.0) == 0.5
+    with pytest.raises(ValueError, match=r"^need k >= 1, 0 < q < 1, length >= 1, eps > 0, theta_norm > 0"):
+        bd.weight_decay_threshold(0, 0.5, 1, 1.0, 1.0)
+
+
+@pytest.mark.claim("dyck.def_distribution", tier="exact")
+def test_population_loss_is_evaluated_in_float64():
+    """(3.21)-(3.22) are evaluated in float64 whatever the predictor's dtype: a prediction in extended precision gets
+    exactly the loss of its float64 rounding."""
+    lang = Dyck(2, 3)
+
+    def wide(x):
+        return lang.next_token_distributions(x).astype(np.longdouble) / np.longdouble(3)
+
+    narrow = lang.population_loss(lambda x: wide(x).astype(np.float64), 6)
+    assert lang.population_loss(wide, 6) == narrow and narrow.excess > 0
+
+
+@pytest.mark.claim("dyck.cor1_uniform_attention", tier="exact")
+def test_uniform_attention_solution_rejects_colliding_features(monkeypatch):
+    """Cor 1 needs layer-1 features injective in (type, depth); a feature table with two equal rows is rejected."""
+    table = db.uniform_attention_solution(1, 2).feature_table()
+    table[1] = table[0]
+    monkeypatch.setattr(db.UniformAttentionSolution, "feature_table", lambda self: table)
+    with pytest.raises(ValueError, match=r"^layer-1 features are not injective in \(type, depth\)$"):
+        db.uniform_attention_solution(1, 2)
+
+
+@pytest.mark.claim("dyck.thm1_balance_sufficiency", tier="exact")
+def test_exact_model_on_every_short_prefix_and_a_degenerate_frame():
+    """The exact-arithmetic model equals the generator on every prefix of length <= 4 (depth 0, D and between),
+    and a frame that does not separate two embeddings (Lemma 39) is redrawn: the construction stays exact."""
+    sol = _balanced(2, 3, seed=1)
+    lang = sol.language
+    for n in range(5):
+        for s in lang.all_prefixes(n).tolist():
+            assert db.exact_model_distribution(sol, s) == lang.next_token_distribution(s, exact=True)
+    k, depth, m = 2, 2, 10
+    track0 = db._orthonormal_frame(m, k * depth, np.random.default_rng(0))[1]
+    E = np.random.default_rng(3).normal(size=(m, 2 * k * depth + 1))
+    v = np.random.default_rng(4).normal(size=m)
+    E[:, 1] = E[:, 0] + v - track0 @ (track0.T @ v)  # e_1 - e_0 orthogonal to the seed-0 tracking plane
+    sol = db.construct_solution(k, depth, embeddings=E)
+    table = E.T @ sol.track
+    assert np.linalg.norm(table[1] - table[0]) > 1e-6 and not np.allclose(sol.track, track0)
+    assert exact_on_all_prefixes(sol, k, depth, 8) == 0.0
+
+
+@pytest.mark.claim("dyck.thm1_balance_necessity", tier="exact")
+def test_pumping_search_finds_the_first_flip_from_any_estimate():
+    """The flip search returns the smallest beta from estimates below and above it (here the closed form is exact,
+    so the search's widening loops are exercised by bad estimates), for D = 2 and D = 4, and the counterexample
+    names the query its failing prefix ends with."""
+    betas = []
+    for sol in (_unbalanced(2, 2, seed=0, delta=2.0), _unbalanced(2, 4, seed=5, delta=2.0**-7)):
+        ce = db.pumping_counterexample(sol)
+        betas.append(ce.beta)
+        assert verify_pumping(sol, ce)
+        depth = sol.language.scan(ce.prefix_fail[None])[1][0, -1]
+        assert ce.query == (int(ce.prefix_fail[-1]) // 2, int(depth))
+        args = (sol, ce.prefix_fail, ce.insert_at, ce.pair[0] // 2, int(ce.prefix_fail[-3]) // 2)
+        for estimate in {1, max(1, ce.beta // 3), 50 * ce.beta + 7}:
+            assert db._first_flip(*args, estimate) == ce.beta
+    assert betas[0] == 1 and betas[1] > 3  # estimates far above beta = 1, and below a beta > 3
+
+
+@pytest.mark.claim("dyck.thm3_lottery", tier="exact")
+def test_attention_pattern_and_layer_norm_follow_their_formulas():
+    """attention_pattern is the causal softmax of the scores G[key, query] (each query's column sums to 1),
+    LN_C acts row by row on a batch, and the "M" pair shares a random balanced attention drawn from ``rng``."""
+    w = _balanced(2, 3, seed=2).weights
+    seqs = Dyck(2, 3).all_prefixes(5)[::7]
+    idx = db.token_indices(Dyck(2, 3), seqs)
+    A = db.attention_pattern(w, idx)
+    G = w.scores()
+    for b in range(len(idx)):
+        for qpos in range(idx.shape[1]):
+            s = G[idx[b, : qpos + 1], idx[b, qpos]]
+            expect = np.exp(s - s.max()) / np.exp(s - s.max()).sum()
+            assert np.allclose(A[b, : qpos + 1, qpos], expect, rtol=1e-12, atol=0)
+            assert np.all(A[b, qpos + 1 :, qpos] == 0)
+    x = np.random.default_rng(0).normal(size=(3, 5)) * 4
+    rows = np.array([bd.layer_norm_c(r, 1.0) for r in x])
+    assert np.allclose(bd.layer_norm_c(x, 1.0), rows, rtol=1e-14, atol=1e-15)
+    s1, s2 = bd.same_component_pair(2, 3, "M", np.random.default_rng(7), 1.5)
+    M = db.random_balanced_attention(2, 3, np.random.default_rng(7), 1.5)
+    assert np.array_equal(s1.weights.M, M) and np.array_equal(s2.weights.M, M)
+
+
+@pytest.mark.claim("dyck.thm2_approx_balance", tier="exact")
+def test_approx_balance_report_against_its_formulas():
+    """C = 16 D (4/eps' + 1) with eps' = (sqrt2 (1-q) - 2 sqrt(eps)) / gamma; the report's defaults are q = 1/2,
+    gamma = 1, eps = 0, rate 1; its worst ratio is max ||S|| N / (C P) with P from stack_separation; the prefix
+    probability bound is (q(1-q)/k^2)^N."""
+    eps_prime = (np.sqrt(2) * 0.4 - 2 * np.sqrt(0.01)) / 5.0
+    assert bd.approx_balance_constant(4, 0.6, 5.0, 0.01) == pytest.approx(64 * (4 / eps_prime + 1), rel=1e-14)
+    rng = np.random.default_rng(0)
+    w = db.construct_solution(
+        2,
+        4,
+        db.random_balanced_attention(2, 4, rng, 1.0) + 1e-3 * rng.normal(size=(17, 17)),
+        allow_unbalanced=True,
+    ).weights
+    report = bd.approx_balance_report(w, 100)
+    C = 64 * (4 / (np.sqrt(2) / 2) + 1)
+    assert report.length == 100
+    assert report.eps_prime == pytest.approx(np.sqrt(2) / 2, rel=1e-15)
+    assert report.constant == pytest.approx(C, rel=1e-14)
+    S = np.linalg.norm(db.pair_effects(w), axis=-1)  # [query, type, level]
+    P = db.stack_separation(w)
+    assert report.worst_ratio == pytest.approx(float(np.max(S / P[:, None, None])) * 100 / C, rel=1e-12)
+    assert Fraction(bd.min_prefix_probability_bound(2, 0.5, 3)) == Fraction(1, 16) ** 3
+
+
+@pytest.mark.claim("dyck.sec2_2_5_8_post_ln", tier="exact")
+def test_block_hidden_against_the_construction_and_the_softmax():
+    """The thesis block's g-input LN_0(a) + e_rho equals the construction's own h (hidden), the post-LN block's is
+    LN_0(a + e_rho) with a the causal softmax output, and inserting pairs by counts equals inserting them."""
+    sol = _balanced(2, 4, seed=3, scale=1.0)
+    lang, w = sol.language, sol.weights
+    for prefix in ([0, 0, 2, 3], [2, 0, 1, 2], [0, 2, 2, 3, 3]):
+        idx = db.token_indices(lang, np.array([prefix]))
+        h = np.array(ar_block_hidden(sol, prefix, None, "thesis"))
+        assert np.allclose(h, sol.hidden(idx)[0, -1], rtol=0, atol=1e-12)
+        a = (w.W_V @ w.E)[:, idx[0]] @ db.attention_pattern(w, idx)[0, :, -1]
+        x = a + w.E[:, idx[0, -1]]
+        c = x - x.mean()
+        assert np.allclose(
+            np.array(ar_block_hidden(sol, prefix, None, "post_ln")), c / np.linalg.norm(c), atol=1e-12
+        )
+        for block in ("thesis", "post_ln"):
+            pumped = np.array(prefix[:1] + [0, 1] * 3 + prefix[1:])
+            assert np.allclose(
+                np.array(ar_block_hidden(sol, prefix, (1, 0, 3), block)),
+                np.array(ar_block_hidden(sol, pumped, None, block)),
+                rtol=0,
+                atol=1e-12,
+            )
+
+
+def ar_block_hidden(sol, prefix, pumped, block):
+    from theorylab.attention.dyck import architecture as ar
+
+    return [float(x) for x in ar.block_hidden(sol, prefix, pumped, block)]
+
+
+def direct_theory_transformer(layers, W_E, W_head, b_head, tokens, block):
+    """(3.23)-(3.27) position by position: causal softmax over keys <= query, LN_0, residual, 2-layer ReLU g."""
+
+    def ln(x):
+        c = x - x.mean()
+        n = np.linalg.norm(c)
+        return c / n if n > 0 else c
+
+    out = []
+    for seq in tokens:
+        X = [W_E[:, W_E.shape[1] - 1]] + [W_E[:, t] for t in seq]
+        for L in layers:
+            Y = []
+            for i in range(len(X)):
+                s = np.array([(L.W_Q @ X[i]) @ (L.W_K @ X[j]) for j in range(i + 1)])
+                p = np.exp(s - s.max()) / np.exp(s - s.max()).sum()
+                attn = sum(p[j] * (L.W_V @ X[j]) for j in range(i + 1))
+                y = ln(attn) + X[i] if block == "thesis" else ln(attn + X[i])
+                Y.append(L.W2 @ np.maximum(L.W1 @ y + L.b1, 0.0) + L.b2)
+            X = Y
+        out.append(W_head @ X[-1] + b_head)
+    return np.array(out)
+
+
+@pytest.mark.claim("dyck.prop6_head_zero", tier="exact")
+@pytest.mark.parametrize("block", ["thesis", "post_ln"])
+def test_theory_transformer_matches_a_direct_evaluation(block):
+    from theorylab.attention.dyck.architecture import theory_transformer
+
+    rng = np.random.default_rng(11)
+    layers, E = random_theory_transformer(rng, 2)
+    head = (rng.normal(size=(4, 6)), rng.normal(size=4))
+    tokens = Dyck(2, 2).sample(rng, 3, 5)
+    expect = direct_theory_transformer(layers, E, *head, tokens, block)
+    assert np.allclose(
+        theory_transformer(layers, E, *head, tokens, block=block), expect, rtol=1e-10, atol=1e-10
+    )
+
+
+# trained tier's instruments, on models whose answers are known (property tier: they import torch)
+@pytest.mark.claim("dyck.thm1_balance_sufficiency", tier="property")
+def test_trained_model_is_the_theory_layer():
+    """The torch model of the trained tier computes the theorems' architecture: its first-layer indices are the
+    (type, depth) indices (block of token t for every string, valid or not), loaded with a construction's (M, W_V)
+    its g-input is the construction's h (ablated: the h of M = 0), and its contrastive penalty is (3.40) with the
+    documented balanced blocks."""
+    import torch
+
+    from theorylab.attention.dyck import trained as dt
+
+    k, D = 2, 3
+    lang = Dyck(k, D)
+    model = dt.DyckMinimalConfig(k, D, width=8, ln_eps=1e-12).build(0)
+    seqs = lang.all_prefixes(6)
+    assert np.array_equal(model.indices(torch.from_numpy(seqs)).numpy(), db.token_indices(lang, seqs))
+    every = np.array(list(itertools.product(range(2 * k), repeat=5)))
+    idx = model.indices(torch.from_numpy(every)).numpy()
+    assert np.all(idx[:, 0] == 2 * k * D) and np.array_equal(idx[:, 1:] // D, every)
+    sol = _balanced(k, D, seed=5, scale=1.0)
+    with torch.no_grad():
+        model.W_Q.copy_(torch.tensor(sol.weights.M, dtype=torch.float32))
+        model.W_K.copy_(torch.eye(2 * k * D + 1))
+        model.W_V.copy_(torch.tensor(sol.weights.W_V, dtype=torch.float32))
+    seen = []
+    model.g.register_forward_pre_hook(lambda _, inputs: seen.append(inputs[0].double().numpy()))
+    x = lang.sample(np.random.default_rng(0), 8, 10)
+    deep = lang.scan(x)[1] > 0  # LN_0(0) = 0 at depth 0 vs LN of float32 round-off: compared where depth >= 1
+    ablated = replace(sol, weights=replace(sol.weights, M=np.zeros_like(sol.weights.M)))
+    for ablate, ref in ((False, sol), (True, ablated)):
+        model.ablate_attention = ablate
+        with torch.no_grad():
+            model.layer2(model.indices(torch.from_numpy(x)))
+        h = ref.hidden(db.token_indices(lang, x))
+        # float32 weights and sums: ~1e-6 relative error on unit-scale h; a wrong block or pattern moves it by O(1)
+        assert np.abs(seen[-1] - h)[deep].max() < 1e-4, ablate
+    model.ablate_attention = False
+    tokens = torch.from_numpy(lang.sample(np.random.default_rng(1), k * D + 1, 8))
+    with torch.no_grad():
+        out = model.layer2(model.indices(tokens))[:, 1:]
+        penalty = float(model.contrastive_penalty(tokens, out))
+        blocks = []
+        for b in range(k * D + 1):  # b = kD reuses block 0
+            r, t = 1 + (b % (k * D)) % D, (b % (k * D)) % k
+            blocks.append([2 * t] * r + [2 * t + 1] * r + [2 * t, 2 * t + 1] * (D - r))
+        assert all(lang.is_word(bl) and len(bl) == 2 * D for bl in blocks)
+        pre = torch.tensor(blocks)
+        shifted = model.layer2(model.indices(torch.cat([pre, tokens], dim=1)))[:, 2 * D + 1 :]
+        expect = float(((shifted - out) ** 2).sum(-1).mean())
+    assert penalty == pytest.approx(expect, rel=1e-6) and expect > 0
+
+
+@pytest.mark.claim("dyck.prop6_head_zero", tier="property")
+def test_trained_tier_instruments_on_known_answers():
+    """Copy accuracy, distance from uniform attention and the window baseline on models and data whose values are
+    known; the GPT block is LN(X + attn) then LN(X + W2 relu(W1 X + b1) + b2); the copy task's targets are its
+    inputs."""
+    import torch
+    from torch import nn
+
+    from theorylab.attention.dyck import trained as dt
+
+    class Known(nn.Module):
+        """Copies its input (logits = one-hot of the input), or predicts token 0 when ablated; attends to itself."""
+
+        ablate_attention = False
+
+        def forward(self, tokens, return_attention=False):
+            logits = torch.nn.functional.one_hot(tokens, 4).double()
+            if self.ablate_attention:
+                logits = torch.zeros_like(logits)
+                logits[..., 0] = 1.0
+            T = tokens.shape[1]
+            attn = torch.eye(T, dtype=torch.float64).expand(tokens.shape[0], 1, T, T)
+            return (logits, attn) if return_attention else logits
+
+    x = Dyck(2, 4).sample(np.random.default_rng(0), 16, 12)
+    model = Known()
+    assert dt.copy_accuracy(model, x) == 1.0
+    assert dt.copy_accuracy(model, x, ablate=True) == float(np.mean(x == 0)) and not model.ablate_attention
+    n = np.arange(1, 13)
+    assert dt.attention_distance_from_uniform(model, x) == pytest.approx(float(np.mean(1 - 1 / n)), rel=1e-12)
+    batch = dt.DyckCopyTask().sample_batch(np.random.default_rng(1), 6, 10)
+    assert np.array_equal(batch.targets, batch.inputs) and all(Dyck(2, 4).is_prefix(s) for s in batch.inputs)
+    # window 0: the majority close type; window 1 on "()[]": each close follows its own open
+    close = x % 2 == 1
+    share = np.bincount(x[close] // 2, minlength=2).max() / close.sum()
+    assert dt.window_closing_accuracy(x, 0, 4) == pytest.approx(float(share), rel=1e-15)
+    assert dt.window_closing_accuracy(np.array([[0, 1, 2, 3]]), 1, 4) == 1.0
+    for layers in (1, 2):
+        gpt = dt.DyckGPTConfig(2, layers, 8).build(layers)
+        tokens = torch.from_numpy(x[:3])
+        with torch.no_grad():
+            X = gpt.embed(tokens).double()
+            expect = gpt_reference(gpt, X, layers)
+            assert torch.allclose(
+                gpt(tokens).double(), expect, atol=1e-4
+            )  # float32 forward vs float64 reference
+    with pytest.raises(ValueError, match=r"^k, layers and width must be positive"):
+        dt.DyckGPTConfig(2, 0, 8)
+
+
+def gpt_reference(gpt, X, layers):
+    """The post-LN GPT blocks in float64: X <- LN(X + attn(X)), X <- LN(X + W2 relu(W1 X + b1) + b2), then the head."""
+    import torch
+
+    T, d = X.shape[1], X.shape[2]
+    mask = torch.ones(T, T, dtype=torch.bool).tril()
+    for i in range(layers):
+        W, b = gpt.qkv[i].weight.double(), gpt.qkv[i].bias.double()
+        q, kk, v = (X @ W.T + b).chunk(3, dim=-1)
+        s = (q @ kk.transpose(1, 2) / np.sqrt(d)).masked_fill(~mask, -np.inf)
+        X = torch.nn.functional.layer_norm(X + torch.softmax(s, -1) @ v, (d,))
+        f1, f2 = gpt.mlp[i][0], gpt.mlp[i][-1]
+        hidden = torch.relu(X @ f1.weight.double().T + f1.bias.double())
+        X = torch.nn.functional.layer_norm(X + hidden @ f2.weight.double().T + f2.bias.double(), (d,))
+    return X @ gpt.head.weight.double().T + gpt.head.bias.double()
 
 
 # ------------------------------------------------------------------------------------------------ trained tier
