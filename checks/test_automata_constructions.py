@@ -1221,8 +1221,7 @@ def permutation_group_of(aut):
 @pytest.mark.claim(THM11, tier="exact")
 def test_thm11_large_component_groups_are_refused_by_kind():
     """A component group above the Cayley-table limit is refused for what it is: S7 (order 5040) as not solvable,
-    a cyclic group of order lcm(5, 7, 8, 9) = 2520 passes the limit check, order lcm(7, 8, 9, 11) = 5544 is solvable
-    but too large to tabulate."""
+    the cyclic group of order lcm(7, 8, 9, 11) = 5544 on 35 points as solvable but too large to tabulate."""
     from theorylab.algebra import GroupTooLargeError
 
     _rejects(
