@@ -961,11 +961,18 @@ def test_composition_series_verdict_needs_both_ends():
 
 
 @pytest.mark.claim(KR, tier="exact")
-def test_holonomy_components_record_their_class():
+def test_holonomy_components_record_their_class(monkeypatch):
     """Each holonomy component stores its class representative: a set of its height whose tiles (the component's
-    states) cover it; and an equal transition table in a new Semiautomaton gets a cascade of that automaton."""
+    states) cover it; and an equal transition table in a new Semiautomaton gets a cascade of that automaton.
+    Computed with empty caches, so the decomposition itself runs here (not a result cached by an earlier check)."""
+    import theorylab.algebra.holonomy as holonomy_module
+    import theorylab.algebra.semigroup as semigroup_module
+
+    monkeypatch.setattr(holonomy_module, "_CACHE", {})
+    monkeypatch.setattr(semigroup_module, "_CACHE", {})
     for aut in (full_transformation_monoid(3), _sgpdec_example(), zoo.gridworld(4)):
         c = holonomy_decomposition(aut)
+        assert verify_cascade(c).ok
         for comp in c.components:
             assert comp.rep and frozenset().union(*comp.tiles) == comp.rep, (aut.name, comp.level)
             assert len(comp.tiles) == comp.n_states and all(t < comp.rep for t in comp.tiles)
