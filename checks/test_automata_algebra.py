@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
+import re
 
 import numpy as np
 import pytest
@@ -860,3 +861,153 @@ def test_hand_written_cascade_control():
 
     bad = Cascade.from_functions((ff, par), (1, 2), dep_current, (0, 0), lambda x: 2 * x[0] + x[1], 3)
     assert not np.array_equal(good.automaton.delta, bad.automaton.delta)
+
+
+# ---------------------------------------------------------------- named results: maximal subgroups, errors, the zoo
+
+
+def _two_nonsolvable_groups() -> Semiautomaton:
+    """Two non-solvable maximal subgroups of different orders: states P = 0..4 and R = 5..9; symbols 0, 1 act on P as
+    a 5-cycle and the transposition (0 1) and collapse R to state 0; symbols 2, 3 shift P onto R and act on R as a
+    5-cycle and the 3-cycle (5 6 7). The H-class groups are S5 (image P, order 120) and A5 (image R, order 60)."""
+    c5, t01, c3 = [1, 2, 3, 4, 0], [1, 0, 2, 3, 4], [1, 2, 0, 3, 4]
+    shift = [q + 5 for q in range(5)]
+    return Semiautomaton(
+        np.array(
+            [c5 + [0] * 5, t01 + [0] * 5, shift + [x + 5 for x in c5], shift + [x + 5 for x in c3]],
+            dtype=np.int64,
+        ),
+        name="S5|A5",
+    )
+
+
+def _kernel_partition(f) -> frozenset:
+    """ker f as a set of blocks (the states with the same image), from the definition."""
+    blocks: dict[int, set] = {}
+    for q, v in enumerate(f):
+        blocks.setdefault(int(v), set()).add(q)
+    return frozenset(frozenset(b) for b in blocks.values())
+
+
+@pytest.mark.claim(DEF8, tier="exact")
+def test_maximal_subgroups_are_the_h_classes_of_the_idempotents():
+    """Each MaximalSubgroup lists exactly the H-class of its idempotent e (same image set and same kernel as e, read
+    off the definitions element by element), and its group has one element per member."""
+    for aut in (_two_nonsolvable_groups(), full_transformation_monoid(3), zoo.flipflop()):
+        S = transformation_semigroup(aut)
+        images = [frozenset(int(v) for v in f) for f in S.elements]
+        kernels = [_kernel_partition(f) for f in S.elements]
+        groups = maximal_subgroups(S)
+        assert sorted(G.idempotent for G in groups) == sorted(int(i) for i in S.idempotents)
+        for G in groups:
+            e = G.idempotent
+            h_class = [i for i in range(S.size) if images[i] == images[e] and kernels[i] == kernels[e]]
+            assert sorted(int(m) for m in G.members) == h_class, (aut.name, e)
+            assert G.order == len(h_class) and G.image == tuple(sorted(images[e]))
+    orders = {(len(G.image), G.order, G.solvable) for G in maximal_subgroups(_two_nonsolvable_groups())}
+    assert orders == {(1, 1, True), (5, 60, False), (5, 120, False)}
+
+
+@pytest.mark.claim(DEF8, tier="exact")
+def test_not_solvable_error_names_the_largest_nonsolvable_subgroup():
+    """``check_solvable`` reports the largest non-solvable maximal subgroup (here S5, not the A5 below it) with its
+    composition factors in Jordan-Hölder order, and the message says so from its beginning."""
+    from theorylab.algebra.semigroup import NotSolvableError, check_solvable
+
+    aut = _two_nonsolvable_groups()
+    with pytest.raises(NotSolvableError) as info:
+        check_solvable(aut)
+    G = info.value.subgroup
+    bad = [H.order for H in maximal_subgroups(aut) if not H.solvable]
+    assert G.order == max(bad) == 120 and min(bad) == 60
+    names = [f.name for f in G.composition_factors]
+    assert names == ["C2", "A5"]
+    msg = str(info.value)
+    assert re.match(
+        r"^Semiautomaton\(.*\) is not solvable: the maximal subgroup at idempotent word \[", msg
+    ), msg
+    assert "has order 120, composition factors [C2, A5]; a non-abelian simple factor" in msg, msg
+
+
+@pytest.mark.claim(JH, tier="exact")
+def test_composition_factors_from_the_cayley_table():
+    """The table route (``composition_factors(H)`` with element indices) gives the same factors as the BSGS route:
+    S4 = C2, C3, C2, C2 (all abelian) and S5 = C2, A5."""
+    for aut, want in (
+        (zoo.symmetric(4, regular=False), [2, 3, 2, 2]),
+        (zoo.symmetric(5, regular=False), [2, 60]),
+    ):
+        G = _group(aut)
+        table = G.composition_factors(np.arange(G.order))
+        assert [f.order for f in table] == want
+        assert [f.abelian for f in table] == [o != 60 for o in want]
+        assert sorted(f.name for f in table) == sorted(f.name for f in G.composition_factors())
+
+
+@pytest.mark.claim(JH, tier="exact", control=True)
+def test_composition_series_verdict_needs_both_ends():
+    """A chain must start at G and end at 1: the composition series A4 > V4 > C2 > 1 of A4 is not one of S4, and
+    S4 > A4 > V4 > C2 stops above 1; the full S4 > A4 > V4 > C2 > 1 is accepted."""
+    S4 = permutation_group(zoo.symmetric(4, regular=False).delta)
+    idx = {tuple(p): i for i, p in enumerate(S4.elements.tolist())}
+    a4 = S4.commutator_subgroup()
+    v4 = S4.commutator_subgroup(a4)
+    c2 = S4.closure([idx[(1, 0, 3, 2)]])
+    assert len(a4) == 12 and len(v4) == 4 and len(c2) == 2
+    one = np.array([0])
+    assert verify_composition_series(S4, [np.arange(24), a4, v4, c2, one])
+    assert not verify_composition_series(S4, [a4, v4, c2, one])
+    assert not verify_composition_series(S4, [np.arange(24), a4, v4, c2])
+
+
+@pytest.mark.claim(KR, tier="exact")
+def test_holonomy_components_record_their_class(monkeypatch):
+    """Each holonomy component stores its class representative: a set of its height whose tiles (the component's
+    states) cover it; and an equal transition table in a new Semiautomaton gets a cascade of that automaton.
+    Computed with empty caches, so the decomposition itself runs here (not a result cached by an earlier check)."""
+    import theorylab.algebra.holonomy as holonomy_module
+    import theorylab.algebra.semigroup as semigroup_module
+
+    monkeypatch.setattr(holonomy_module, "_CACHE", {})
+    monkeypatch.setattr(semigroup_module, "_CACHE", {})
+    for aut in (full_transformation_monoid(3), _sgpdec_example(), zoo.gridworld(4)):
+        c = holonomy_decomposition(aut)
+        assert verify_cascade(c).ok
+        for comp in c.components:
+            assert comp.rep and frozenset().union(*comp.tiles) == comp.rep, (aut.name, comp.level)
+            assert len(comp.tiles) == comp.n_states and all(t < comp.rep for t in comp.tiles)
+        twin = Semiautomaton(aut.delta.copy(), name="twin")
+        assert (
+            holonomy_decomposition(twin).automaton is twin and verify_cascade(holonomy_decomposition(twin)).ok
+        )
+
+
+@pytest.mark.claim(DEF, tier="exact")
+def test_zoo_transition_tables_follow_their_labels():
+    """The zoo's tables and labels are the documented ones: D_2n's advance maps (s, b) to (s + (-1)^b mod n, b) and
+    reverse to (s, 1 - b); the flip-flop's states are the thesis's "1", "2"; the point actions are named so."""
+    for n in (3, 4, 5):
+        aut = zoo.dihedral(n)
+        for q, (s, b) in enumerate(aut.state_labels):
+            adv, rev = aut.state_labels[aut.delta[0, q]], aut.state_labels[aut.delta[1, q]]
+            assert adv == ((s + (-1) ** b) % n, b) and rev == (s, 1 - b)
+    ff = zoo.flipflop()
+    assert ff.state_labels == ("1", "2") and ff.symbol_labels == ("⊥", "1", "2") and ff.name == "flipflop"
+    assert zoo.symmetric(5, regular=False).name == "S5@points"
+    assert zoo.alternating(4, regular=False).name == "A4@points"
+
+
+@pytest.mark.claim(DEF, tier="exact")
+def test_valid_sampling_is_uniform_over_valid_symbols():
+    """``sample_valid`` draws each symbol that avoids the dead states with equal probability: after one open bracket
+    of Dyck_{3,2} the valid symbols are open0, open1 and the matching close (1/3 each); 6 sigma of binomial noise."""
+    aut = zoo.dyck(2, 3)
+    words = zoo.sample_valid(aut, np.random.default_rng(0), 3000, 2, dead=[aut.n_states - 1])
+    assert set(words[:, 0].tolist()) == {0, 1}  # the empty stack: opens only
+    for b in (0, 1):
+        second = words[words[:, 0] == b, 1]
+        freq = np.bincount(second, minlength=4) / len(second)
+        tol = 6 * np.sqrt(2 / 9 / len(second))
+        want = np.full(4, 1 / 3)
+        want[2 + (1 - b)] = 0.0  # the wrong close
+        assert np.abs(freq - want).max() <= tol, (b, freq)

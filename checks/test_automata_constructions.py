@@ -9,6 +9,7 @@ formula and/or one perturbed weight must fail the same verdict.
 from __future__ import annotations
 
 import itertools
+import re
 
 import numpy as np
 import pytest
@@ -1133,3 +1134,160 @@ def test_thm12_constant_mlp2_control_lookup(rng):
     for k in range(n_patterns):
         mutant = perturb_weight(c, 1, "mlp.W5", (k, out), 1.0)
         assert not verify_simulation(mutant, aut, words, 0).ok, k
+
+
+# ------------------------------------------------------------------------------------------ domains, bounds, names
+# Every construction records the bounds of its lemma and a name; the encoder accepts integer words of length <= T.
+# These checks pin what the library returns on instances whose answer is known from the statements.
+
+
+def _rejects(call, match: str, error=ValueError) -> None:
+    """``call()`` raises ``error`` whose message *begins* with ``match`` (a regex): the message names the problem."""
+    with pytest.raises(error) as info:
+        call()
+    assert re.match(match, str(info.value)), f"{str(info.value)!r} does not begin with {match!r}"
+
+
+@pytest.mark.claim(TF, tier="exact")
+def test_encoder_domain_is_integer_words_of_length_at_most_T():
+    """Words of length T (the boundary) and shorter are encoded; length T + 1, float and bool words are rejected
+    with an error naming the problem; Lemma 10 rejects repeated points."""
+    aut = zoo.parity()
+    c = compile_log_depth(aut, 6)
+    w = aut.sample(np.random.default_rng(0), 3, 6)
+    assert np.array_equal(c(w), aut.run(w, 0)) and np.array_equal(c(w[:, :1]), aut.run(w[:, :1], 0))
+    _rejects(
+        lambda: c(np.zeros((1, 7), dtype=np.int64)), r"^words have length 7 but the network was compiled"
+    )
+    _rejects(
+        lambda: c(w.astype(np.float64)), r"^words must be an integer array, got dtype float64", TypeError
+    )
+    _rejects(lambda: c(w.astype(bool)), r"^words must be an integer array, got dtype bool", TypeError)
+    _rejects(
+        lambda: interp_mlp_1d([0.0, 1.0, 1.0], [1.0, 2.0, 3.0]),
+        r"^Lemma 10 needs a non-empty set of distinct",
+    )
+
+
+@pytest.mark.claim(L15, tier="exact")
+def test_lemma15_counter_meets_its_stated_size():
+    """Lemma 15's network is what the lemma states: depth 1, one head, d = 3, and it records exactly that."""
+    for n, T in ((2, 4), (5, 16)):
+        c = mod_counter(n, T)
+        assert c.info["bounds"]["depth"] == c.depth == 1
+        assert c.info["bounds"]["n_heads"] == c.n_heads == 1
+        assert c.info["bounds"]["d"] == c.d == 3
+
+
+@pytest.mark.claim(THM12, tier="exact")
+def test_thm12_network_meets_its_stated_size():
+    """Thm 12: two attention layers, 2S + 1 heads in the second one; the recorded bounds are those numbers."""
+    for n in (2, 4):
+        S = n - 1
+        c = compile_gridworld(n, 8)
+        b = c.info["bounds"]
+        assert b["depth"] == c.depth == 2 and b["n_heads"] == len(c.net.blocks[1].heads) == 2 * S + 1
+
+
+@pytest.mark.claim(THM16, tier="exact")
+def test_cyclic_series_is_shortest():
+    """The cyclic series of Thm 11's group layer minimises the number of sequential levels: one for D8, Q8, A4 and
+    D6 (a cyclic quotient over an abelian normal subgroup), two for S4 (S4 > A4 > V4), none for an abelian group;
+    the abelian bottom's cyclic factors multiply to its order."""
+    from theorylab.algebra.polycyclic import cyclic_series
+
+    cases = {
+        "D8": (zoo.dihedral(4), 1, 4),
+        "Q8": (zoo.quaternion(), 1, 4),
+        "A4": (zoo.alternating(4, regular=False), 1, 4),
+        "D6": (zoo.dihedral(3), 1, 3),
+        "S4": (zoo.symmetric(4, regular=False), 2, 4),
+        "C4": (zoo.cyclic(4), 0, 4),
+    }
+    for name, (aut, levels, bottom_order) in cases.items():
+        G = permutation_group_of(aut)
+        top, bottom = cyclic_series(G)
+        assert len(top) == levels, (name, [lv.p for lv in top])
+        assert int(np.prod([f.p for f in bottom])) == bottom_order, name
+        assert int(np.prod([lv.p for lv in top])) * bottom_order == G.order, name
+
+
+def permutation_group_of(aut):
+    from theorylab.algebra import permutation_group
+
+    return permutation_group(aut.delta)
+
+
+@pytest.mark.claim(THM11, tier="exact")
+def test_thm11_large_component_groups_are_refused_by_kind():
+    """A component group above the Cayley-table limit is refused for what it is: S7 (order 5040) as not solvable,
+    the cyclic group of order lcm(7, 8, 9, 11) = 5544 on 35 points as solvable but too large to tabulate."""
+    from theorylab.algebra import GroupTooLargeError
+
+    _rejects(
+        lambda: compile_constant_depth(zoo.symmetric(7, regular=False), 4),
+        r"^component 0 \(level 1, 7 states\) has a non-solvable permutation group of order 5040",
+        NotSolvableError,
+    )
+
+    def cycles(lengths):
+        perm, start = [], 0
+        for m in lengths:
+            perm += [start + (i + 1) % m for i in range(m)]
+            start += m
+        return Semiautomaton(np.array([perm], dtype=np.int64))
+
+    _rejects(
+        lambda: compile_constant_depth(cycles((7, 8, 9, 11)), 4),
+        r"^component 0 \(level 1, 35 states\) has a solvable permutation group of order 5544",
+        GroupTooLargeError,
+    )
+
+
+@pytest.mark.claim(THM11, tier="exact")
+def test_thm11_records_name_and_component_bounds():
+    """An unnamed automaton compiles to "thm11[aut]"; each component records Thm 16's depth bound 3 log2|G| + 2
+    (its group simulator plus the reset memory)."""
+    aut = Semiautomaton(zoo.symmetric(3, regular=False).delta)
+    c = compile_constant_depth(aut, 4)
+    assert c.name == "thm11[aut]"
+    orders = [comp["group_order"] for comp in c.info["components"]]
+    assert orders == [6]
+    assert c.info["bounds"]["component_depth"] == [3 * np.log2(6) + 2]
+
+
+@pytest.mark.claim(THM11, tier="exact")
+def test_thm11_lookup_readout(monkeypatch, rng):
+    """When the mixed-radix decode table would be too large, the decoder reads one final lookup layer instead;
+    forced here on Grid4's holonomy cascade (several components), it simulates the automaton all the same."""
+    import theorylab.automata.constructions.constant_depth as cd
+
+    aut = zoo.gridworld(4)
+    base = compile_constant_depth(aut, 8, 3)
+    monkeypatch.setattr(cd, "_MAX_DECODE_TABLE", 0)
+    c = compile_constant_depth(aut, 8, 3)
+    assert len(c.readout) == 1 and c.depth == base.depth + 1 and "out" in c.info["channels"]
+    assert_all_ok(check_automaton(c, aut, rng, 3, exhaustive_budget=256, n_random=8))
+
+
+@pytest.mark.claim(L21, tier="exact")
+def test_circuit_previous_copy_and_parallel_mlps():
+    """The previous-position head's temperature is the documented beta = T^2 log(16 (T + 1) v_max) (gap beta / T^2,
+    copy error <= 1/8 by Lemma 13), and MLPs placed in one layer add up where they write the same channel."""
+    from theorylab.automata.constructions.circuit import Circuit
+
+    for T, vmax in ((8, 3.0), (32, 0.5)):
+        circ = Circuit(T, 2)
+        beta = circ.previous_copy(0, [circ.sym], [circ.channel("prev")], vmax)
+        assert beta == T**2 * np.log(16.0 * (T + 1) * max(vmax, 1.0))
+    circ = Circuit(4, 2)
+    out = circ.channel("out")
+    m1 = MLP((np.array([[1.0]]), np.array([[2.0]])), (np.array([0.0]), np.array([1.0])))
+    m2 = MLP((np.array([[1.0]]), np.array([[-1.0]])), (np.array([0.0]), np.array([5.0])))
+    circ.mlp(0, m1, [circ.sym], [out])
+    circ.mlp(0, m2, [circ.one], [out])
+    net, *_ = circ.build()
+    X = np.zeros((3, len(circ.names)))
+    X[:, circ.sym], X[:, circ.one] = [0.0, 1.0, 3.0], 1.0
+    got = net.blocks[0].mlp(X)[:, out]
+    assert np.array_equal(got, m1(X[:, [circ.sym]])[:, 0] + m2(X[:, [circ.one]])[:, 0])  # 2s + 1 + 4

@@ -9,6 +9,7 @@ and is meant for a GPU.
 from __future__ import annotations
 
 import itertools
+import re
 from functools import cache
 
 import numpy as np
@@ -672,3 +673,84 @@ def test_attention_detects_boundaries_control(scale, device):
     shuffled = np.random.default_rng(4).permutation(states, axis=0)
     for layers in _attention(models, words):
         assert not detects_boundaries(boundary_readout(layers, shuffled, S))
+
+
+# ------------------------------------------------------------------------------------------------ domains and tasks
+# The definitions have a domain: Krasner-Kaloujnine takes any normal subgroup (the trivial one and G itself are its
+# boundary cases); the experiments' tasks take probabilities and offsets in their documented ranges. The boundary
+# instances are accepted and the ones just outside are rejected with a ValueError whose message begins by naming
+# the problem.
+
+DEF = "automata.def_semiautomaton"
+
+
+def _rejects(call, match: str, error=ValueError) -> None:
+    """``call()`` raises ``error`` whose message *begins* with ``match`` (a regex)."""
+    with pytest.raises(error) as info:
+        call()
+    assert re.match(match, str(info.value)), f"{str(info.value)!r} does not begin with {match!r}"
+
+
+@pytest.mark.claim(L19, tier="exact")
+def test_krasner_kaloujnine_domain_is_the_normal_subgroups():
+    """$N = 1$ ($G \\hookrightarrow 1 \\wr G$) and $N = G$ are embeddings too; a set that is not a subgroup, a
+    non-normal subgroup and a set without the identity are rejected by name."""
+    G = _group("S3")
+    for normal in ([0], np.arange(G.order)):
+        kk = krasner_kaloujnine(G, normal)
+        assert kk.N.order * kk.H.order == G.order and is_embedding(kk)
+    rot = next(i for i in range(1, G.order) if G.element_order(i) == 3)
+    flip = next(i for i in range(1, G.order) if G.element_order(i) == 2)
+    _rejects(
+        lambda: krasner_kaloujnine(G, [0, rot]), r"^normal is not closed under the product: not a subgroup"
+    )
+    _rejects(lambda: krasner_kaloujnine(G, [0, flip]), r"^the subgroup is not normal in G")
+    _rejects(
+        lambda: krasner_kaloujnine(G, [rot]), r"^normal must be element indices of G containing the identity"
+    )
+
+
+@pytest.mark.claim(DEF, tier="exact")
+def test_task_targets_are_the_runs():
+    """Every task's targets are the semiautomaton's run on its inputs (Def 1), with the documented masks and symbol
+    laws: a symbol of probability 0 never occurs; score_from = 0 and p_reveal = 1 are the boundary of their ranges,
+    -1, 0 and 1.5 lie outside."""
+    from theorylab.automata.experiments import ObservedTask, RevealedTask, ScratchpadTask
+    from theorylab.automata.tasks import AutomatonTask
+
+    rng = np.random.default_rng(0)
+    par, grid = zoo.parity(), zoo.gridworld(4)
+    b = AutomatonTask(grid, q0=2).sample_batch(rng, 8, 6)
+    assert np.array_equal(b.targets, grid.run(b.inputs, 2)) and b.mask.all()
+    b = AutomatonTask(grid, score_from=2).sample_batch(rng, 8, 6)
+    assert np.array_equal(b.targets, grid.run(b.inputs, 0)) and b.mask.sum(1).tolist() == [4] * 8
+    _rejects(lambda: AutomatonTask(grid, score_from=-1), r"^score_from must be a non-negative int, got -1")
+    b = ObservedTask(grid, (1, 0, 0, 1), probs=(0.0, 1.0)).sample_batch(rng, 8, 6)
+    assert (b.inputs == 1).all() and np.array_equal(b.targets, np.array([1, 0, 0, 1])[grid.run(b.inputs, 0)])
+    b = RevealedTask(grid, 1.0, q0=1).sample_batch(rng, 8, 6)
+    assert np.array_equal(b.targets, grid.run(b.inputs, 1)) and b.mask.all()
+    assert RevealedTask(grid, 1e-9).p_reveal == 1e-9
+    for p in (0.0, 1.5):
+        _rejects(lambda p=p: RevealedTask(grid, p), r"^p_reveal must lie in \(0, 1\], got")
+    task = ScratchpadTask(par, q0=1, probs=(0.0, 1.0))
+    b = task.sample_batch(rng, 4, 8)
+    states = par.run(b.inputs[:, 0::2], 1)
+    assert (b.inputs[:, 0::2] == 1).all() and np.array_equal(b.inputs[:, 1::2], 2 + states)
+    assert np.array_equal(b.targets[:, 0::2], states) and b.mask[:, 0::2].all() and not b.mask[:, 1::2].any()
+
+
+@pytest.mark.claim(DEF, tier="exact")
+def test_trivial_baselines_on_known_answers():
+    """The majority predictor's accuracy is the largest label share; a window of w >= 1 symbols predicts a
+    semiautomaton whose every symbol is a reset (the state is the last symbol) perfectly, for every w."""
+    from theorylab.automata.baselines import best_window_accuracy
+    from theorylab.automata.experiments import majority_accuracy
+    from theorylab.automata.semiautomaton import Semiautomaton
+    from theorylab.automata.tasks import AutomatonTask
+
+    y = np.array([[0, 0, 1], [2, 0, 1]])
+    assert majority_accuracy(y) == 3 / 6
+    assert majority_accuracy(y, mask=np.array([[1, 1, 1], [0, 0, 0]], dtype=bool)) == 2 / 3
+    resets = AutomatonTask(Semiautomaton(np.array([[0, 0, 0], [1, 1, 1], [2, 2, 2]])))
+    acc = best_window_accuracy(resets, 6, 3, np.random.default_rng(0), n_fit=64, n_eval=16)
+    assert acc == {1: 1.0, 2: 1.0, 3: 1.0}
