@@ -104,7 +104,11 @@ def _toml_list(items: list[str]) -> str:
 
 
 def prepare(family: str, tier_args: list[str], work: Path) -> Path:
-    """A scratch copy of the project in ``work`` whose pyproject.toml carries the family's mutmut configuration."""
+    """A scratch copy of the project in ``work`` whose pyproject.toml carries the family's mutmut configuration.
+
+    Mutants run in processes forked from a server that has only collected the checks ("forkserver"), not from the
+    process that ran them all to measure coverage: a cache filled there (the library memoises holonomy decompositions
+    and semigroups per transition table) would hide the mutated code and make false survivors."""
     modules, checks = FAMILIES[family]
     if work.exists():
         shutil.rmtree(work)
@@ -118,6 +122,7 @@ only_mutate = {_toml_list(modules)}
 do_not_mutate = {_toml_list(list(SKIP))}
 also_copy = ["checks/"]
 timeout_multiplier = {TIMEOUT_MULTIPLIER}
+process_isolation = "forkserver"
 pytest_add_cli_args = {_toml_list(["-p", "no:cacheprovider", "-p", "no:xdist", *tier_args])}
 pytest_add_cli_args_test_selection = {_toml_list(checks)}
 """
