@@ -795,6 +795,22 @@ def _rejects(call, match: str, error=ValueError) -> None:
     assert re.match(match, str(info.value)), f"{str(info.value)!r} does not begin with {match!r}"
 
 
+@pytest.mark.claim("flat.cons.mlp_embed", tier="exact")
+def test_mlp_weights_and_inputs_may_be_exact_rationals():
+    """An MLP given as exact rationals (each float of the instance as the Fraction it equals) is the same float64
+    function, before and after widening."""
+    ce = mlp_embed_instance()
+    Ws, a, X = [ce["W0"], ce["W1"]], ce["a"], ce["X"]
+    exact = np.vectorize(Fraction, otypes=[object])
+    f = mlp_forward(Ws, a, X)
+    g = mlp_forward([exact(W) for W in Ws], exact(a), exact(X))
+    assert g.dtype == np.float64 and np.array_equal(f, g)
+    W2, a2 = widen_mlp([exact(W) for W in Ws], exact(a))
+    assert a2.dtype == np.float64 and np.array_equal(
+        mlp_forward(W2, a2, X), mlp_forward(*widen_mlp(Ws, a), X)
+    )
+
+
 @pytest.mark.claim("flat.E.sol2", tier="exact")
 def test_balancing_is_defined_on_non_negative_finite_neuron_terms():
     from theorylab.landscape.canonical import balance_rescalings
