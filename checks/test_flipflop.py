@@ -1187,6 +1187,21 @@ def test_failure_length_is_exact_at_a_tie_for_a_linear_margin_and_at_t_max():
         ff.predicted_failure_length(up, 1, T_max=34) == 34
         and ff.predicted_failure_length(up, 1, T_max=33) is None
     )
+    # margin T/10 - A_01 (A_00 = r = beta = 0, g = (1, 0, 0)): A_01 = 7/20 first fails at T = 4, found with
+    # T_max = 4 and not with T_max = 3; A_01 = 1/20 is already wrong at T = 1, below the shortest probe T = 2, and
+    # fails at 2 (the search never reports a length the probe does not have)
+    for A01, first in ((Fraction(7, 20), 4), (Fraction(1, 20), 2)):
+        M = [[0, A01, 0, 0], [0] * 4, [0] * 4, [1, 0, 0, 0]]
+        head = ff.LinearPEHead(eye, tuple(map(tuple, M)), ((1, 0, 0), (0, 1, 0), (0, 0, 1)), 10)
+        assert ff.failure_margin(head, 1) == (0, Fraction(1, 10), -A01)
+        assert (
+            ff.predicted_failure_length(head, 1) == first == ff.predicted_failure_length(head, 1, T_max=first)
+        )
+        right = [head.attended(ff.probe_case1(T), T) == 1 for T in range(2, first + 1)]
+        assert right == [True] * (first - 2) + [
+            False
+        ]  # the write is attended before, not at, the first failure
+        assert first == 2 or ff.predicted_failure_length(head, 1, T_max=first - 1) is None
 
 
 @pytest.mark.claim("flipflop.prop5_pos_margin", tier="exact", control=True)
