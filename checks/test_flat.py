@@ -3,6 +3,8 @@ SGD (``000_7523275b422019f8.txt``)."""
 
 from __future__ import annotations
 
+import copy
+import re
 from fractions import Fraction
 from math import sqrt
 
@@ -305,7 +307,9 @@ def test_estimator_target_is_trace_ggn(rng, measure):
     from theorylab.landscape import trace_ggn, trace_hessian
 
     model, theta, P, X, loss = _lemma32_setup(rng)
-    at = (trace_ggn(model.logits, theta, X), trace_hessian(loss, theta).value)
+    exact = trace_hessian(loss, theta)
+    assert exact.probes == theta.numel() and exact.stderr == 0.0  # d Hessian-vector products, no sampling
+    at = (trace_ggn(model.logits, theta, X), exact.value)
     measure("Tr G = Tr H at saturation", at[0])
     assert abs(at[0] - at[1]) < 1e-10 * at[1]
 
@@ -777,6 +781,365 @@ def test_lemF5_control_balanced_row_is_singular():
     first = np.array([1] * k + [-1] * k)
     M = np.array([np.roll(first, i) for i in range(2 * k)])
     assert np.linalg.matrix_rank(M) < 2 * k
+
+
+# ------------------------------------------------------------------------ domains and defining identities
+# Each object of the family has a domain: its boundary instances are accepted and the ones just outside are
+# rejected with a ValueError/TypeError whose message *begins* with the named problem (anchored, case-sensitive).
+
+
+def _rejects(call, match: str, error=ValueError) -> None:
+    """``call()`` raises ``error`` whose message begins with ``match`` (a regex)."""
+    with pytest.raises(error) as info:
+        call()
+    assert re.match(match, str(info.value)), f"{str(info.value)!r} does not begin with {match!r}"
+
+
+@pytest.mark.claim("flat.cons.mlp_embed", tier="exact")
+def test_mlp_weights_and_inputs_may_be_exact_rationals():
+    """An MLP given as exact rationals (each float of the instance as the Fraction it equals) is the same float64
+    function, before and after widening."""
+    ce = mlp_embed_instance()
+    Ws, a, X = [ce["W0"], ce["W1"]], ce["a"], ce["X"]
+    exact = np.vectorize(Fraction, otypes=[object])
+    f = mlp_forward(Ws, a, X)
+    g = mlp_forward([exact(W) for W in Ws], exact(a), exact(X))
+    assert g.dtype == np.float64 and np.array_equal(f, g)
+    W2, a2 = widen_mlp([exact(W) for W in Ws], exact(a))
+    assert a2.dtype == np.float64 and np.array_equal(
+        mlp_forward(W2, a2, X), mlp_forward(*widen_mlp(Ws, a), X)
+    )
+
+
+@pytest.mark.claim("flat.E.sol2", tier="exact")
+def test_balancing_is_defined_on_non_negative_finite_neuron_terms():
+    from theorylab.landscape.canonical import balance_rescalings
+
+    c, value = balance_rescalings(
+        [0.0, 4.0, 1.0], [1.0, 1.0, 0.0]
+    )  # zeros allowed: dead units, c = 1, no mass
+    assert c.tolist() == [1.0, 4.0**0.25, 1.0] and value == 2 * sqrt(4.0)
+    for A, B in (([-0.5, 1.0], [1.0, 1.0]), ([1.0, 1.0], [1.0, -1e-300]), ([np.nan, 1.0], [1.0, 1.0])):
+        _rejects(
+            lambda A=A, B=B: balance_rescalings(A, B), "incoming and outgoing must be finite and non-negative"
+        )
+    _rejects(
+        lambda: balance_rescalings([1.0, 2.0], [1.0]), "incoming and outgoing must be 1-D of equal length"
+    )
+
+
+@pytest.mark.claim("flat.cons.tfm_widen", tier="exact")
+def test_transformers_are_defined_for_positive_sizes():
+    sizes = dict(vocab=2, d=2, n_heads=1, head_dim=1, d_inter=1)
+    p = random_transformer(**sizes, n_layers=0, rng=np.random.default_rng(0))  # the smallest: no blocks
+    assert p["blocks"] == [] and transformer_forward(p, np.array([0, 1])).shape == (2, 2)
+    for name in sizes:
+        bad = sizes | {name: 0}
+        _rejects(
+            lambda bad=bad: random_transformer(**bad, n_layers=1, rng=np.random.default_rng(0)),
+            rf"{name} must be >= 1, got 0",
+        )
+
+
+@pytest.mark.claim("flat.thmE.1", tier="exact")
+def test_thmE1_probability_is_defined_for_samples_of_size_one_and_more():
+    task = ft.DyckTask(6)
+    assert ft.sol1_success_probability_exact(task, 1) == 0 == ft.thmE1_probability(6, 1)  # one sign only
+    X, g = task.downstream_support()  # real inputs and regression targets, like the pre-training support
+    assert X.dtype == g.dtype == task.pretrain_support()[1].dtype == np.float64
+    assert ft.sol1_success_probability_exact(task, 2, m=4) == ft.thmE1_probability(6, 2)  # any even m
+    _rejects(lambda: ft.sol1_success_probability_exact(task, 0), "n must be >= 1, got 0")
+    _rejects(lambda: ft.sol1_success_probability_exact(task, 2, m=3), "m must be an even integer >= 2, got 3")
+
+
+@pytest.mark.claim("flat.lem3.2", tier="exact")
+def test_curvature_inputs_are_checked(rng):
+    import torch
+
+    from theorylab.landscape import gradient_covariance, trace_ggn, trace_hessian
+
+    model, theta, P, X, loss = _lemma32_setup(rng)  # 5 contexts, 4 classes
+    _rejects(
+        lambda: gradient_covariance(model.logits, theta, X, P[:, :3]),
+        re.escape("target_probs must have shape (5, 4), got (5, 3)"),
+    )
+    w = np.full(5, 0.2)
+    assert (
+        trace_ggn(model.logits, theta, X, weights=w + np.array([1e-10, 0, 0, 0, 0])) > 0
+    )  # within 1e-9 of 1
+    for bad in (w + np.array([2e-9, 0, 0, 0, 0]), np.array([0.5, 0.5, 0.5, -0.5, 0.0]), np.full(4, 0.25)):
+        _rejects(
+            lambda bad=bad: trace_ggn(model.logits, theta, X, weights=bad),
+            "weights must be a probability vector over the 5 inputs",
+        )
+    est = trace_hessian(
+        loss, theta, "hutchinson", n_probes=2, generator=torch.Generator().manual_seed(0)
+    )  # fewest probes with a standard error
+    assert est.probes == 2
+    _rejects(lambda: trace_hessian(loss, theta, "hutchinson", n_probes=1), "n_probes must be >= 2")
+    _rejects(
+        lambda: trace_hessian(loss, theta, "trace"), "method must be 'exact' or 'hutchinson', got 'trace'"
+    )
+
+
+@pytest.mark.claim("flat.thm3.3", tier="exact")
+def test_thm33_objects_are_defined_on_their_domain():
+    from theorylab.landscape.manifold import MinimizerManifold
+
+    for z_star in (0.0, np.inf):
+        _rejects(
+            lambda z_star=z_star: ProductLogitToy(z_star, 2),
+            r"z_star must be finite and non-zero \(Gamma must be a manifold\)",
+        )
+    _rejects(lambda: ProductLogitToy(1.0, 1), "p must be >= 2 factors, got 1")
+    flat_line = MinimizerManifold(
+        lambda th: np.array([0.0]), lambda th: np.zeros((1, 2))
+    )  # J = 0: no manifold
+    _rejects(
+        lambda: flat_line.tangent_projector([1.0, 1.0]), "constraint Jacobian is rank deficient at theta"
+    )
+    toy = ProductLogitToy(1.0, 2)
+    start = toy.point(0.5)
+    still = sgd_chains(toy.sample_grad, start, 0.1, 0, 3, np.random.default_rng(0))  # zero steps: the start
+    assert np.array_equal(still, np.tile(start, (3, 1)))
+    for eta, steps, chains, msg in (
+        (0.0, 1, 1, "eta must be positive, got 0.0"),
+        (0.1, -1, 1, "n_chains must be >= 1 and n_steps >= 0"),
+        (0.1, 1, 0, "n_chains must be >= 1 and n_steps >= 0"),
+    ):
+        _rejects(
+            lambda eta=eta, steps=steps, chains=chains: sgd_chains(
+                toy.sample_grad, start, eta, steps, chains, np.random.default_rng(0)
+            ),
+            msg,
+        )
+
+
+@pytest.mark.claim("flat.data.hmm", tier="exact")
+def test_mlm_quantities_are_defined_on_sentences_of_the_hmm(rng):
+    hmm = _random_hmm(rng, 3, 2)
+    X = rng.integers(0, 3, (4, 4))
+    _rejects(lambda: mlm_entropy(hmm, 4, sentences=X[:, :3]), "sentences have length 3, expected 4")
+    _rejects(lambda: mlm_entropy(hmm, 0), "length must be >= 1, got 0")
+    assert mlm_entropy(hmm, 1) == pytest.approx(float(-(hmm.O.mean(1) @ np.log(hmm.O.mean(1)))), abs=FP_TOL)
+    good = lambda Xb, t: mlm_conditionals(hmm, Xb, t)  # noqa: E731
+    assert excess_kl(good, hmm, X) == pytest.approx(0, abs=FP_TOL)
+    _rejects(
+        lambda: excess_kl(lambda Xb, t: good(Xb, t) - 0.5, hmm, X),
+        "model_fn must return finite probabilities",
+    )
+    _rejects(lambda: excess_kl(lambda Xb, t: good(Xb, t)[:, :2], hmm, X), r"model_fn returned shape \(4, 2\)")
+
+
+# When the emission matrix is uniform every sentence has the same probability and every conditional is uniform:
+# the MLM entropy is log d, exactly and on any sample of sentences.
+@pytest.mark.claim("flat.def.mlm", tier="exact")
+def test_mlm_entropy_is_log_d_for_uniform_emissions(rng):
+    hmm = HMM(np.full((3, 2), 1 / 3), rng.dirichlet(np.ones(2), size=2).T, validate=False)
+    assert abs(mlm_entropy(hmm, 4) - np.log(3)) < FP_TOL
+    assert abs(mlm_entropy(hmm, 4, sentences=rng.integers(0, 3, (7, 4))) - np.log(3)) < FP_TOL
+
+
+@pytest.mark.claim("flat.data.hmm", tier="exact")
+def test_max_product_equals_sum_product_when_each_state_emits_its_own_token(rng):
+    """With O = I the sentence fixes every hidden state but the masked one, so the max over hidden paths is a sum
+    over one path: the printed recipe is right exactly then (here on long sentences, where scaling matters)."""
+    hmm = HMM(np.eye(3), rng.dirichlet(np.ones(3), size=3).T, validate=False)
+    X = rng.integers(0, 3, (5, 60))
+    for t in (0, 31, 59):
+        assert np.abs(mlm_conditionals_viterbi(hmm, X, t) - mlm_conditionals(hmm, X, t)).max() < FP_TOL
+
+
+@pytest.mark.claim("flat.cons.tfm_widen", tier="exact")
+def test_layernorm_with_eps_has_mean_square_var_over_var_plus_eps(rng):
+    """LN(x) = (x - mean) / sqrt(var + eps) (gamma = 1, beta = 0) has mean 0 and mean square var / (var + eps). With no
+    blocks and an orthogonal embedding, f = LN(W_E x) W_E^T gives back LN(W_E x) = f W_E."""
+    d = 6
+    WE = np.linalg.qr(rng.normal(size=(d, d)))[0]
+    p = {"WE": WE, "ln0": {"gamma": np.ones(d), "beta": np.zeros(d)}, "blocks": []}
+    var = WE.var(axis=1)
+    for eps in (0.0, 1e-3, 0.5):
+        h = transformer_forward(p, np.arange(d), eps) @ WE
+        assert np.abs(h.mean(axis=1)).max() < FP_TOL
+        assert np.abs((h**2).mean(axis=1) - var / (var + eps)).max() < FP_TOL
+
+
+@pytest.mark.claim("flat.cons.tfm_widen", tier="exact")
+def test_attention_weights_sum_to_one(rng):
+    """If every value vector is the same, attention cannot matter: zeroing Q and K (uniform attention) leaves f as
+    it is. With gamma_0 = 1 every row of h_0 sums to sum(beta_0), so V_k = 1 r_k^T gives the value r_k sum(beta_0)."""
+    p = random_transformer(9, 8, 2, 4, 16, 1, rng)
+    p["ln0"]["gamma"] = np.ones(8)
+    B = p["blocks"][0]
+    B["V"] = np.ones((2, 8, 1)) * rng.normal(size=(2, 1, 4))
+    B["Q"], B["K"] = 3 * B["Q"], 3 * B["K"]  # far from uniform attention
+    uniform = copy.deepcopy(p)
+    uniform["blocks"][0]["Q"] = np.zeros_like(B["Q"])
+    tokens = rng.integers(0, 9, 7)
+    assert np.abs(transformer_forward(p, tokens) - transformer_forward(uniform, tokens)).max() < FP_TOL
+
+
+@pytest.mark.claim("flat.cons.tfm_widen", tier="exact")
+def test_random_transformer_draws_centred_weights_of_variance_one_over_fan_in():
+    p = random_transformer(20, 40, 4, 10, 60, 2, np.random.default_rng(0))
+    for B in p["blocks"]:
+        for name, fan_in in (("Q", 40), ("K", 40), ("V", 40), ("O", 40), ("W", 40), ("U", 60)):
+            M = B[name]
+            assert abs(M.mean()) < 5 * M.std() / sqrt(M.size), name  # centred: 5 standard errors
+            assert abs(M.std() * sqrt(fan_in) - 1) < 0.1, name  # >= 1600 entries: std within 10%
+
+
+@pytest.mark.claim("flat.lemF.4", tier="exact")
+def test_attention_features_are_the_softmax_attention_of_the_model(rng):
+    """h(x) = sum_j softmax_j <Q x_1, K x_j> x_j: the numpy features give the torch loss of the full model, and at
+    scores of order 1e4 the softmax is the hard attention on the best key (it is shift invariant and must not
+    overflow)."""
+    task = ft.DyckTask(6)
+    X, Y = task.pretrain_support()
+    Q, K = rng.normal(size=(2, task.d)), rng.normal(size=(2, task.d))
+    sol = ft.sol1(task, 2)
+    loss, pack = ft.torch_loss(task, 2, 2)
+    H = ft.attention_features(X, Q, K)
+    assert abs(float(loss(pack(Q, K, sol))) - np.mean((sol.f(H) - Y) ** 2)) < FP_TOL
+    s = np.einsum("nd,kd,ke,nje->nj", X[:, 0], Q, K, X)
+    top2 = np.sort(s, axis=1)[:, -2:]
+    scale = max(
+        50 / (top2[:, 1] - top2[:, 0]).min(), 2000 / np.abs(s).max()
+    )  # gap * scale >= 50: e^-50 leaks
+    hard = ft.attention_features(X, sqrt(scale) * Q, sqrt(scale) * K)
+    assert np.abs(hard - X[np.arange(len(X)), s.argmax(axis=1)]).max() < FP_TOL
+
+
+@pytest.mark.claim("flat.lemF.4", tier="exact")
+def test_train_flat_is_adam_on_the_loss_plus_the_lemma_F4_trace():
+    """train_flat runs Adam on L + lambda Tr with Tr = 2 E||grad_{V,u} f||^2 (Lemma F.4 at zero loss), lambda cut
+    100x for the last 30% of the steps; here Tr comes from per-sample autograd gradients, not the closed form."""
+    import torch
+    from torch.func import grad, vmap
+
+    task, m, lam, lr, steps = ft.DyckTask(6), 4, 1.0, 1e-2, 5
+    init = ft.train_flat(task, m, steps=1, lr=0.0, seed=3)  # Adam with lr = 0 returns the initial point
+    trained = ft.train_flat(task, m, penalty=lam, steps=steps, lr=lr, seed=3)
+    X, Y = task.pretrain_support()
+    H, Yt = torch.as_tensor(ft.attention_features(X)), torch.as_tensor(Y)
+
+    def f(V, u, h):
+        return torch.relu(h @ V.T) @ u / m
+
+    def objective(V, u, weight):
+        gV, gu = vmap(grad(f, argnums=(0, 1)), in_dims=(None, None, 0))(V, u, H)
+        tr = 2 * ((gV**2).sum(dim=(1, 2)) + (gu**2).sum(dim=1)).mean()
+        return ((vmap(f, in_dims=(None, None, 0))(V, u, H) - Yt) ** 2).mean() + weight * tr
+
+    V, u = torch.tensor(init.V, requires_grad=True), torch.tensor(init.u, requires_grad=True)
+    opt = torch.optim.Adam([V, u], lr=lr)
+    for k in range(steps):
+        V.grad, u.grad = grad(objective, argnums=(0, 1))(
+            V.detach(), u.detach(), lam if k < 3.5 else lam / 100
+        )
+        opt.step()
+    assert np.abs(trained.V - V.detach().numpy()).max() < 1e-10
+    assert np.abs(trained.u - u.detach().numpy()).max() < 1e-10
+
+
+@pytest.mark.claim("flat.thmE.1", tier="exact")
+def test_mean_downstream_mse_of_sol1_is_zero_iff_both_signs_are_sampled(rng):
+    task = ft.DyckTask(6)
+    s = ft.sol1(task, 2)
+    # n = 40: a sample misses a sign with probability 2 (1 - q)^40 < 1e-7 (q = 11/32), so all 20 fits are exact
+    assert ft.mean_downstream_mse(s, task, 40, 20, rng) < 1e-18
+    # n = 1: one sign only, never exact (the other side's g* is not fitted)
+    assert ft.mean_downstream_mse(s, task, 1, 5, rng) > 0.1
+
+
+@pytest.mark.claim("flat.est.trH", tier="exact")
+def test_hutchinson_is_exact_on_a_diagonal_hessian_and_unbiased_otherwise():
+    """Rademacher probes: v^T D v = Tr D for every v (v_i^2 = 1), so a diagonal Hessian is traced exactly with zero
+    spread; with off-diagonal entries each probe adds sum_{i != j} A_ij v_i v_j, of mean 0."""
+    import torch
+
+    from theorylab.landscape import trace_hessian
+
+    rng = np.random.default_rng(5)
+    a = rng.uniform(0.5, 2.0, 6)
+    A = np.diag(a) + np.triu(rng.normal(0, 0.5, (6, 6)), 1)
+    A = np.diag(a) + np.triu(A, 1) + np.triu(A, 1).T
+    theta = torch.as_tensor(rng.normal(size=6))
+    At, Dt = torch.as_tensor(A), torch.as_tensor(np.diag(a))
+    gen = torch.Generator().manual_seed(0)
+    est = trace_hessian(lambda th: 0.5 * th @ Dt @ th, theta, "hutchinson", n_probes=2, generator=gen)
+    assert est.probes == 2 and abs(est.value - a.sum()) < FP_TOL and est.stderr < FP_TOL
+    est = trace_hessian(lambda th: 0.5 * th @ At @ th, theta, "hutchinson", n_probes=3000, generator=gen)
+    assert est.probes == 3000 and est.stderr > 0.01 and abs(est.value - a.sum()) < 5 * est.stderr
+
+
+@pytest.mark.claim("flat.est.trH", tier="exact")
+def test_trace_ggn_is_linear_in_the_population(rng):
+    from theorylab.landscape import trace_ggn
+
+    model, theta, P, X, loss = _lemma32_setup(rng)
+    per = np.array([trace_ggn(model.logits, theta, X[i : i + 1]) for i in range(len(X))])
+    w = rng.dirichlet(np.ones(len(X)))
+    Xn = X.numpy()  # the same contexts as a numpy array
+    assert abs(trace_ggn(model.logits, theta, Xn, weights=w) - w @ per) < 1e-12 * per.sum()
+    assert abs(trace_ggn(model.logits, theta, Xn) - per.mean()) < 1e-12 * per.sum()
+
+
+@pytest.mark.claim("flat.thm3.3", tier="exact")
+def test_points_of_gamma_may_be_given_as_integers_or_fractions():
+    """Gamma = {theta_1 theta_2 = 2} as {log theta_1 + log theta_2 = log 2}: at (1, 2) the normal is (1, 1/2), the
+    tangent projector (1, -2)(1, -2)^T / 5, whatever the number type of the point."""
+    from theorylab.landscape.manifold import MinimizerManifold
+
+    gamma = MinimizerManifold(
+        lambda th: np.array([np.log(th[0]) + np.log(th[1]) - np.log(2)]), lambda th: np.reciprocal(th)[None]
+    )
+    expected = np.array([[1.0, -2.0], [-2.0, 4.0]]) / 5
+    for point in ([1, 2], np.array([1, 2]), [1.0, 2.0]):
+        assert np.abs(gamma.tangent_projector(point) - expected).max() < FP_TOL
+    toy = ProductLogitToy(2.0, 2)
+    flow = riemannian_flow(toy.trace_grad, toy.manifold(), [1.0, 2.0], [0.0, 1.0])
+    exact = riemannian_flow(toy.trace_grad, toy.manifold(), [Fraction(1), Fraction(2)], [0.0, 1.0])
+    assert np.array_equal(flow, exact)
+    # integer points are points: with 2^40 three times, grad z = (2^80, 2^80, 2^80) (no int64 overflow)
+    assert ProductLogitToy(1.0, 3).grad_z(np.array([2**40] * 3)).tolist() == [2.0**80] * 3
+
+
+@pytest.mark.claim("flat.thm3.3", tier="exact")
+def test_toy_loss_on_gamma_is_the_label_entropy():
+    """On Gamma (z = z*) the model is the truth: L = H(Bernoulli(sigma(z*))), the minimum; off Gamma it is larger."""
+    for z_star in (-1.5, 0.5, 2.0):
+        toy = ProductLogitToy(z_star, 2)
+        ps = 1 / (1 + np.exp(-z_star))
+        entropy = -(ps * np.log(ps) + (1 - ps) * np.log(1 - ps))
+        on = np.array([2.0, z_star / 2.0])
+        assert abs(toy.loss(on) - entropy) < FP_TOL and toy.loss(1.1 * on) > entropy + 1e-4
+
+
+@pytest.mark.claim("flat.thm3.3", tier="exact")
+def test_rescaling_sgd_gradient_and_imbalance(rng):
+    """The hand-written population gradient is the autograd gradient of the population cross-entropy (zero at the
+    teacher), and the imbalance of a balanced network rescaled by c is sum_i |log c_i^2|."""
+    import torch
+
+    from theorylab.landscape import TwoLayerSoftmax, cross_entropy_loss
+    from theorylab.landscape.rescaling_sgd import imbalance, population_grad
+
+    model = TwoLayerSoftmax(4, 3, 3, "relu")
+    theta = model.init(rng)
+    P = model.probs(theta)
+    loss = cross_entropy_loss(model.logits, model.inputs(), P)
+    for point in (theta, theta + torch.as_tensor(rng.normal(0, 0.3, theta.numel()))):
+        th = point.clone().requires_grad_(True)
+        (g,) = torch.autograd.grad(loss(th), th)
+        g1, g2 = population_grad(*(a.numpy() for a in model.split(point)), P)
+        assert np.abs(np.concatenate([g1.ravel(), g2.ravel()]) - g.numpy()).max() < FP_TOL
+    W1, W2 = (a.numpy() for a in model.split(theta))
+    b = np.sqrt(np.linalg.norm(W2, axis=0) / np.linalg.norm(W1, axis=1))
+    W1, W2 = W1 * b[:, None], W2 / b[None, :]  # balanced: |W1[i]| = |W2[:, i]|
+    c = np.array([0.5, 1.0, 3.0])
+    assert imbalance(W1, W2) < FP_TOL
+    assert abs(imbalance(W1 * c[:, None], W2 / c[None, :]) - np.abs(np.log(c**2)).sum()) < FP_TOL
 
 
 # ------------------------------------------------------------------------------------- trained tier

@@ -400,9 +400,14 @@ def test_prop3_softmax_at_c_of_order_T_is_exact_on_every_string_of_length_12(mea
     2 T log T): every read of every string of FFL(12) is right and layer 1 marks exactly the lemma's set, although
     the attention is not one-hot (the rounding MLPs at 1/2 carry it). Discrete outputs: compared exactly."""
     strings, _ = ff.enumerate_ffl(12, P_THIRDS)
+    hard = ff.prop3_predict(strings)
     for c in (12.0, 24.0):
         report = ff.verify_prop3(strings, c=c)
         assert report.ok and report.reads == 2250, (c, report)
+        soft = ff.prop3_predict(strings, c=c)  # the same tokens and 0/1 marks as hard attention, same types
+        assert all(
+            np.array_equal(a, b) and a.dtype == b.dtype == np.int64 for a, b in zip(soft, hard, strict=True)
+        )
     measure("reads checked with softmax c = T, 2T (T=12)", report.reads)
 
 
@@ -474,9 +479,10 @@ def test_prop3_softmax_below_the_critical_temperature_glitches_on_sparse_strings
 # both are checked here on models whose answer is known exactly: the Prop 3 construction wrapped as a module.
 
 
-def _prop3_module(predict=lambda x: ff.prop3_predict(x)[0]):
-    """A torch module whose logits are one-hot at ``predict``'s tokens; with ``return_attention``, two layers of two
-    hard heads: head 0 attends to the bit of the last write (the layer-2 head of Prop 3), head 1 to itself."""
+def _prop3_module(predict=lambda x: ff.prop3_predict(x)[0], extras: bool = False):
+    """A torch module whose logits are one-hot at ``predict``'s tokens (with ``extras``: returned as ``(logits,
+    [])``, as models with auxiliary outputs do); with ``return_attention``, two layers of two hard heads: head 0
+    attends to the bit of the last write (the layer-2 head of Prop 3), head 1 to itself."""
     import torch
 
     class Prop3Module(torch.nn.Module):
@@ -484,7 +490,7 @@ def _prop3_module(predict=lambda x: ff.prop3_predict(x)[0]):
             x = tokens.numpy()
             out = torch.nn.functional.one_hot(torch.from_numpy(predict(x)), 5).float()
             if not return_attention:
-                return out
+                return (out, []) if extras else out
             B, T = x.shape
             lw = ff.last_write_bit(x)
             attend = np.stack(
@@ -546,6 +552,10 @@ def test_read_accuracy_verdict_is_exact_on_known_models(measure):
         and module.training == was
     )
     assert all(a.errors[k].tolist() == b.errors[k].tolist() and a.reads[k] == b.reads[k] for k in a.errors)
+    c = ff.glitch_report([_prop3_module(zeros, extras=True)], 12, 70, 30, n_in_distribution=20, chunk=16)
+    assert all(
+        c.errors[k].tolist() == b.errors[k].tolist() for k in b.errors
+    )  # the logits of (logits, extras)
     assert a.glitching.tolist() == [True] and (a.error_rate("dense") > 0.3).all()
     measure("read accuracy of the constant-0 model (Prop 3 module: 1.0)", float(acc0))
 
@@ -1177,6 +1187,21 @@ def test_failure_length_is_exact_at_a_tie_for_a_linear_margin_and_at_t_max():
         ff.predicted_failure_length(up, 1, T_max=34) == 34
         and ff.predicted_failure_length(up, 1, T_max=33) is None
     )
+    # margin T/10 - A_01 (A_00 = r = beta = 0, g = (1, 0, 0)): A_01 = 7/20 first fails at T = 4, found with
+    # T_max = 4 and not with T_max = 3; A_01 = 1/20 is already wrong at T = 1, below the shortest probe T = 2, and
+    # fails at 2 (the search never reports a length the probe does not have)
+    for A01, first in ((Fraction(7, 20), 4), (Fraction(1, 20), 2)):
+        M = [[0, A01, 0, 0], [0] * 4, [0] * 4, [1, 0, 0, 0]]
+        head = ff.LinearPEHead(eye, tuple(map(tuple, M)), ((1, 0, 0), (0, 1, 0), (0, 0, 1)), 10)
+        assert ff.failure_margin(head, 1) == (0, Fraction(1, 10), -A01)
+        assert (
+            ff.predicted_failure_length(head, 1) == first == ff.predicted_failure_length(head, 1, T_max=first)
+        )
+        right = [head.attended(ff.probe_case1(T), T) == 1 for T in range(2, first + 1)]
+        assert right == [True] * (first - 2) + [
+            False
+        ]  # the write is attended before, not at, the first failure
+        assert first == 2 or ff.predicted_failure_length(head, 1, T_max=first - 1) is None
 
 
 @pytest.mark.claim("flipflop.prop5_pos_margin", tier="exact", control=True)

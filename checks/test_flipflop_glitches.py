@@ -91,6 +91,9 @@ def test_glitch_report_sees_errors_of_the_subcritical_softmax_construction(measu
     """Softmax at c = 0.3 T (< 0.45 T, below the critical temperature) leaks attention: the report counts errors."""
     report = ff.glitch_report([_prop3(), _prop3(c=0.3 * T_EXACT)], T_EXACT, 1000, 1000, chunk=1000)
     assert report.glitching.tolist() == [False, True]
+    for name in ("sparse", "dense"):  # the rate is errors per scored read
+        assert report.errors[name][1] > 0 and report.reads[name] > 1
+        assert report.error_rate(name).tolist() == (report.errors[name] / report.reads[name]).tolist()
     measure(
         "softmax c=0.3T error rate (sparse, dense)",
         [float(report.error_rate(n)[1]) for n in ("sparse", "dense")],
