@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from fractions import Fraction as F
+
 import numpy as np
 import pytest
 from hypothesis import given
@@ -1771,3 +1773,104 @@ def test_E5_control_identifying_task_and_baselines_are_rejected(scale, measure):
     d_model = np.full(n, relabeling_distance(model, other).error)
     d_twin = np.full(n, relabeling_distance(twin, other).error)
     assert not _e5_verdict(loss, d_model, d_twin, bayes["x1x3|x2"][0])
+
+
+# ----------------------------------------------------------------------------------------------- domains and harnesses
+# The model classes have a domain (Assumptions 5-7, hmmlearn's layout): the library accepts its boundary and rejects
+# what lies outside with an error whose message names the problem, matched here from its beginning.
+
+
+def _rejects(call, match: str, error=ValueError):
+    """``call()`` raises ``error`` whose message *begins* with ``match`` (a regex); returns the exception."""
+    import re
+
+    with pytest.raises(error) as info:
+        call()
+    assert re.match(match, str(info.value)), f"{str(info.value)!r} does not begin with {match!r}"
+    return info.value
+
+
+@pytest.mark.claim("hmm.thm7", tier="exact")
+def test_thm7_models_are_defined_exactly_on_their_domain():
+    from theorylab.hmm import from_hmmlearn, to_hmmlearn
+    from theorylab.hmm.models import AssumptionError
+
+    T = 0.6 * np.eye(3) + 0.3 * cyclic_shift(3) + 0.1 * cyclic_shift(3).T
+    # Assumption 6: a token that no state emits (a zero row of O) is refused, naming its row
+    O = np.array(
+        [[0.5, 0.2, 0.1], [0.3, 0.6, 0.2], [0.2, 0.2, 0.7], [0.0, 0.0, 0.0]]
+    )  # rank 3, columns sum to 1
+    err = _rejects(lambda: HMM(O, T), r"Assumption 6: rows \[3\] of O are zero", AssumptionError)
+    assert err.assumption == "Assumption 6"
+    assert HMM(O[:3], T).posterior().shape == (
+        3,
+        3,
+    )  # without the zero row: d = k = 3, the boundary of k <= d
+    # hmmlearn's layout: the parameters must say which model they are; only theorylab models are converted
+    _rejects(
+        lambda: from_hmmlearn(transmat=T.T),
+        r"need transmat and exactly one of emissionprob \(CategoricalHMM\) or means \(GaussianHMM\)",
+    )
+    _rejects(lambda: to_hmmlearn(np.eye(3)), r"model must be a theorylab HMM or GHMM, got ndarray", TypeError)
+    # the tolerance given to from_hmmlearn is the model's: example 2.47's printed 8-digit matrices (sums off by
+    # ~1e-8) convert at the printed precision, to the same model as the constructor builds
+    printed, _ = example_247()
+    back = from_hmmlearn(transmat=printed.T.T, emissionprob=printed.O.T, tol=EXAMPLE_247_TOL)
+    assert back == printed and back.tol == EXAMPLE_247_TOL
+
+
+@pytest.mark.claim("hmm.thm7", tier="exact")
+def test_thm7_relabeling_distance_returns_the_relabeling():
+    # relabeling_distance(m, m.relabel(p)) is 0 at perm = p^{-1} (model 2's state perm[i] plays model 1's state i):
+    # exhaustively for k = 3, by Hungarian matching of the emission columns for k = 8 > 7
+    rng = np.random.default_rng(3)
+    for d, k in ((4, 3), (9, 8)):
+        m = random_hmm(d, k, rng)
+        p = rng.permutation(k)
+        while np.array_equal(p, np.arange(k)):
+            p = rng.permutation(k)
+        rel = relabeling_distance(m, m.relabel(p))
+        assert np.array_equal(rel.perm, np.argsort(p)) and rel.error == 0
+
+
+@pytest.mark.claim("hmm.thm6", tier="exact")
+def test_thm6_rotation_pair_of_an_exact_rational_rotation():
+    # a rotation about 1 with rational entries (the Cayley transform of a rational skew matrix S with S 1 = 0)
+    # gives the same Theorem 6 partner as its float image, with every pairwise predictor equal to round-off
+    import sympy as sp
+
+    S = sp.Rational(1, 20) * sp.Matrix([[0, 1, -1], [-1, 0, 1], [1, -1, 0]])
+    R_exact = (sp.eye(3) - S).inv() * (sp.eye(3) + S)
+    assert R_exact * R_exact.T == sp.eye(3) and R_exact * sp.ones(3, 1) == sp.ones(3, 1)
+    R = np.array([[F(int(x.p), int(x.q)) for x in row] for row in R_exact.tolist()], dtype=object)
+    base, _ = theorem6_pair()
+    partner = rotation_pair(base, R)
+    assert partner == rotation_pair(base, R.astype(float))
+    assert verify_nonidentifiable_pair(base, partner, PAIRWISE_TASKS_3).ok
+
+
+@pytest.mark.claim("hmm.thm6", tier="exact", control=True)
+def test_thm6_default_pair_is_seeded_and_the_rng_moves_the_rotation():
+    # theorem6_pair() is reproducible (its default generator is default_rng(6)) and a caller's generator is used:
+    # another generator gives another rotation, hence another (still valid) partner
+    a = theorem6_pair()
+    b = theorem6_pair(rng=np.random.default_rng(6))
+    c = theorem6_pair(rng=np.random.default_rng(7))
+    assert a[0] == b[0] and a[1] == b[1]
+    assert not (c[0] == a[0] and c[1] == a[1])
+
+
+@pytest.mark.claim("hmm.prop1", tier="exact")
+def test_prop1_factor_matching_scales_and_permutations():
+    from theorylab.tensors import match_factors
+
+    # least-squares scales s_i = <X_i, Y_p(i)> / |Y_p(i)|^2; a zero column fits with any scale, the minimum-norm
+    # one (0) is returned
+    X, Y = np.eye(2), np.array([[3.0, 0.0], [0.0, 0.0]])
+    m = match_factors(X, Y)
+    assert np.array_equal(m.perm, [0, 1]) and np.array_equal(m.scale, [1 / 3, 0.0])
+    # without scaling: Euclidean matching of the columns, unit scales, Y = X[:, p] matched by p^{-1}
+    rng = np.random.default_rng(0)
+    X, p = rng.standard_normal((4, 3)), np.array([2, 0, 1])
+    m = match_factors(X, X[:, p], scale=False)
+    assert np.array_equal(m.perm, np.argsort(p)) and np.array_equal(m.scale, np.ones(3)) and m.error == 0
