@@ -1874,3 +1874,51 @@ def test_prop1_factor_matching_scales_and_permutations():
     X, p = rng.standard_normal((4, 3)), np.array([2, 0, 1])
     m = match_factors(X, X[:, p], scale=False)
     assert np.array_equal(m.perm, np.argsort(p)) and np.array_equal(m.scale, np.ones(3)) and m.error == 0
+
+
+@pytest.mark.claim("hmm.thm7", tier="exact")
+def test_thm7_readout_harness_on_a_tiny_budget():
+    # the trained tier's Theorem 7 pipeline, run on a budget that makes it cheap: the task's batches are what the
+    # training harness accepts, the frequency-table estimator is the conditional frequency table, and the read-out
+    # experiment reports the table's errors against the exact predictor and a float wall time
+    from theorylab.hmm.training import MaskedPredictionTask, empirical_predictor, triple_readout_experiment
+    from theorylab.nn.tasks import check_batch, sample_fixed_dataset
+
+    rng = np.random.default_rng(5)
+    model = random_hmm(3, 2, rng)
+    task = MaskedPredictionTask(model, "x2x3|x1")
+    check_batch(task.sample_batch(rng, 4, 5), task, 4, 5)  # bool mask, classes x2 d + x3 in [0, d^2)
+    # the table of four hand-made examples: inputs 0, 0, 1, 2 with classes 1 (x2 = 0, x3 = 1), 1, 3 (1, 0), 0 (0, 0)
+    table = empirical_predictor(task, np.array([[0, 0, 1, 2]]), np.array([[1, 1, 3, 0]]))
+    expected = np.zeros((3, 3, 3))
+    expected[0, 0, 1] = expected[1, 1, 0] = expected[2, 0, 0] = 1.0
+    assert np.array_equal(table, expected)
+    (res,) = triple_readout_experiment(model, [256], steps=3, batch_size=64, hidden=4, seeds=(0,))
+    data = sample_fixed_dataset(task, np.random.default_rng([0, 2]), 256, 1)
+    exact = optimal_predictor(model, "x2x3|x1")
+    table = empirical_predictor(task, data.inputs, data.targets)
+    assert res.n == 256 and res.table_predictor_error == float(np.max(np.abs(table - exact)))
+    assert 0 < res.predictor_error < 1 and isinstance(res.seconds, float) and res.seconds > 0
+
+
+@pytest.mark.claim("hmm.thm8", tier="exact")
+def test_thm8_sample_fit_harness_on_a_tiny_budget():
+    # the trained tier's E5 fit (Theorem 8 case 2), one Adam step: the fitted transitions are Birkhoff mixtures
+    # (doubly stochastic), the means have the model's norm, the reported losses and distances are those of the
+    # fitted models; no seed is refused
+    from theorylab.hmm.fitting import fit_ghmm_samples, ghmm_sample_loss
+    from theorylab.hmm.models import GHMM
+
+    model = random_ghmm(2, 2, np.random.default_rng(8))
+    _rejects(lambda: fit_ghmm_samples(model, "x1x3|x2", seeds=()), r"need at least one seed")
+    res = fit_ghmm_samples(model, "x1x3|x2", seeds=(0, 1), steps=1, batch_size=32, references={"self": model})
+    for m in res.models:
+        assert isinstance(m, GHMM) and np.abs(np.linalg.norm(m.M, axis=0) - 1).max() < 1e-12
+        assert np.abs(m.T.sum(axis=0) - 1).max() < 1e-12 and np.abs(m.T.sum(axis=1) - 1).max() < 1e-12
+        assert m.T.min() >= 0
+    assert np.array_equal(res.losses, ghmm_sample_loss(model, res.models, "x1x3|x2"))
+    expected = [relabeling_distance(model, m).error for m in res.models]
+    assert np.array_equal(res.distances["model"], expected) and np.array_equal(
+        res.distances["self"], expected
+    )
+    assert not (res.models[0] == res.models[1])  # each seed starts from its own logits
