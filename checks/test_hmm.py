@@ -1922,3 +1922,55 @@ def test_thm8_sample_fit_harness_on_a_tiny_budget():
         res.distances["self"], expected
     )
     assert not (res.models[0] == res.models[1])  # each seed starts from its own logits
+
+
+@pytest.mark.claim("hmm.claim1", tier="exact")
+def test_claim1_integer_cyclotomic_arithmetic_is_sympys():
+    # claim1_power_identity multiplies matrices over Q(zeta_N) as integer coefficient vectors reduced modulo Phi_N;
+    # that arithmetic must be the field's: products of random integer polynomials of full degree phi(N) - 1 (the top
+    # coefficient is where a reduction that stops one step late goes wrong) equal sympy's products mod Phi_N
+    import sympy as sp
+
+    from theorylab.hmm.symbolic import _IntCyclotomicMatrix
+
+    z = sp.symbols("z")
+    rng = np.random.default_rng(0)
+    for N in (8, 24):
+        phi = sp.Poly(sp.cyclotomic_poly(N, z), z, domain=sp.QQ)
+        n = phi.degree()
+        modulus = [int(c) for c in reversed(phi.all_coeffs())]
+
+        def poly(coeffs, phi=phi):
+            return sp.Poly(list(reversed([int(c) for c in coeffs])), z, domain=sp.QQ)
+
+        X = [[poly(rng.integers(-3, 4, n).tolist()[:-1] + [1]) for _ in range(2)] for _ in range(2)]
+        Y = [[poly(rng.integers(-3, 4, n)) for _ in range(2)] for _ in range(2)]
+        product = [[(X[i][0] * Y[0][j] + X[i][1] * Y[1][j]).rem(phi) for j in range(2)] for i in range(2)]
+        got = _IntCyclotomicMatrix.from_polys(X, modulus) @ _IntCyclotomicMatrix.from_polys(Y, modulus)
+        assert got == _IntCyclotomicMatrix.from_polys(product, modulus)
+        one = _IntCyclotomicMatrix.from_polys([[poly([1]), poly([0])], [poly([0]), poly([1])]], modulus)
+        assert _IntCyclotomicMatrix.from_polys(X, modulus) @ one == _IntCyclotomicMatrix.from_polys(
+            [[p.rem(phi) for p in row] for row in X], modulus
+        )
+
+
+@pytest.mark.claim("hmm.thm8", tier="exact")
+def test_thm8_refine_polishes_the_triple_readout_of_a_noisy_predictor():
+    # refine=True adds ALS iterations to Jennrich's decomposition (kept when they lower the CP residual): on a
+    # predictor with 1e-3 noise the residual drops, so the read-out moves; on the exact predictor both read-outs
+    # are the model
+    rng = np.random.default_rng(3)
+    m = random_ghmm(4, 3, rng)
+    f = optimal_predictor(m, "x2x3|x1")
+    G = rng.standard_normal((4, 4, 4))
+
+    def noisy(x):
+        x = np.asarray(x, dtype=float)
+        return f(x) + 1e-3 * np.tanh(np.einsum("...a,abc->...bc", x, G))
+
+    noisy.d = 4
+    plain = recover_from_predictor(noisy, 3, "x2x3|x1", validate=False)
+    refined = recover_from_predictor(noisy, 3, "x2x3|x1", validate=False, refine=True)
+    assert relabeling_distance(plain, refined).error > 1e-6
+    for refine in (False, True):
+        assert relabeling_distance(m, recover_from_predictor(f, 3, "x2x3|x1", refine=refine)).error < 1e-6
