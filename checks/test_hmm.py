@@ -1974,3 +1974,19 @@ def test_thm8_refine_polishes_the_triple_readout_of_a_noisy_predictor():
     assert relabeling_distance(plain, refined).error > 1e-6
     for refine in (False, True):
         assert relabeling_distance(m, recover_from_predictor(f, 3, "x2x3|x1", refine=refine)).error < 1e-6
+
+
+@pytest.mark.claim("hmm.prop1", tier="exact")
+def test_prop1_each_cp_method_is_the_one_asked_for():
+    # the three decompositions of cp_decompose each run under their own name and return the planted rank-2 tensor
+    # (ALS from an SVD start on an exact, well-conditioned tensor: relative residual far below 1e-8)
+    rng = np.random.default_rng(1)
+    A, B, C = (rng.standard_normal((n, 2)) for n in (3, 4, 5))
+    W = cp_to_tensor(A, B, C)
+    from theorylab.tensors import cp_decompose
+
+    for method in ("jennrich", "als", "als-numpy"):
+        cp = cp_decompose(W, 2, method=method, n_iter=500, tol=1e-14)
+        assert cp.method == method and cp.residual < 1e-8
+        assert np.abs(cp.tensor() - W).max() < 1e-8 * np.abs(W).max()
+    _rejects(lambda: cp_decompose(W, 2, method="hosvd"), r"unknown method 'hosvd'")
