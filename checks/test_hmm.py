@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from fractions import Fraction as F
+
 import numpy as np
 import pytest
 from hypothesis import given
@@ -1771,3 +1773,236 @@ def test_E5_control_identifying_task_and_baselines_are_rejected(scale, measure):
     d_model = np.full(n, relabeling_distance(model, other).error)
     d_twin = np.full(n, relabeling_distance(twin, other).error)
     assert not _e5_verdict(loss, d_model, d_twin, bayes["x1x3|x2"][0])
+
+
+# ----------------------------------------------------------------------------------------------- domains and harnesses
+# The model classes have a domain (Assumptions 5-7, hmmlearn's layout): the library accepts its boundary and rejects
+# what lies outside with an error whose message names the problem, matched here from its beginning.
+
+
+def _rejects(call, match: str, error=ValueError):
+    """``call()`` raises ``error`` whose message *begins* with ``match`` (a regex); returns the exception."""
+    import re
+
+    with pytest.raises(error) as info:
+        call()
+    assert re.match(match, str(info.value)), f"{str(info.value)!r} does not begin with {match!r}"
+    return info.value
+
+
+@pytest.mark.claim("hmm.thm7", tier="exact")
+def test_thm7_models_are_defined_exactly_on_their_domain():
+    from theorylab.hmm import from_hmmlearn, to_hmmlearn
+    from theorylab.hmm.models import AssumptionError
+
+    T = 0.6 * np.eye(3) + 0.3 * cyclic_shift(3) + 0.1 * cyclic_shift(3).T
+    # Assumption 6: a token that no state emits (a zero row of O) is refused, naming its row
+    O = np.array(
+        [[0.5, 0.2, 0.1], [0.3, 0.6, 0.2], [0.2, 0.2, 0.7], [0.0, 0.0, 0.0]]
+    )  # rank 3, columns sum to 1
+    err = _rejects(lambda: HMM(O, T), r"Assumption 6: rows \[3\] of O are zero", AssumptionError)
+    assert err.assumption == "Assumption 6"
+    assert HMM(O[:3], T).posterior().shape == (
+        3,
+        3,
+    )  # without the zero row: d = k = 3, the boundary of k <= d
+    # hmmlearn's layout: the parameters must say which model they are; only theorylab models are converted
+    _rejects(
+        lambda: from_hmmlearn(transmat=T.T),
+        r"need transmat and exactly one of emissionprob \(CategoricalHMM\) or means \(GaussianHMM\)",
+    )
+    _rejects(lambda: to_hmmlearn(np.eye(3)), r"model must be a theorylab HMM or GHMM, got ndarray", TypeError)
+    # the tolerance given to from_hmmlearn is the model's: example 2.47's printed 8-digit matrices (sums off by
+    # ~1e-8) convert at the printed precision, to the same model as the constructor builds
+    printed, _ = example_247()
+    back = from_hmmlearn(transmat=printed.T.T, emissionprob=printed.O.T, tol=EXAMPLE_247_TOL)
+    assert back == printed and back.tol == EXAMPLE_247_TOL
+
+
+@pytest.mark.claim("hmm.thm7", tier="exact")
+def test_thm7_relabeling_distance_returns_the_relabeling():
+    # relabeling_distance(m, m.relabel(p)) is 0 at perm = p^{-1} (model 2's state perm[i] plays model 1's state i):
+    # exhaustively for k = 3, by Hungarian matching of the emission columns for k = 8 > 7
+    rng = np.random.default_rng(3)
+    for d, k in ((4, 3), (9, 8)):
+        m = random_hmm(d, k, rng)
+        p = rng.permutation(k)
+        while np.array_equal(p, np.arange(k)):
+            p = rng.permutation(k)
+        rel = relabeling_distance(m, m.relabel(p))
+        assert np.array_equal(rel.perm, np.argsort(p)) and rel.error == 0
+
+
+@pytest.mark.claim("hmm.thm6", tier="exact")
+def test_thm6_rotation_pair_of_an_exact_rational_rotation():
+    # a rotation about 1 with rational entries (the Cayley transform of a rational skew matrix S with S 1 = 0)
+    # gives the same Theorem 6 partner as its float image, with every pairwise predictor equal to round-off
+    import sympy as sp
+
+    S = sp.Rational(1, 20) * sp.Matrix([[0, 1, -1], [-1, 0, 1], [1, -1, 0]])
+    R_exact = (sp.eye(3) - S).inv() * (sp.eye(3) + S)
+    assert R_exact * R_exact.T == sp.eye(3) and R_exact * sp.ones(3, 1) == sp.ones(3, 1)
+    R = np.array([[F(int(x.p), int(x.q)) for x in row] for row in R_exact.tolist()], dtype=object)
+    base, _ = theorem6_pair()
+    partner = rotation_pair(base, R)
+    assert partner == rotation_pair(base, R.astype(float))
+    assert verify_nonidentifiable_pair(base, partner, PAIRWISE_TASKS_3).ok
+
+
+@pytest.mark.claim("hmm.thm6", tier="exact", control=True)
+def test_thm6_default_pair_is_seeded_and_the_rng_moves_the_rotation():
+    # theorem6_pair() is reproducible (its default generator is default_rng(6)) and a caller's generator is used:
+    # another generator gives another rotation, hence another (still valid) partner
+    a = theorem6_pair()
+    b = theorem6_pair(rng=np.random.default_rng(6))
+    c = theorem6_pair(rng=np.random.default_rng(7))
+    assert a[0] == b[0] and a[1] == b[1]
+    assert not (c[0] == a[0] and c[1] == a[1])
+
+
+@pytest.mark.claim("hmm.prop1", tier="exact")
+def test_prop1_factor_matching_scales_and_permutations():
+    from theorylab.tensors import match_factors
+
+    # least-squares scales s_i = <X_i, Y_p(i)> / |Y_p(i)|^2; a zero column fits with any scale, the minimum-norm
+    # one (0) is returned
+    X, Y = np.eye(2), np.array([[3.0, 0.0], [0.0, 0.0]])
+    m = match_factors(X, Y)
+    assert np.array_equal(m.perm, [0, 1]) and np.array_equal(m.scale, [1 / 3, 0.0])
+    # without scaling: Euclidean matching of the columns, unit scales, Y = X[:, p] matched by p^{-1}
+    rng = np.random.default_rng(0)
+    X, p = rng.standard_normal((4, 3)), np.array([2, 0, 1])
+    m = match_factors(X, X[:, p], scale=False)
+    assert np.array_equal(m.perm, np.argsort(p)) and np.array_equal(m.scale, np.ones(3)) and m.error == 0
+
+
+@pytest.mark.claim("hmm.thm7", tier="exact")
+def test_thm7_readout_task_batches_and_frequency_table():
+    # the trained tier's Theorem 7 task: its batches are what the training harness accepts (bool mask, given tokens
+    # in [0, d), classes x2 d + x3 in [0, d^2)), and the frequency-table estimator is the conditional frequency table
+    from theorylab.hmm.training import MaskedPredictionTask, empirical_predictor
+    from theorylab.nn.tasks import check_batch
+
+    rng = np.random.default_rng(5)
+    task = MaskedPredictionTask(random_hmm(3, 2, rng), "x2x3|x1")
+    check_batch(task.sample_batch(rng, 4, 5), task, 4, 5)
+    # four hand-made examples: inputs 0, 0, 1, 2 with classes 1 (x2 = 0, x3 = 1), 1, 3 (1, 0), 0 (0, 0)
+    table = empirical_predictor(task, np.array([[0, 0, 1, 2]]), np.array([[1, 1, 3, 0]]))
+    expected = np.zeros((3, 3, 3))
+    expected[0, 0, 1] = expected[1, 1, 0] = expected[2, 0, 0] = 1.0
+    assert np.array_equal(table, expected)
+
+
+# The trained tier's pipelines run on budgets of a few steps, so that the mutation run (exact and property tiers)
+# reaches their code. They sit in the property tier: their imports (torch, the training harness) cost ~4 s of CPU
+# that the exact tier's budget cannot carry.
+
+
+@pytest.mark.claim("hmm.thm7", tier="property")
+def test_thm7_readout_harness_on_a_tiny_budget():
+    # the read-out experiment reports the table's errors against the exact predictor (recomputed here from the same
+    # fixed dataset), a learned predictor error in (0, 1) and a float wall time
+    from theorylab.hmm.training import MaskedPredictionTask, empirical_predictor, triple_readout_experiment
+    from theorylab.nn.tasks import sample_fixed_dataset
+
+    model = random_hmm(3, 2, np.random.default_rng(5))
+    task = MaskedPredictionTask(model, "x2x3|x1")
+    (res,) = triple_readout_experiment(model, [256], steps=3, batch_size=64, hidden=4, seeds=(0,))
+    data = sample_fixed_dataset(task, np.random.default_rng([0, 2]), 256, 1)
+    exact = optimal_predictor(model, "x2x3|x1")
+    table = empirical_predictor(task, data.inputs, data.targets)
+    assert res.n == 256 and res.table_predictor_error == float(np.max(np.abs(table - exact)))
+    assert 0 < res.predictor_error < 1 and isinstance(res.seconds, float) and res.seconds > 0
+
+
+@pytest.mark.claim("hmm.thm8", tier="property")
+def test_thm8_sample_fit_harness_on_a_tiny_budget():
+    # the trained tier's E5 fit (Theorem 8 case 2), one Adam step: the fitted transitions are Birkhoff mixtures
+    # (doubly stochastic), the means have the model's norm, the reported losses and distances are those of the
+    # fitted models; no seed is refused
+    from theorylab.hmm.fitting import fit_ghmm_samples, ghmm_sample_loss
+    from theorylab.hmm.models import GHMM
+
+    model = random_ghmm(2, 2, np.random.default_rng(8))
+    _rejects(lambda: fit_ghmm_samples(model, "x1x3|x2", seeds=()), r"need at least one seed")
+    res = fit_ghmm_samples(model, "x1x3|x2", seeds=(0, 1), steps=1, batch_size=32, references={"self": model})
+    for m in res.models:
+        assert isinstance(m, GHMM) and np.abs(np.linalg.norm(m.M, axis=0) - 1).max() < 1e-12
+        assert np.abs(m.T.sum(axis=0) - 1).max() < 1e-12 and np.abs(m.T.sum(axis=1) - 1).max() < 1e-12
+        assert m.T.min() >= 0
+    assert np.array_equal(res.losses, ghmm_sample_loss(model, res.models, "x1x3|x2"))
+    expected = [relabeling_distance(model, m).error for m in res.models]
+    assert np.array_equal(res.distances["model"], expected) and np.array_equal(
+        res.distances["self"], expected
+    )
+    assert not (res.models[0] == res.models[1])  # each seed starts from its own logits
+
+
+@pytest.mark.claim("hmm.claim1", tier="exact")
+def test_claim1_integer_cyclotomic_arithmetic_is_sympys():
+    # claim1_power_identity multiplies matrices over Q(zeta_N) as integer coefficient vectors reduced modulo Phi_N;
+    # that arithmetic must be the field's: products of random integer polynomials of full degree phi(N) - 1 (the top
+    # coefficient is where a reduction that stops one step late goes wrong) equal sympy's products mod Phi_N
+    import sympy as sp
+
+    from theorylab.hmm.symbolic import _IntCyclotomicMatrix
+
+    z = sp.symbols("z")
+    rng = np.random.default_rng(0)
+    for N in (8, 24):
+        phi = sp.Poly(sp.cyclotomic_poly(N, z), z, domain=sp.QQ)
+        n = phi.degree()
+        modulus = [int(c) for c in reversed(phi.all_coeffs())]
+
+        def poly(coeffs, phi=phi):
+            return sp.Poly(list(reversed([int(c) for c in coeffs])), z, domain=sp.QQ)
+
+        X = [[poly(rng.integers(-3, 4, n).tolist()[:-1] + [1]) for _ in range(2)] for _ in range(2)]
+        Y = [[poly(rng.integers(-3, 4, n)) for _ in range(2)] for _ in range(2)]
+        product = [[(X[i][0] * Y[0][j] + X[i][1] * Y[1][j]).rem(phi) for j in range(2)] for i in range(2)]
+        got = _IntCyclotomicMatrix.from_polys(X, modulus) @ _IntCyclotomicMatrix.from_polys(Y, modulus)
+        assert got == _IntCyclotomicMatrix.from_polys(product, modulus)
+        one = _IntCyclotomicMatrix.from_polys([[poly([1]), poly([0])], [poly([0]), poly([1])]], modulus)
+        assert _IntCyclotomicMatrix.from_polys(X, modulus) @ one == _IntCyclotomicMatrix.from_polys(
+            [[p.rem(phi) for p in row] for row in X], modulus
+        )
+
+
+@pytest.mark.claim("hmm.thm8", tier="exact")
+def test_thm8_refine_polishes_the_triple_readout_of_a_noisy_predictor():
+    # refine=True adds ALS iterations to Jennrich's decomposition (kept when they lower the CP residual): on a
+    # predictor with 1e-3 noise the residual drops, so the read-out moves; on the exact predictor both read-outs
+    # are the model
+    rng = np.random.default_rng(3)
+    m = random_ghmm(4, 3, rng)
+    f = optimal_predictor(m, "x2x3|x1")
+    G = rng.standard_normal((4, 4, 4))
+
+    def noisy(x):
+        x = np.asarray(x, dtype=float)
+        return f(x) + 1e-3 * np.tanh(np.einsum("...a,abc->...bc", x, G))
+
+    noisy.d = 4
+    plain = recover_from_predictor(noisy, 3, "x2x3|x1", validate=False)
+    refined = recover_from_predictor(noisy, 3, "x2x3|x1", validate=False, refine=True)
+    assert relabeling_distance(plain, refined).error > 1e-6
+    for refine in (False, True):
+        assert relabeling_distance(m, recover_from_predictor(f, 3, "x2x3|x1", refine=refine)).error < 1e-6
+
+
+@pytest.mark.claim("hmm.prop1", tier="exact")
+def test_prop1_each_cp_method_is_the_one_asked_for():
+    # the three decompositions of cp_decompose each run under their own name and return the planted rank-2 tensor
+    # (ALS from an SVD start on an exact, well-conditioned tensor: relative residual far below 1e-8)
+    rng = np.random.default_rng(1)
+    A, B, C = (rng.standard_normal((n, 2)) for n in (3, 4, 5))
+    W = cp_to_tensor(A, B, C)
+    from theorylab.tensors import cp_decompose
+
+    for method in ("jennrich", "als", "als-numpy"):
+        cp = cp_decompose(W, 2, method=method, n_iter=500, tol=1e-14)
+        assert cp.method == method and cp.residual < 1e-8
+        assert np.abs(cp.tensor() - W).max() < 1e-8 * np.abs(W).max()
+    cp = cp_decompose(W, 2, refine=True)  # Jennrich polished by ALS
+    assert cp.method == "jennrich+als" and cp.residual < 1e-8
+    _rejects(lambda: cp_decompose(W, 2, method="hosvd"), r"unknown method 'hosvd'")

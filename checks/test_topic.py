@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import re
 from fractions import Fraction as F
 from functools import cache
 
@@ -20,7 +21,7 @@ from theorylab.attention.topic.symbolic import (
     prop211_total_mass,
 )
 from theorylab.counterexamples import generate
-from theorylab.languages.topic import TopicModel, empirical_masked_frequencies
+from theorylab.languages.topic import TopicModel, empirical_masked_frequencies, frequency_vectors
 from theorylab.strategies.topic import masking_rates, optimal_value_matrices, topic_models
 from theorylab.testing import trivial
 
@@ -92,6 +93,79 @@ def test_prop211_monte_carlo_control(rng):
     wrong = TopicModel(4, 3, 2, 0.3, 0.2, 0.15)  # formula with half the replacement rate
     est = empirical_masked_frequencies(p, rng, 300, 2000)
     assert _max_z(est, wrong.masked_frequencies()) > 5
+
+
+# The data model has a domain (T >= 2, v >= 1, 1 <= tau <= T, word ids 1..Tv, documents of N >= 1 tokens): the library
+# accepts its boundary and rejects what lies just outside with an error whose message names the problem.
+
+
+def _rejects(call, match: str, error=ValueError) -> None:
+    """``call()`` raises ``error`` whose message *begins* with ``match`` (a regex)."""
+    with pytest.raises(error) as info:
+        call()
+    assert re.match(match, str(info.value)), f"{str(info.value)!r} does not begin with {match!r}"
+
+
+@pytest.mark.claim("topic.prop2.1.1", tier="exact")
+def test_prop211_data_model_is_defined_exactly_on_its_domain():
+    rng = np.random.default_rng(0)
+    p = TopicModel(3, 2, 1)
+    # word ids 1..Tv carry topics 0..T-1 (ceil(i / v) - 1); 0 ([MASK]) and Tv + 1 have none
+    assert p.topic_of(np.array([1, 2, 3, 6])).tolist() == [0, 0, 1, 2]
+    for bad in (0, 7, np.array([0, 3]), np.array([3, 7])):
+        _rejects(lambda bad=bad: p.topic_of(bad), r"word ids must lie in 1\.\.6 \(0 is \[MASK\]")
+    _rejects(
+        lambda: TopicModel(2, 1, 1, p_m="0.1"),
+        r"p_m must be a real number \(float or Fraction\), got str",
+        TypeError,
+    )
+    # one-token documents (N = 1) are documents: sampled, and their frequency vector is the token's indicator
+    assert p.sample_documents(rng, 4, 1).shape == (4, 1)
+    assert np.array_equal(frequency_vectors(np.array([[3], [0]]), p.V), np.eye(p.V)[[3, 0]])
+    _rejects(lambda: p.sample_documents(rng, 4, 0), r"need n >= 0 documents of length N >= 1, got n=4, N=0")
+    _rejects(
+        lambda: frequency_vectors(np.zeros((2, 0), dtype=np.int64), p.V),
+        r"tokens must be an \[n, N\] array with N >= 1",
+    )
+    # rates given partly as floats: the model computes in floats (only all-Fraction rates are exact)
+    mixed = TopicModel(3, 2, 1, F(3, 20), 0.1, F(1, 10))
+    y = mixed.word_frequencies(np.array([1]))
+    assert not mixed.exact and y.dtype == np.float64
+    assert np.abs(y - TopicModel(3, 2, 1, 0.15, 0.1, 0.1).word_frequencies(np.array([1]))).max() < 1e-15
+
+
+class _UniformsOnBreakpoints:
+    """A stand-in for ``numpy.random.Generator`` whose uniforms are given values (0.0 is the smallest value
+    ``Generator.random`` returns) and whose Dirichlet draw is a fixed ``theta``."""
+
+    def __init__(self, theta, uniforms):
+        self.theta, self.uniforms, self._rng = (
+            np.asarray(theta, dtype=float),
+            np.asarray(uniforms),
+            np.random.default_rng(0),
+        )
+
+    def dirichlet(self, alpha, size):
+        return np.tile(self.theta, (size, 1))
+
+    def random(self, shape):
+        return np.broadcast_to(self.uniforms, shape).copy()
+
+    def integers(self, low, high=None, size=None):
+        return self._rng.integers(low, high, size=size)
+
+
+@pytest.mark.claim("topic.prop2.1.1", tier="exact")
+def test_lda_topic_of_a_token_is_the_inverse_cdf_of_its_uniform():
+    # LDA tokens (lda_alpha set): topic = F^{-1}(u) = min{t : theta_1 + ... + theta_t > u} for u uniform on [0, 1).
+    # On the breakpoints of the CDF (u = 0 and u = a partial sum, both reachable) this is the topic whose interval
+    # [F(t-1), F(t)) contains u; a topic of weight 0 (an empty interval, e.g. an underflowed Dirichlet coordinate) is
+    # never drawn
+    p = TopicModel(4, 3, 2)
+    theta = [0.0, 0.5, 0.0, 0.5]
+    uniforms = [0.0, 0.25, 0.5, 0.75]
+    docs = p.sample_documents(_UniformsOnBreakpoints(theta, uniforms), 3, 4, lda_alpha=0.1)
+    assert (p.topic_of(docs) == [1, 1, 3, 3]).all()
 
 
 # ------------------------------------------------------------------------------------------ population loss
@@ -355,6 +429,41 @@ def test_thm212_control_misprinted_contrast():
     assert np.abs(W - _pinv(p)).max() > 0.1
 
 
+@pytest.mark.claim("topic.thm2.1.2", tier="exact")
+def test_thm212_finite_pool_reference_is_the_min_norm_least_squares_fit():
+    # the trained tier's reference W_ls: on a finite pool of masked documents, the minimum-norm minimiser of
+    # sum_d sum_{j in M_d} |W y_d - x_j|^2 (y_d the masked document's token frequencies, x_j the original word)
+    # -- recomputed by numpy's lstsq on the stacked regression, one row per masked position
+    from theorylab.attention.topic.model import least_squares_value_matrix
+    from theorylab.languages.topic import TopicMLMTask
+
+    p = TopicModel(3, 2, 1)
+    masked, docs, in_m = TopicMLMTask(p, pool=40, pool_length=8, pool_seed=3).pool_arrays()
+    assert masked.shape == docs.shape == in_m.shape == (40, 8) and in_m.any()
+    assert np.array_equal(masked[~in_m], docs[~in_m]) and (p.topic_of(docs) >= 0).all()
+    y = frequency_vectors(masked, p.V)
+    d, j = np.nonzero(in_m)
+    W_T = np.linalg.lstsq(y[d], np.eye(p.V)[docs[d, j]], rcond=None)[0]  # min-norm solution of Y W^T = X
+    # both are pseudo-inverse solutions of a 7 x 7 system with O(1) entries: agreement to ~1e-14
+    assert np.abs(least_squares_value_matrix(masked, docs, in_m, p.V) - W_T.T).max() < 1e-10
+
+
+@pytest.mark.claim("topic.thm2.1.2", tier="exact", control=True)
+def test_thm212_stage1_verdict_accepts_the_optimum_and_rejects_the_diagonal_optimum():
+    # the trained tier's verdict read on closed forms: W* against itself passes with zero gaps; the diagonal optimum
+    # D^V has the full contrast c3 (gap 0) but no off-diagonal same-topic mass (gap exactly 1), so it fails
+    from theorylab.attention.topic.model import stage1_verdict
+
+    p = TopicModel(4, 3, 2)
+    W = tp.optimal_value_matrix(p)
+    same = stage1_verdict(W, W, p)
+    assert same["ok"] and same["relative_gap"] == 0 == same["relative_gap_offdiag"]
+    assert abs(same["contrast"] - float(tp.constants(p).c3)) < EXACT_TOL
+    diagonal = stage1_verdict(tp.diagonal_value_matrix(p), W, p)
+    assert not diagonal["ok"] and diagonal["relative_gap"] < EXACT_TOL
+    assert abs(diagonal["relative_gap_offdiag"] - 1) < EXACT_TOL and diagonal["contrast_offdiag"] == 0
+
+
 @pytest.mark.claim("topic.thm2.1.2", tier="property")
 @given(params=topic_models(max_T=8, max_v=6, exact=True))
 def test_thm212_signs_and_minimum_norm(params):
@@ -466,12 +575,20 @@ def test_thm213_closed_form_loss_matches_direct_evaluation():
 
 @pytest.mark.claim("topic.thm2.1.3", tier="exact")
 def test_thm213_optimum_agrees_with_direct_minimisation(measure):
+    import warnings
+
+    from scipy.optimize import OptimizeWarning
+
     p = TopicModel(6, 4, 2, 0.3, 0.2, 0.3)
     for conv in s2.CONVENTIONS:
         gamma, loss = s2.optimal_gamma(p, conv)
-        al, be, loss_direct = s2.explicit_optimal_attention(
-            s2.frozen_value_matrix(p, "block", conv), p, conv == "literal"
-        )
+        # the direct search runs at its stated precision: scipy knows every option it is given (an unknown one is
+        # ignored with an OptimizeWarning, and Nelder-Mead falls back to its default xatol = 1e-4)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", OptimizeWarning)
+            al, be, loss_direct = s2.explicit_optimal_attention(
+                s2.frozen_value_matrix(p, "block", conv), p, conv == "literal"
+            )
         # the minimum is quadratic: a 1e-13 loss tolerance pins gamma to ~1e-5 relative
         assert abs(loss - loss_direct) < 1e-12
         assert abs(((p.v - 1) / p.v * al + be / p.v) / gamma - 1) < 1e-4
@@ -497,6 +614,8 @@ def test_thm213_attention_family_is_realisable_and_read_exactly():
     # the family of Assumption 2.1.2 is realised by the one-layer model (W^K = I, W^Q = log-ratios), and the
     # statistic that reads trained models recovers its ratios exactly on a balanced document (every word of the
     # present topics twice, plus [MASK] tokens): there every word query has the same normaliser
+    import torch
+
     from theorylab.attention.topic.model import attention_by_pair_type, ratio_attention
 
     p = TopicModel(4, 3, 2)
@@ -510,6 +629,11 @@ def test_thm213_attention_family_is_realisable_and_read_exactly():
         assert abs(stats["gamma_hat"] / (((p.v - 1) * alpha + beta) / p.v) - 1) < 1e-12
         Z = 2 * (beta + alpha * (p.v - 1) + p.v * (p.tau - 1)) + 4  # the common normaliser (4 [MASK] keys)
         assert abs(stats["different_topic"] * Z - 1) < 1e-12
+    # the family's ratios are positive: the smallest float ratio is realised, a zero ratio (log 0) is refused
+    assert ratio_attention(p, 5e-324, 1.0).attention(torch.as_tensor(docs)).isfinite().all()
+    for alpha, beta, name in ((0.0, 1.0, "alpha"), (1.0, 0.0, "beta"), (1.0, float("inf"), "beta")):
+        with pytest.raises(ValueError, match=rf"^attention ratio {name} must be positive and finite, got"):
+            ratio_attention(p, alpha, beta)
 
 
 # T -> infinity with tau = o(T) (Assumption 2.1.3): tau grows like T^(1/2) here, v = 10, BERT rates
@@ -652,7 +776,9 @@ def test_thm215_control_uniform_attention_rejected():
         ok = lambda al, be, p=p: s2.diagonal_bounds_hold(p, al, be)  # noqa: E731
         assert ok(1e-9, mid) and ok(1e-9, lo * (1 + 1e-9)) and ok(1e-9, hi * (1 - 1e-9))
         assert not ok(1e-9, lo * (1 - 1e-9)) and not ok(1e-9, hi * (1 + 1e-9))
+        assert not ok(1e-9, lo) and not ok(1e-9, hi)  # strict: the ends themselves are outside
         assert ok(k.lambda5 * mid * (1 - 1e-9), mid) and not ok(k.lambda5 * mid * (1 + 1e-9), mid)
+        assert not ok(k.lambda5 * mid, mid)
 
 
 @pytest.mark.claim("topic.thm2.1.5", tier="property", examples=6, no_trivial=ASYMPTOTIC_DRAW)
@@ -747,6 +873,10 @@ def test_prop212_printed_normalisers(measure):
             for q in range(p.T * p.v):
                 present = q // p.v < p.tau
                 assert _base_weight(A, p, q) == 1 / (z1 if present else z2)
+    # float rates give the float array of the same numbers (round-off of a few products and one division: 1e-15)
+    exact = s2.attended_frequencies(EXACT_PARAMS[1], *RATIOS[0])
+    floats = s2.attended_frequencies(TopicModel(4, 3, 2, 0.15, 0.1, 0.1), 2.0, 5.0)
+    assert floats.dtype == np.float64 and np.abs(floats - exact.astype(float)).max() < 1e-15
     measure(
         "z1_z2_T4_v3_tau2_alpha2_beta5", [float(z) for z in s2.prop212_normalisers(EXACT_PARAMS[1], 2, 5)]
     )
