@@ -456,3 +456,56 @@ def test_samplers_count_their_calls(rng):
     # the verifier-only generator tries tokens in order: (0,) no, (1,) yes, (1, 0) yes, (1, 0, 0) no, (1, 0, 1) yes
     Vp = g.perfect_verifier([(1, 0, 1)], 2, 3)
     assert g.verifier_only_generation(g.UniformOracle(2), 3, Vp) == g.Generation((1, 0, 1), 0, 5)
+
+
+@pytest.mark.claim("vgb.alg2", tier="exact")
+def test_vgb_walk_size_boundary_and_argument_errors(rng):
+    _rejects(
+        lambda: g.VGB(g.UniformOracle(2), 2.0, lambda u: 1),
+        r"horizon H must be an int, got float$",
+        TypeError,
+    )
+    # |Sigma| = 199,999, H = 1: exactly 200,000 nodes, the largest tree accepted (a float law keeps it cheap;
+    # only the root and (0,) carry value)
+    k = 199_999
+    law = (1.0,) + (0.0,) * (k - 1)
+    big = g.VGB(g.TabularOracle(k, lambda u: law), 1, lambda u: 1.0 if u < (1,) else 0.0)
+    assert big.nodes == [(), (0,)] and big.leaf_law() == {(0,): 1.0}
+    # a tree of 2^1101 - 1 nodes is refused by exact integer arithmetic (a float quotient would overflow)
+    _rejects(
+        lambda: g.VGB(g.UniformOracle(2), 1100, lambda u: 1),
+        r"the prefix tree with \|Sigma\|=2, H=1100 is too large to enumerate$",
+    )
+    walk = g.VGB(g.UniformOracle(1), 2, lambda u: Fraction(1))
+    _rejects(lambda: walk.sample(rng, 0), r"the number of steps T must be an int >= 1, got 0$")
+
+
+@pytest.mark.claim("vgb.alg2", tier="exact")
+def test_vgb_walk_defaults_float_laws_and_the_top_of_the_cdf():
+    # the path root - (0,) - (0, 0) with unit weights: the plain walk has eigenvalues -1, 0, 1, the lazy one
+    # (1 + lambda)/2 = 0, 1/2, 1; eigenvalues() is the lazy chain's by default
+    path = g.VGB(g.UniformOracle(1), 2, lambda u: Fraction(1))
+    assert np.allclose(path.eigenvalues(), [0.0, 0.5, 1.0], atol=EIG_TOL)
+    # a float oracle: the unit current splits 1/2, 1/2 between the two leaves (total flow 1)
+    half = g.VGB(g.TabularOracle(2, lambda u: (0.5, 0.5)), 1, lambda u: 1.0)
+    assert half.first_leaf_law() == {(0,): 0.5, (1,): 0.5}
+    # a law with one float entry is inexact: the walk's laws are floats (Fractions only for exact laws)
+    mixed = g.VGB(g.TabularOracle(2, lambda u: (1, 0.0)), 1, lambda u: Fraction(u != (1,)))
+    assert mixed.stationary() == {(): 0.5, (0,): 0.5}
+    assert all(type(p) is float for p in mixed.stationary().values())
+    # the chain handed to theorylab.markov carries the exact stationary law (rounded once), not a re-solve
+    oracle, tau = _instance(0, 2, 2)
+    walk = g.VGB(oracle, 2, g.exact_values(oracle, 2, tau.__getitem__).__getitem__)
+    pi = walk.stationary()
+    assert np.array_equal(walk.as_chain().stationary(), [float(pi[u]) for u in walk.nodes])
+
+    # the row of (1, 1) in this instance sums to 1 - 2^-53 in float64; the largest draw rng.random() can return,
+    # 1 - 2^-53, lies in the sliver above the cumulative sum and goes to the row's last state, the leaf (1, 1, 1)
+    class TopDraw:
+        def random(self):
+            return float(np.nextafter(1.0, 0.0))
+
+    oracle, tau = _instance(3, 2, 3)
+    walk = g.VGB(oracle, 3, g.exact_values(oracle, 3, tau.__getitem__).__getitem__)
+    assert np.cumsum(walk.transition_matrix()[walk.index[(1, 1)]])[-1] < 1
+    assert walk.sample(TopDraw(), 1, start=(1, 1)) == (1, 1, 1)
