@@ -476,6 +476,11 @@ def test_vgb_walk_size_boundary_and_argument_errors(rng):
         lambda: g.VGB(g.UniformOracle(2), 1100, lambda u: 1),
         r"the prefix tree with \|Sigma\|=2, H=1100 is too large to enumerate$",
     )
+    # one token: the tree is a path of H + 1 nodes, refused from 200,001 on
+    _rejects(
+        lambda: g.VGB(g.UniformOracle(1), 200_000, lambda u: 1),
+        r"the prefix tree with \|Sigma\|=1, H=200000 is too large to enumerate$",
+    )
     walk = g.VGB(g.UniformOracle(1), 2, lambda u: Fraction(1))
     _rejects(lambda: walk.sample(rng, 0), r"the number of steps T must be an int >= 1, got 0$")
 

@@ -53,7 +53,8 @@ class VGB:
         if H < 1:
             raise ValueError(f"horizon H must be >= 1, got {H}")
         k = oracle.vocab_size
-        if (k ** (H + 1) - 1) // max(k - 1, 1) > 200_000:
+        # nodes of the complete k-ary tree of depth H (a path of H + 1 nodes for k = 1)
+        if (H + 1 if k == 1 else (k ** (H + 1) - 1) // (k - 1)) > 200_000:
             raise ValueError(f"the prefix tree with |Sigma|={k}, H={H} is too large to enumerate")
         self.oracle, self.H, self.k = oracle, H, k
         self.values: dict[Prefix, Real] = {}
@@ -179,12 +180,16 @@ class VGB:
         if isinstance(T, bool) or not isinstance(T, int) or T < 1:
             raise ValueError(f"the number of steps T must be an int >= 1, got {T!r}")
         if not hasattr(self, "_cdf"):
-            self._cdf = np.cumsum(self.transition_matrix(lazy=True), axis=1)
-        cdf = self._cdf
+            P = self.transition_matrix(lazy=True)
+            self._cdf = np.cumsum(P, axis=1)
+            # a float row may sum to 1 - 2^-53: a draw above its total goes to the row's last reachable node
+            self._last = P.shape[1] - 1 - np.argmax(P[:, ::-1] > 0, axis=1)
+        cdf, last = self._cdf, self._last
         i = self.index[tuple(start)]
         stop = rng.integers(1, T + 1) if output == "uniform_time" else T
         for step in range(1, T + 1):
-            i = int(min(np.searchsorted(cdf[i], rng.random(), side="right"), len(self.nodes) - 1))
+            j = int(np.searchsorted(cdf[i], rng.random(), side="right"))
+            i = j if j < len(self.nodes) else int(last[i])
             if output == "first_leaf" and len(self.nodes[i]) == self.H:
                 return self.nodes[i]
             if output == "uniform_time" and step == stop:
