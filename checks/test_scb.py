@@ -423,6 +423,40 @@ def test_alg1_first_population_step_uses_the_balanced_step_sizes(monkeypatch) ->
     assert abs(h2["beta"] - eta * alpha1) < 1e-9 * eta * alpha1
 
 
+@pytest.mark.claim("scb.alg1", tier="property")
+def test_stage3_rounds_at_half_the_uniform_support_level_times_beta(monkeypatch) -> None:
+    # Algorithm 1 on exact population gradients (deterministic): the stages keep A on the population line, so after
+    # Stage 2 a_tk = (1 - beta)/T + beta q_tk, and Stage 3 keeps the entries >= beta / (2 Q_s) (half the value
+    # beta / Q_s of attention uniform on a Q_s-support) and renormalises. The instance (Q_s = 3 from column 2, a
+    # column of support 2, beta_2 = 0.867) separates this cutoff from beta/(4 Q_s), beta/Q_s, 1/(2 Q_s) (no beta)
+    # and beta/(2 min support): each would keep a different set.
+    import theorylab.attention.scb.algorithm as alg
+
+    P = np.array([[0.5, 0.2, 0.3], [0.3, 0.5, 0.2], [0.2, 0.3, 0.5]])  # doubly stochastic: mu uniform
+    Q = np.array([[0.5, 0.2, 0.1], [0.5, 0.3, 0.14], [0.0, 0.5, 0.76], [0.0, 0.0, 0.0]])
+    task = SCBTask(P, np.full(3, 1 / 3), Q)
+    monkeypatch.setattr(
+        alg, "_minibatch_grads", lambda task, V, A, rng, B: expected_preconditioned_grads(task, V, A)
+    )
+    res = run_algorithm1(task, np.random.default_rng(0), stage2_steps=50, stage3_steps=2)
+    beta = res.history[res.stage_ends["2"] - 1]["beta"]
+    A_line = line_point(task, 0.0, beta)[1]
+    assert np.abs(res.after_stage2[1] - A_line).max() <= EXACT_TOL  # Stage 2 ended on the line
+    assert 0.8 < beta < 0.9  # beta_2 = 0.867: far enough from 1 that the factor beta matters
+
+    def rounded(cut: float) -> np.ndarray:
+        kept = np.where(A_line >= cut, A_line, 0.0)
+        return kept / kept.sum(axis=0)
+
+    cut = beta / (2 * 3)
+    assert np.abs(A_line - cut).min() >= 1e-2  # no entry near the cutoff: the kept set is robust to round-off
+    want = rounded(cut)
+    assert np.abs(res.A - want).max() <= EXACT_TOL
+    for other in (beta / (4 * 3), beta / 3, 1 / (2 * 3), beta / (2 * 2)):
+        assert np.abs(rounded(other) - want).max() > 1e-2  # the instance decides between the cutoffs
+    assert all(h["beta"] == res.history[-1]["beta"] for h in res.history[res.stage_ends["2"] :])  # A frozen
+
+
 @pytest.mark.claim("scb.alg1", tier="property", control=True)
 def test_prox_control_without_projection() -> None:
     A = np.random.default_rng(0).dirichlet(np.full(10, 0.3), size=3).T
