@@ -716,6 +716,20 @@ def test_models_mask_laws_and_data_are_defined_on_their_domain():
     )
     _rejects(lambda: pl_parts(FIT_MODEL, 1, p * (1 + 1e-6)), r"the data law must be nonnegative and sum to 1")
     _rejects(lambda: pl_parts(np.eye(2), 1), r"model must be an IsingModel or a pair", TypeError)
+    # C_k is the increment H_{k+1} - H_k for 1 <= k < N; the estimators are named; Newton reports non-convergence
+    assert np.abs(C_k(FIT_MODEL, 1) - (H_k(FIT_MODEL, 2) - H_k(FIT_MODEL, 1))).max() <= EXACT_TOL
+    assert np.abs(C_k(FIT_MODEL, 2) - (H_k(FIT_MODEL, 3) - H_k(FIT_MODEL, 2))).max() <= EXACT_TOL
+    for k in (0, 3):
+        _rejects(lambda k=k: C_k(FIT_MODEL, k), rf"C_k needs 1 <= k < N = 3, got {k}")
+    _rejects(
+        lambda: asymptotic_covariance(FIT_MODEL, 1, "one_mask"),
+        r"estimator must be one of \('single_mask', 'all_masks'\), got 'one_mask'",
+    )
+    theta = FIT_MODEL.natural_parameters()
+    assert np.array_equal(fit_population(FIT_MODEL, 1, p, max_iter=0), theta)  # realizable: theta* = theta
+    _rejects(
+        lambda: fit_population(FIT_MODEL, 1, p[::-1], max_iter=1), r"Newton did not converge", RuntimeError
+    )
     # samples
     X = FIT_MODEL.sample(10, np.random.default_rng(0))
     _rejects(lambda: fit_kpl(X[0], 1), r"samples must have shape \(n, N\), got \(3,\)")
