@@ -4,6 +4,7 @@ teacher of Lemmas 63-64, the Prop 9/10 attention constructions and progressive d
 
 from __future__ import annotations
 
+import re
 from fractions import Fraction
 from fractions import Fraction as F
 from math import comb
@@ -46,6 +47,13 @@ GRAD_TOL = 1e-12
 def _correct(model, d: int, S) -> np.ndarray:
     x = hypercube(d).astype(np.float64)
     return np.abs(model(x) - parity(x, S)) <= CONSTRUCTION_TOL
+
+
+def _rejects(call, match: str, error=ValueError) -> None:
+    """``call()`` raises ``error`` whose message *begins* with ``match`` (a regex): the message names the problem."""
+    with pytest.raises(error) as info:
+        call()
+    assert re.match(match, str(info.value)), f"{str(info.value)!r} does not begin with {match!r}"
 
 
 # ------------------------------------------------------------------------------------------------ def23, maj
@@ -380,6 +388,143 @@ def test_targets_tau_limit_and_control() -> None:
     assert np.array_equal(hard.argmax(1), logits.argmax(1)) and np.abs(hard.max(1) - 1).max() < 1e-12
     soft = ds.distill_targets(logits, 1.0)
     assert np.abs(soft.max(1) - 1).max() > 0.1  # tau = 1 is not the label limit
+
+
+# ------------------------------------------------------------------------------------------------ the training loop
+def _np_logits(params, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    W1, b1, W2, b2 = params
+    pre = x @ W1.T + b1
+    return np.maximum(pre, 0) @ W2.T + b2, pre
+
+
+def _np_softmax(z: np.ndarray) -> np.ndarray:
+    e = np.exp(z - z.max(axis=-1, keepdims=True))
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+def _np_sgd_step(params, x: np.ndarray, target: np.ndarray, lr: float):
+    """One SGD step on the mean soft cross-entropy ``-sum_c target_c log softmax(f(x))_c`` (backprop by hand)."""
+    W1, b1, W2, b2 = params
+    logits, pre = _np_logits(params, x)
+    dz = (_np_softmax(logits) - target) / len(x)
+    h = np.maximum(pre, 0)
+    dpre = (dz @ W2) * (pre > 0)
+    return [W1 - lr * dpre.T @ x, b1 - lr * dpre.sum(0), W2 - lr * dz.T @ h, b2 - lr * dz.sum(0)]
+
+
+# float32 training against a float64 reference: a few steps of O(1) updates carry round-off ~1e-6
+TRAIN_TOL = 1e-5
+
+
+@pytest.mark.claim("distill.defs", tier="property")
+def test_train_mlps_is_sgd_on_labels_or_on_the_scheduled_teacher() -> None:
+    # train_mlps runs R models as one stack: run 0 on the parity labels, run 1 supervised by the (2, 1)-progressive
+    # schedule (teacher checkpoint 0 for one step, then checkpoint 10) at temperature tau. Each step must be the SGD
+    # step on the soft cross-entropy with those targets, on the batch drawn from default_rng([seed, 1]); the saved
+    # checkpoints and the held-out accuracies must be those of the iterates.
+    import torch
+
+    task, d, width, batch, lr, tau = SparseParity(6, 2, (1, 4)), 6, 4, 8, 0.5, 0.5
+    teacher = {c: tuple(p[0] for p in ds.MLPStack.init(d, 5, [s]).params()) for c, s in ((0, 7), (10, 8))}
+    sched = ds.ProgressiveSchedule.two_stage(0, 10, 1)
+    seeds = [1, 2]
+    threads = torch.get_num_threads()
+    torch.set_num_threads(2)  # train_mlps runs single-threaded and gives the caller's setting back
+    try:
+        run = ds.train_mlps(
+            task, width, seeds, 3, lr=lr, batch=batch, supervision=[None, sched], teacher=teacher, tau=tau,
+            eval_every=1, checkpoint_every=2, n_eval=64,
+        )  # fmt: skip
+        assert torch.get_num_threads() == 2
+    finally:
+        torch.set_num_threads(threads)
+    assert run.eval_steps.tolist() == [0, 1, 2, 3] and sorted(run.checkpoints) == [0, 2]
+    init = ds.MLPStack.init(d, width, seeds)
+    xe, ye = ds.held_out(task, 64)
+    for r, seed in enumerate(seeds):
+        params = [p[r].double().numpy() for p in init.params()]
+        assert all(
+            np.array_equal(a, b.double().numpy())
+            for a, b in zip(params, run.checkpoints_of(r)[0], strict=True)
+        )
+        rng = np.random.default_rng([seed, 1])
+        for step in range(3):
+            acc = (_np_logits(params, xe.astype(float))[0].argmax(1) == (1 - ye) // 2).mean()
+            assert acc == run.acc[r, step]
+            if step == 2:
+                got = [p.double().numpy() for p in run.checkpoints_of(r)[2]]
+                assert max(np.abs(a - b).max() for a, b in zip(params, got, strict=True)) <= TRAIN_TOL
+            xb = rng.integers(0, 2, size=(batch, d))
+            x = (1 - 2 * xb).astype(float)
+            if r == 0:
+                target = np.eye(2)[(1 - np.prod(x[:, [1, 4]], axis=1).astype(int)) // 2]
+            else:
+                tparams = [t.double().numpy() for t in teacher[sched.teacher_at(step)]]
+                target = _np_softmax(_np_logits(tparams, x)[0] / tau)
+            params = _np_sgd_step(params, x, target, lr)
+        final = [p[r].double().numpy() for p in run.stack.params()]
+        assert max(np.abs(a - b).max() for a, b in zip(params, final, strict=True)) <= TRAIN_TOL
+        assert not any(p.requires_grad for p in run.stack.params())
+    # PyTorch's nn.Linear initialisation: U(-1/sqrt(fan_in), 1/sqrt(fan_in)), one generator per seed
+    W1, b1, W2, b2 = ds.MLPStack.init(d, 50, [3, 3, 4]).params()
+    assert W1.abs().max() <= d**-0.5 and b1.abs().max() <= d**-0.5 and W1.abs().max() > 0.9 * d**-0.5
+    assert W2.abs().max() <= 50**-0.5 and b2.abs().max() <= 50**-0.5 and W2.abs().max() > 0.9 * 50**-0.5
+    assert torch.equal(W1[0], W1[1]) and not torch.equal(W1[0], W1[2])
+    # stop_at: stop once every run has reached the level (level 0 is reached at the first evaluation)
+    assert ds.train_mlps(task, width, [1], 5, stop_at=0.0, eval_every=2, n_eval=64).eval_steps.tolist() == [
+        0,
+        2,
+    ]
+
+
+@pytest.mark.claim("distill.defs", tier="property")
+def test_schedules_targets_tasks_and_transitions_on_known_instances() -> None:
+    # Defs 21-22: a schedule is checkpoints in increasing teacher time with non-negative durations
+    assert ds.ProgressiveSchedule.one_shot(70).checkpoints == (70,)
+    two = ds.ProgressiveSchedule.two_stage(30, 70, 5)
+    assert [two.teacher_at(t) for t in (0, 4, 5, 100)] == [30, 30, 70, 70] and two.durations == (5,)
+    assert ds.ProgressiveSchedule((0, 0, 3), (1, 0)).teacher_at(1) == 3  # a zero duration is skipped
+    for args, msg in (
+        (((),), r"a schedule needs at least one teacher checkpoint"),
+        (((5, 3),), r"checkpoints must be non-negative teacher steps in increasing order, got \(5, 3\)"),
+        (((-1, 3),), r"checkpoints must be non-negative teacher steps in increasing order"),
+        (((1, 3), (2, 2, 2)), r"need one non-negative duration per checkpoint \(the last may be omitted\)"),
+        (((1, 3), (-2,)), r"need one non-negative duration per checkpoint"),
+    ):
+        _rejects(lambda args=args: ds.ProgressiveSchedule(*args), msg)
+    _rejects(lambda: two.teacher_at(-1), r"step must be >= 0, got -1")
+    _rejects(
+        lambda: ds.ProgressiveSchedule.equal_split([1, 2, 3], 2),
+        r"need 1 <= N <= budget, got N = 3, budget = 2",
+    )
+    assert ds.ProgressiveSchedule.equal_split([1, 2, 3], 3).durations == (1, 1, 1)  # N = budget: the boundary
+    _rejects(lambda: ds.distill_targets(np.zeros(2), 0.0), r"temperature tau must be > 0, got 0.0")
+    # the phase transition of an accuracy curve: start = last step before 0.6, end = first step at 0.95
+    steps = np.arange(0, 110, 10)
+    acc = np.array([0.5] * 5 + [0.65, 0.8, 0.9, 0.96, 1.0, 1.0])
+    assert ds.locate_transition(steps, acc) == {"start": 40, "end": 80, "mid": 60, "early": 20}
+    _rejects(lambda: ds.locate_transition(steps, acc * 0.9), r"the teacher never reaches accuracy 0.95")
+    res = ds.DistillRun(np.array([0, 10, 20]), np.array([[0.5, 0.7, 0.9], [0.5, 0.6, 0.65]]))
+    assert res.steps_to(0.7).tolist() == [10.0, np.inf]
+    # harness batches: tokens z = (1 - x)/2, the class of chi_S at the last position only
+    task = SparseParity(5, 2, (0, 3))
+    b = task.sample_batch(np.random.default_rng(0), 64, 5)
+    x = 1 - 2 * b.inputs
+    assert b.mask[:, -1].all() and not b.mask[:, :-1].any() and not b.targets[:, :-1].any()
+    assert np.array_equal(b.targets[:, -1], (1 - x[:, 0] * x[:, 3]) // 2)
+    _rejects(
+        lambda: task.sample_batch(np.random.default_rng(0), 4, 6),
+        r"sparse parity sequences have length d = 5",
+    )
+    dt = ds.DistillTask(task, lambda x: np.stack([x[:, 0], -x[:, 0]], axis=1), tau=0.5)
+    db = dt.sample_batch(np.random.default_rng(0), 64, 5)
+    assert (
+        np.array_equal(db.inputs, b.inputs)
+        and np.array_equal(db.mask, b.mask)
+        and not db.targets[:, :-1].any()
+    )
+    want = 1 / (1 + np.exp(-4 * x[:, 0]))  # softmax((x0, -x0) / 0.5)[0]
+    assert np.abs(db.targets[:, -1, 0] - want).max() <= 1e-6  # float32 targets
 
 
 # ------------------------------------------------------------------------------------------------ R2 (trained)
