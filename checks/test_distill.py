@@ -69,6 +69,144 @@ def test_sparse_parity_labels_are_the_character() -> None:
     assert np.array_equal(b.targets[:, -1], (1 - np.prod(xb[:, [1, 4, 9]], axis=1)) // 2)
 
 
+@pytest.mark.claim("distill.def23", tier="exact")
+def test_cube_parities_and_constructions_are_defined_on_their_domain() -> None:
+    # the Fourier basis on known instances: chi_S by bit masks is the product of the coordinates, the direct sum
+    # E[f chi_S] is the FWHT coefficient, the empty parity is 1
+    from theorylab.boolean import fourier as fo
+
+    x = hypercube(4)
+    assert np.array_equal(fo.characters(4, [0, 2]), parity(x, [0, 2])) and (parity(x, []) == 1).all()
+    f = (x[:, 0] + 2 * x[:, 1] * x[:, 3]).astype(np.int64)  # hat f({0}) = 1, hat f({1, 3}) = 2
+    assert fo.fourier_coefficient(f, 4, [1, 3]) == 2.0 and fo.fourier_coefficient(f, 4, [0]) == 1.0
+    assert fourier_coefficients(f, 4, exact=True)[subset_mask([1, 3], 4)] == Fraction(2)
+    assert fo.correlations(f, 4, [[0], [1, 3], [2]]).tolist() == [1.0, 2.0, 0.0]
+    assert fourier_coefficients(np.array([5]), 0).tolist() == [5.0]  # d = 0: the one-point cube
+    assert fo.printed_majority_asymptotic(5, 3) == 3 ** (-1 / 3) / 10
+    assert majority_ratio(5, 2) == Fraction(1, 3) and majority_ratio(5, 4) == Fraction(3)  # (k-1)/(d-k)
+    for call, msg, err in (
+        (lambda: fo.hypercube(True), r"d must be an int, got bool", TypeError),
+        (lambda: fo.hypercube(-1), r"d must be >= 0, got -1", ValueError),
+        (
+            lambda: fo.hypercube(23),
+            r"d = 23 is too large for exact enumeration of 2\^d points \(limit d <= 22\)",
+            ValueError,
+        ),
+        (
+            lambda: fourier_coefficients(np.zeros(1), 27),
+            r"d = 27 is too large .* \(limit d <= 26\)",
+            ValueError,
+        ),
+        (lambda: subset_mask([4], 4), r"coordinates must be ints in \[0, 4\), got \[4\]", ValueError),
+        (lambda: subset_mask([1, 1], 4), r"coordinates must be distinct, got \[1, 1\]", ValueError),
+        (
+            lambda: fo.walsh_transform(np.zeros((2, 2))),
+            r"values must be a 1-D array of length 2\^d, got shape \(2, 2\)",
+            ValueError,
+        ),
+        (
+            lambda: fo.walsh_transform(np.zeros(3)),
+            r"the number of values must be a power of two 2\^d, got 3",
+            ValueError,
+        ),
+        (
+            lambda: fourier_coefficients(np.zeros(4), 3),
+            r"f must give one value per point of the cube: expected shape \(8,\), got \(4,\)",
+            ValueError,
+        ),
+        (
+            lambda: fourier_coefficients(np.zeros(8), 3, exact=True),
+            r"exact=True needs integer values of f",
+            TypeError,
+        ),
+        (
+            lambda: majority(np.ones((1, 4))),
+            r"majority needs an odd number of coordinates \(no ties\), got d = 4",
+            ValueError,
+        ),
+        (
+            lambda: majority_coefficient(4, 1),
+            r"Majority is defined here for odd d only, got d = 4",
+            ValueError,
+        ),
+        (
+            lambda: majority_coefficient(5, 6),
+            r"set size r must be an int in \[0, d\] = \[0, 5\], got 6",
+            ValueError,
+        ),
+        (
+            lambda: majority_ratio(5, 3),
+            r"the ratio needs even k with 2 <= k <= d-1, got k = 3, d = 5",
+            ValueError,
+        ),
+        (lambda: SparseParity(0, 0), r"d must be a positive int, got 0", ValueError),
+        (lambda: SparseParity(True, 0), r"d must be an int, got bool", TypeError),
+        (lambda: SparseParity(3, -1), r"k must be an int >= 0, got -1", ValueError),
+        (lambda: SparseParity(3, 4), r"sparsity k = 4 exceeds the dimension d = 3", ValueError),
+        (
+            lambda: SparseParity(3, 2, (0, 3)),
+            r"S must be 2 distinct coordinates in \[0, 3\), got \(0, 3\)",
+            ValueError,
+        ),
+        (
+            lambda: SparseParity(23, 1).all_inputs(),
+            r"d = 23 is too large for exact enumeration \(limit 22\)",
+            ValueError,
+        ),
+        (lambda: HierarchicalParity(2, 2, 5), r"3 disjoint 2-sparse parities need d >= 6", ValueError),
+        (lambda: prop9_transformer(0, [0]), r"d must be a positive int, got 0", ValueError),
+        (
+            lambda: prop9_transformer(4, []),
+            r"S must be a non-empty set of distinct coordinates in \[0, 4\), got \(\)",
+            ValueError,
+        ),
+        (lambda: prop9_transformer(2, [0, 1, 2]), r"sparsity k = 3 exceeds the dimension d = 2", ValueError),
+        (
+            lambda: prop9_transformer(4, [0], c=-1.0),
+            r"the attention scale c must be finite and >= 0, got -1.0",
+            ValueError,
+        ),
+        (
+            lambda: prop9_transformer(4, [0])(np.zeros((1, 4))),
+            r"inputs must be \+-1 points of shape \[n, 4\], got shape \(1, 4\)",
+            ValueError,
+        ),
+        (
+            lambda: ds.symmetric_init(4, 3, 2, np.random.default_rng(0)),
+            r"the symmetric initialisation needs an even width m, got 3",
+            ValueError,
+        ),
+        (
+            lambda: ds.symmetric_init(4, 2, 5, np.random.default_rng(0)),
+            r"sparsity k = 5 exceeds the dimension d = 4",
+            ValueError,
+        ),
+        (
+            lambda: ds.symmetric_init(4, 0, 2, np.random.default_rng(0)),
+            r"width m must be a positive int, got 0",
+            ValueError,
+        ),
+        (
+            lambda: ds.symmetric_init(4, 2.0, 2, np.random.default_rng(0)),
+            r"width m must be an int, got float",
+            TypeError,
+        ),
+    ):
+        _rejects(call, msg, err)
+    # boundaries: k = 0 (chi_empty = 1) and k = d are parities; S = everything needs no selection (c = 0)
+    assert (SparseParity(3, 0).all_inputs()[1] == 1).all() and SparseParity(3, 3).S == (0, 1, 2)
+    assert HierarchicalParity(2, 2, 6).K == 4 and min_selection_scale(3, 3) == 0.0
+    xs, ys = SparseParity(5, 2, (1, 3)).sample(np.random.default_rng(0), 50)
+    assert xs.dtype == np.float32 and np.array_equal(ys, xs[:, 1] * xs[:, 3])
+    net = ds.symmetric_init(4, 4, 2, np.random.default_rng(0))
+    _rejects(lambda: ds.claim7_gradient(net, [0, 1]), r"Claim 7 needs odd d \(no ties in <w, x>\), got d = 4")
+    net5 = ds.symmetric_init(5, 4, 3, np.random.default_rng(0))
+    _rejects(
+        lambda: ds.idealized_one_step_weights(net5, [0, 1, 2]),
+        r"Lemma 63 needs zeta_\(k-1\) != 0, i.e. even k; got k = 3",
+    )
+
+
 @pytest.mark.claim("distill.def23", tier="exact", control=True)
 def test_sparse_parity_control_wrong_support_is_uncorrelated() -> None:
     _, y = SparseParity(11, 3, (1, 4, 9)).all_inputs()
