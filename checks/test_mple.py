@@ -711,6 +711,7 @@ def test_models_mask_laws_and_data_are_defined_on_their_domain():
     # data laws: sums within 1e-10 of 1 are accepted
     p = FIT_MODEL.probs()
     assert pl_parts(FIT_MODEL, 1, p * (1 + 5e-11)).loss > 0
+    assert pl_parts(FIT_MODEL, 1, np.eye(8)[3]).loss > 0  # a point mass (zero entries) is a data law
     _rejects(
         lambda: pl_parts(FIT_MODEL, 1, p[:4]), r"the data law must be a probability vector over the 8 states"
     )
