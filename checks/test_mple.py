@@ -193,6 +193,12 @@ def test_score_covariance_is_the_covariance_of_enumerated_scores():
     parts = pl_parts((fam, theta), 1, data)
     assert np.abs(mean).max() > 1e-3 and np.allclose(parts.grad, -mean, atol=1e-12)
     assert np.allclose(parts.score_cov, (S * W[:, None]).T @ S - np.outer(mean, mean), atol=1e-12)
+    # the all-masks estimator's score E_K s(x, K) = (1/N) sum_i s(x, i), and its covariance under the data law
+    per_x = S.reshape(len(X), model.N, -1).mean(axis=1)
+    m_x = data @ per_x
+    assert np.allclose(
+        parts.mean_score_cov, (per_x * data[:, None]).T @ per_x - np.outer(m_x, m_x), atol=1e-12
+    )
 
 
 @pytest.mark.claim("mple.lem4.1.2", tier="exact", control=True)
