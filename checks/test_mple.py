@@ -723,6 +723,8 @@ def test_models_mask_laws_and_data_are_defined_on_their_domain():
     )
     _rejects(lambda: pl_parts(FIT_MODEL, 1, p * (1 + 1e-6)), r"the data law must be nonnegative and sum to 1")
     _rejects(lambda: pl_parts(np.eye(2), 1), r"model must be an IsingModel or a pair", TypeError)
+    fam = FIT_MODEL.exp_family()
+    _rejects(lambda: pl_parts((fam, np.zeros(5)), 1), r"theta must have shape \(6,\), got \(5,\)")
     # C_k is the increment H_{k+1} - H_k for 1 <= k < N; the estimators are named; Newton reports non-convergence
     assert np.abs(C_k(FIT_MODEL, 1) - (H_k(FIT_MODEL, 2) - H_k(FIT_MODEL, 1))).max() <= EXACT_TOL
     assert np.abs(C_k(FIT_MODEL, 2) - (H_k(FIT_MODEL, 3) - H_k(FIT_MODEL, 2))).max() <= EXACT_TOL
