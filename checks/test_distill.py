@@ -15,6 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from theorylab.attention.sparse_parity import (
+    additive_uniform_attention_output,
     min_selection_scale,
     off_support_mass,
     prop9_printed,
@@ -422,6 +423,10 @@ def test_prop9_construction_exact_on_all_inputs(measure) -> None:
     ok = _correct(model, d, S)
     measure("correct_inputs", f"{ok.sum()}/{ok.size}")
     assert ok.all() and model.mlp.width == 4 * (len(S) + 1)
+    # the query scores c on S and 0 elsewhere: the mass off S is (d-k)/(k e^c + d-k) on every input
+    off = model.attention(hypercube(d).astype(np.float64))[:, [i for i in range(d) if i not in S]].sum(axis=1)
+    assert np.abs(off - off_support_mass(d, 4, np.log(32) + 1)).max() <= CONSTRUCTION_TOL
+    assert abs(off_support_mass(d, 4, np.log(32) + 1) - 8 / (4 * 32 * np.e + 8)) <= CONSTRUCTION_TOL
     # S = the first six of 14 coordinates, the last position outside S (the case the printed example breaks)
     assert _correct(prop9_transformer(14, range(6)), 14, range(6)).all()
 
@@ -468,6 +473,9 @@ def test_prop10_joint_embedding_exact() -> None:
 def test_prop10_additive_embedding_collides() -> None:
     data = prop10_additive_collision()
     assert np.array_equal(data["h1"], data["h2"])  # identical MLP inputs ...
+    # (1/d) sum_i (v_{z_i} + p_i): bit 1 -> e_1, bit 0 -> e_2, then the one-hot positions, each 1/d
+    h = additive_uniform_attention_output(np.array([[1, -1, -1]]))[0]
+    assert np.abs(h - np.array([1, 2, 1, 1, 1]) / 3).max() <= CONSTRUCTION_TOL
     S = list(data["S"])
     assert parity(data["x1"], S) != parity(data["x2"], S)  # ... for different labels: no MLP can be exact
     # and the joint embedding separates them
