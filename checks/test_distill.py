@@ -197,8 +197,19 @@ def test_cube_parities_and_constructions_are_defined_on_their_domain() -> None:
     # boundaries: k = 0 (chi_empty = 1) and k = d are parities; S = everything needs no selection (c = 0)
     assert (SparseParity(3, 0).all_inputs()[1] == 1).all() and SparseParity(3, 3).S == (0, 1, 2)
     assert HierarchicalParity(2, 2, 6).K == 4 and min_selection_scale(3, 3) == 0.0
-    xs, ys = SparseParity(5, 2, (1, 3)).sample(np.random.default_rng(0), 50)
-    assert xs.dtype == np.float32 and np.array_equal(ys, xs[:, 1] * xs[:, 3])
+    task = SparseParity(5, 2, (1, 3))
+    xs, ys = task.sample(np.random.default_rng(0), 50)
+    assert (
+        xs.dtype == np.float32
+        and np.array_equal(ys, xs[:, 1] * xs[:, 3])
+        and np.array_equal(task.label(xs), ys)
+    )
+    # degree <= 2 monomials of f = chi_{1,3} + x_0/2: inside S, {1}, {3}, {1,3} (mean 1/3); outside, {0} (1/2)
+    from theorylab.boolean.tasks import monomial_correlations
+
+    cube = hypercube(5)
+    got = monomial_correlations(cube[:, 1] * cube[:, 3] + cube[:, 0] / 2, 5, (1, 3), 2)
+    assert abs(got["in_support"] - 1 / 3) <= GRAD_TOL and abs(got["off_support"] - 0.5 / 12) <= GRAD_TOL
     net = ds.symmetric_init(4, 4, 2, np.random.default_rng(0))
     _rejects(lambda: ds.claim7_gradient(net, [0, 1]), r"Claim 7 needs odd d \(no ties in <w, x>\), got d = 4")
     net5 = ds.symmetric_init(5, 4, 3, np.random.default_rng(0))
@@ -647,6 +658,22 @@ def test_schedules_targets_tasks_and_transitions_on_known_instances() -> None:
     )
     assert ds.ProgressiveSchedule.equal_split([1, 2, 3], 3).durations == (1, 1, 1)  # N = budget: the boundary
     _rejects(lambda: ds.distill_targets(np.zeros(2), 0.0), r"temperature tau must be > 0, got 0.0")
+    sp = SparseParity(4, 2)
+    for kw in ({"steps": -1}, {"batch": 0}, {"lr": -0.1}, {"eval_every": 0}):
+        args = {"steps": 1} | kw
+        _rejects(
+            lambda a=args: ds.train_mlps(sp, 2, [0], **a),
+            r"need steps >= 0, batch >= 1, lr >= 0 and eval_every",
+        )
+    _rejects(
+        lambda: ds.train_mlps(sp, 2, [0, 1], 1, supervision=[None]),
+        r"need one supervision entry per run: 1 for 2",
+    )
+    _rejects(
+        lambda: ds.train_mlps(sp, 2, [0], 1, supervision=[two], teacher={30: None}),
+        r"the schedules need teacher checkpoints \[30, 70\] \(single-model weights\)",
+    )
+    _rejects(lambda: ds.train_mlps(sp, 0, [0], 1), r"width must be a positive int, got 0")
     # the phase transition of an accuracy curve: start = last step before 0.6, end = first step at 0.95
     steps = np.arange(0, 110, 10)
     acc = np.array([0.5] * 5 + [0.6, 0.8, 0.9, 0.95, 1.0, 1.0])  # the levels reached exactly
