@@ -83,6 +83,7 @@ def test_cube_parities_and_constructions_are_defined_on_their_domain() -> None:
     assert fourier_coefficients(f, 4, exact=True)[subset_mask([1, 3], 4)] == Fraction(2)
     assert fo.correlations(f, 4, [[0], [1, 3], [2]]).tolist() == [1.0, 2.0, 0.0]
     assert fourier_coefficients(np.array([5]), 0).tolist() == [5.0]  # d = 0: the one-point cube
+    assert parity(x, []).shape == (16,) and parity(x[0], [1]).shape == ()
     assert fo.printed_majority_asymptotic(5, 3) == 3 ** (-1 / 3) / 10
     assert majority_ratio(5, 2) == Fraction(1, 3) and majority_ratio(5, 4) == Fraction(3)  # (k-1)/(d-k)
     for call, msg, err in (
@@ -140,6 +141,7 @@ def test_cube_parities_and_constructions_are_defined_on_their_domain() -> None:
             r"the ratio needs even k with 2 <= k <= d-1, got k = 3, d = 5",
             ValueError,
         ),
+        (lambda: majority_ratio(5, 6), r"the ratio needs even k with 2 <= k <= d-1, got k = 6", ValueError),
         (lambda: SparseParity(0, 0), r"d must be a positive int, got 0", ValueError),
         (lambda: SparseParity(True, 0), r"d must be an int, got bool", TypeError),
         (lambda: SparseParity(3, -1), r"k must be an int >= 0, got -1", ValueError),
@@ -199,6 +201,7 @@ def test_cube_parities_and_constructions_are_defined_on_their_domain() -> None:
     assert HierarchicalParity(2, 2, 6).K == 4 and min_selection_scale(3, 3) == 0.0
     task = SparseParity(5, 2, (1, 3))
     xs, ys = task.sample(np.random.default_rng(0), 50)
+    assert abs(xs.mean()) < 0.2 and abs(ys.mean()) < 0.4  # uniform signs: sd 0.063 and 0.14 at n = 250 and 50
     assert (
         xs.dtype == np.float32
         and np.array_equal(ys, xs[:, 1] * xs[:, 3])
@@ -516,6 +519,10 @@ def test_hierarchical_parity_printed_formula_fails(measure) -> None:
     h = HierarchicalParity(3, 2, 14)
     printed = np.stack([h.membership(data["x"], i, printed=True) for i in range(1, 9)], axis=1)
     assert (printed.sum(axis=1) != 1).all()
+    # the printed rule itself, c(i, j) = 1 if i >= 2^(D-j) else -1, on the path of class 3 of a depth-2 tree
+    h2, x = HierarchicalParity(2, 1, 3), hypercube(3)
+    assert np.array_equal(h2.membership(x, 3, printed=True), (x[:, 0] > 0) & (x[:, 2] > 0))  # path 1 -> 3
+    assert np.array_equal(h2.membership(x, 1, printed=True), (x[:, 0] < 0) & (x[:, 1] > 0))  # c(1, 2) = 1 too
 
 
 # ------------------------------------------------------------------------------------------------ defs
@@ -657,6 +664,9 @@ def test_schedules_targets_tasks_and_transitions_on_known_instances() -> None:
         r"need 1 <= N <= budget, got N = 3, budget = 2",
     )
     assert ds.ProgressiveSchedule.equal_split([1, 2, 3], 3).durations == (1, 1, 1)  # N = budget: the boundary
+    assert ds.ProgressiveSchedule.equal_split([5], 3).durations == (3,)  # N = 1: one-shot distillation
+    sch = ds.ProgressiveSchedule([np.int64(3), 5.0], [np.int64(2)])  # stored as tuples of ints
+    assert sch.checkpoints == (3, 5) and type(sch.checkpoints[0]) is int and sch.durations == (2,)
     _rejects(lambda: ds.distill_targets(np.zeros(2), 0.0), r"temperature tau must be > 0, got 0.0")
     sp = SparseParity(4, 2)
     for kw in ({"steps": -1}, {"batch": 0}, {"lr": -0.1}, {"eval_every": 0}):
