@@ -142,6 +142,11 @@ def test_cube_parities_and_constructions_are_defined_on_their_domain() -> None:
             ValueError,
         ),
         (lambda: majority_ratio(5, 6), r"the ratio needs even k with 2 <= k <= d-1, got k = 6", ValueError),
+        (
+            lambda: fo.fourier_coefficient(np.zeros(1), 23, [0]),
+            r"d = 23 is too large for exact enumeration of 2\^d points \(limit d <= 22\)",
+            ValueError,
+        ),
         (lambda: SparseParity(0, 0), r"d must be a positive int, got 0", ValueError),
         (lambda: SparseParity(True, 0), r"d must be an int, got bool", TypeError),
         (lambda: SparseParity(3, -1), r"k must be an int >= 0, got -1", ValueError),
