@@ -639,6 +639,16 @@ def test_train_mlps_is_sgd_on_labels_or_on_the_scheduled_teacher() -> None:
     assert W1.abs().max() <= d**-0.5 and b1.abs().max() <= d**-0.5 and W1.abs().max() > 0.9 * d**-0.5
     assert W2.abs().max() <= 50**-0.5 and b2.abs().max() <= 50**-0.5 and W2.abs().max() > 0.9 * 50**-0.5
     assert torch.equal(W1[0], W1[1]) and not torch.equal(W1[0], W1[2])
+    # the default step size is lr = 0.05 (and the default batch 32)
+    one = ds.train_mlps(task, width, [1], 1, eval_every=1, n_eval=64)
+    xb = np.random.default_rng([1, 1]).integers(0, 2, size=(32, d))
+    x = (1 - 2 * xb).astype(float)
+    target = np.eye(2)[(1 - np.prod(x[:, [1, 4]], axis=1).astype(int)) // 2]
+    want = _np_sgd_step(
+        [p[0].double().numpy() for p in ds.MLPStack.init(d, width, [1]).params()], x, target, 0.05
+    )
+    got = [p[0].double().numpy() for p in one.stack.params()]
+    assert max(np.abs(a - b).max() for a, b in zip(want, got, strict=True)) <= TRAIN_TOL
     # stop_at: stop at the first evaluation at which every run has reached the level (reaching it exactly counts)
     full = ds.train_mlps(task, width, [1, 2], 8, lr=lr, eval_every=2, n_eval=64)
     level = float(full.acc[:, 1:4].max(axis=1).min())  # a level both runs reach by step 6, one exactly
