@@ -4,6 +4,7 @@ teacher of Lemmas 63-64, the Prop 9/10 attention constructions and progressive d
 
 from __future__ import annotations
 
+import re
 from fractions import Fraction
 from fractions import Fraction as F
 from math import comb
@@ -14,6 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from theorylab.attention.sparse_parity import (
+    additive_uniform_attention_output,
     min_selection_scale,
     off_support_mass,
     prop9_printed,
@@ -48,6 +50,13 @@ def _correct(model, d: int, S) -> np.ndarray:
     return np.abs(model(x) - parity(x, S)) <= CONSTRUCTION_TOL
 
 
+def _rejects(call, match: str, error=ValueError) -> None:
+    """``call()`` raises ``error`` whose message *begins* with ``match`` (a regex): the message names the problem."""
+    with pytest.raises(error) as info:
+        call()
+    assert re.match(match, str(info.value)), f"{str(info.value)!r} does not begin with {match!r}"
+
+
 # ------------------------------------------------------------------------------------------------ def23, maj
 @pytest.mark.claim("distill.def23", tier="exact")
 def test_sparse_parity_labels_are_the_character() -> None:
@@ -59,6 +68,163 @@ def test_sparse_parity_labels_are_the_character() -> None:
     b = task.sample_batch(np.random.default_rng(0), 64, 11)
     xb = 1 - 2 * b.inputs
     assert np.array_equal(b.targets[:, -1], (1 - np.prod(xb[:, [1, 4, 9]], axis=1)) // 2)
+
+
+@pytest.mark.claim("distill.def23", tier="exact")
+def test_cube_parities_and_constructions_are_defined_on_their_domain() -> None:
+    # the Fourier basis on known instances: chi_S by bit masks is the product of the coordinates, the direct sum
+    # E[f chi_S] is the FWHT coefficient, the empty parity is 1
+    from theorylab.boolean import fourier as fo
+
+    x = hypercube(4)
+    assert np.array_equal(fo.characters(4, [0, 2]), parity(x, [0, 2])) and (parity(x, []) == 1).all()
+    f = (x[:, 0] + 2 * x[:, 1] * x[:, 3]).astype(np.int64)  # hat f({0}) = 1, hat f({1, 3}) = 2
+    assert fo.fourier_coefficient(f, 4, [1, 3]) == 2.0 and fo.fourier_coefficient(f, 4, [0]) == 1.0
+    assert fourier_coefficients(f, 4, exact=True)[subset_mask([1, 3], 4)] == Fraction(2)
+    assert fo.correlations(f, 4, [[0], [1, 3], [2]]).tolist() == [1.0, 2.0, 0.0]
+    assert fourier_coefficients(np.array([5]), 0).tolist() == [5.0]  # d = 0: the one-point cube
+    assert parity(x, []).shape == (16,) and parity(x[0], [1]).shape == ()
+    assert fo.printed_majority_asymptotic(5, 3) == 3 ** (-1 / 3) / 10
+    assert majority_ratio(5, 2) == Fraction(1, 3) and majority_ratio(5, 4) == Fraction(3)  # (k-1)/(d-k)
+    for call, msg, err in (
+        (lambda: fo.hypercube(True), r"d must be an int, got bool", TypeError),
+        (lambda: fo.hypercube(-1), r"d must be >= 0, got -1", ValueError),
+        (
+            lambda: fo.hypercube(23),
+            r"d = 23 is too large for exact enumeration of 2\^d points \(limit d <= 22\)",
+            ValueError,
+        ),
+        (
+            lambda: fourier_coefficients(np.zeros(1), 27),
+            r"d = 27 is too large .* \(limit d <= 26\)",
+            ValueError,
+        ),
+        (lambda: subset_mask([4], 4), r"coordinates must be ints in \[0, 4\), got \[4\]", ValueError),
+        (lambda: subset_mask([1, 1], 4), r"coordinates must be distinct, got \[1, 1\]", ValueError),
+        (
+            lambda: fo.walsh_transform(np.zeros((2, 2))),
+            r"values must be a 1-D array of length 2\^d, got shape \(2, 2\)",
+            ValueError,
+        ),
+        (
+            lambda: fo.walsh_transform(np.zeros(3)),
+            r"the number of values must be a power of two 2\^d, got 3",
+            ValueError,
+        ),
+        (
+            lambda: fourier_coefficients(np.zeros(4), 3),
+            r"f must give one value per point of the cube: expected shape \(8,\), got \(4,\)",
+            ValueError,
+        ),
+        (
+            lambda: fourier_coefficients(np.zeros(8), 3, exact=True),
+            r"exact=True needs integer values of f",
+            TypeError,
+        ),
+        (
+            lambda: majority(np.ones((1, 4))),
+            r"majority needs an odd number of coordinates \(no ties\), got d = 4",
+            ValueError,
+        ),
+        (
+            lambda: majority_coefficient(4, 1),
+            r"Majority is defined here for odd d only, got d = 4",
+            ValueError,
+        ),
+        (
+            lambda: majority_coefficient(5, 6),
+            r"set size r must be an int in \[0, d\] = \[0, 5\], got 6",
+            ValueError,
+        ),
+        (
+            lambda: majority_ratio(5, 3),
+            r"the ratio needs even k with 2 <= k <= d-1, got k = 3, d = 5",
+            ValueError,
+        ),
+        (lambda: majority_ratio(5, 6), r"the ratio needs even k with 2 <= k <= d-1, got k = 6", ValueError),
+        (
+            lambda: fo.fourier_coefficient(np.zeros(1), 23, [0]),
+            r"d = 23 is too large for exact enumeration of 2\^d points \(limit d <= 22\)",
+            ValueError,
+        ),
+        (lambda: SparseParity(0, 0), r"d must be a positive int, got 0", ValueError),
+        (lambda: SparseParity(True, 0), r"d must be an int, got bool", TypeError),
+        (lambda: SparseParity(3, -1), r"k must be an int >= 0, got -1", ValueError),
+        (lambda: SparseParity(3, 4), r"sparsity k = 4 exceeds the dimension d = 3", ValueError),
+        (
+            lambda: SparseParity(3, 2, (0, 3)),
+            r"S must be 2 distinct coordinates in \[0, 3\), got \(0, 3\)",
+            ValueError,
+        ),
+        (
+            lambda: SparseParity(23, 1).all_inputs(),
+            r"d = 23 is too large for exact enumeration \(limit 22\)",
+            ValueError,
+        ),
+        (lambda: HierarchicalParity(2, 2, 5), r"3 disjoint 2-sparse parities need d >= 6", ValueError),
+        (lambda: prop9_transformer(0, [0]), r"d must be a positive int, got 0", ValueError),
+        (
+            lambda: prop9_transformer(4, []),
+            r"S must be a non-empty set of distinct coordinates in \[0, 4\), got \(\)",
+            ValueError,
+        ),
+        (lambda: prop9_transformer(2, [0, 1, 2]), r"sparsity k = 3 exceeds the dimension d = 2", ValueError),
+        (
+            lambda: prop9_transformer(4, [0], c=-1.0),
+            r"the attention scale c must be finite and >= 0, got -1.0",
+            ValueError,
+        ),
+        (
+            lambda: prop9_transformer(4, [0])(np.zeros((1, 4))),
+            r"inputs must be \+-1 points of shape \[n, 4\], got shape \(1, 4\)",
+            ValueError,
+        ),
+        (
+            lambda: ds.symmetric_init(4, 3, 2, np.random.default_rng(0)),
+            r"the symmetric initialisation needs an even width m, got 3",
+            ValueError,
+        ),
+        (
+            lambda: ds.symmetric_init(4, 2, 5, np.random.default_rng(0)),
+            r"sparsity k = 5 exceeds the dimension d = 4",
+            ValueError,
+        ),
+        (
+            lambda: ds.symmetric_init(4, 0, 2, np.random.default_rng(0)),
+            r"width m must be a positive int, got 0",
+            ValueError,
+        ),
+        (
+            lambda: ds.symmetric_init(4, 2.0, 2, np.random.default_rng(0)),
+            r"width m must be an int, got float",
+            TypeError,
+        ),
+    ):
+        _rejects(call, msg, err)
+    # boundaries: k = 0 (chi_empty = 1) and k = d are parities; S = everything needs no selection (c = 0)
+    assert (SparseParity(3, 0).all_inputs()[1] == 1).all() and SparseParity(3, 3).S == (0, 1, 2)
+    assert HierarchicalParity(2, 2, 6).K == 4 and min_selection_scale(3, 3) == 0.0
+    task = SparseParity(5, 2, (1, 3))
+    xs, ys = task.sample(np.random.default_rng(0), 50)
+    assert abs(xs.mean()) < 0.2 and abs(ys.mean()) < 0.4  # uniform signs: sd 0.063 and 0.14 at n = 250 and 50
+    assert (
+        xs.dtype == np.float32
+        and np.array_equal(ys, xs[:, 1] * xs[:, 3])
+        and np.array_equal(task.label(xs), ys)
+    )
+    # degree <= 2 monomials of f = chi_{1,3} + x_0/2: inside S, {1}, {3}, {1,3} (mean 1/3); outside, {0} (1/2)
+    from theorylab.boolean.tasks import monomial_correlations
+
+    cube = hypercube(5)
+    got = monomial_correlations(cube[:, 1] * cube[:, 3] + cube[:, 0] / 2, 5, (1, 3), 2)
+    assert abs(got["in_support"] - 1 / 3) <= GRAD_TOL and abs(got["off_support"] - 0.5 / 12) <= GRAD_TOL
+    net = ds.symmetric_init(4, 4, 2, np.random.default_rng(0))
+    _rejects(lambda: ds.claim7_gradient(net, [0, 1]), r"Claim 7 needs odd d \(no ties in <w, x>\), got d = 4")
+    net5 = ds.symmetric_init(5, 4, 3, np.random.default_rng(0))
+    _rejects(
+        lambda: ds.idealized_one_step_weights(net5, [0, 1, 2]),
+        r"Lemma 63 needs zeta_\(k-1\) != 0, i.e. even k; got k = 3",
+    )
 
 
 @pytest.mark.claim("distill.def23", tier="exact", control=True)
@@ -276,6 +442,10 @@ def test_prop9_construction_exact_on_all_inputs(measure) -> None:
     ok = _correct(model, d, S)
     measure("correct_inputs", f"{ok.sum()}/{ok.size}")
     assert ok.all() and model.mlp.width == 4 * (len(S) + 1)
+    # the query scores c on S and 0 elsewhere: the mass off S is (d-k)/(k e^c + d-k) on every input
+    off = model.attention(hypercube(d).astype(np.float64))[:, [i for i in range(d) if i not in S]].sum(axis=1)
+    assert np.abs(off - off_support_mass(d, 4, np.log(32) + 1)).max() <= CONSTRUCTION_TOL
+    assert abs(off_support_mass(d, 4, np.log(32) + 1) - 8 / (4 * 32 * np.e + 8)) <= CONSTRUCTION_TOL
     # S = the first six of 14 coordinates, the last position outside S (the case the printed example breaks)
     assert _correct(prop9_transformer(14, range(6)), 14, range(6)).all()
 
@@ -322,6 +492,9 @@ def test_prop10_joint_embedding_exact() -> None:
 def test_prop10_additive_embedding_collides() -> None:
     data = prop10_additive_collision()
     assert np.array_equal(data["h1"], data["h2"])  # identical MLP inputs ...
+    # (1/d) sum_i (v_{z_i} + p_i): bit 1 -> e_1, bit 0 -> e_2, then the one-hot positions, each 1/d
+    h = additive_uniform_attention_output(np.array([[1, -1, -1]]))[0]
+    assert np.abs(h - np.array([1, 2, 1, 1, 1]) / 3).max() <= CONSTRUCTION_TOL
     S = list(data["S"])
     assert parity(data["x1"], S) != parity(data["x2"], S)  # ... for different labels: no MLP can be exact
     # and the joint embedding separates them
@@ -351,6 +524,10 @@ def test_hierarchical_parity_printed_formula_fails(measure) -> None:
     h = HierarchicalParity(3, 2, 14)
     printed = np.stack([h.membership(data["x"], i, printed=True) for i in range(1, 9)], axis=1)
     assert (printed.sum(axis=1) != 1).all()
+    # the printed rule itself, c(i, j) = 1 if i >= 2^(D-j) else -1, on the path of class 3 of a depth-2 tree
+    h2, x = HierarchicalParity(2, 1, 3), hypercube(3)
+    assert np.array_equal(h2.membership(x, 3, printed=True), (x[:, 0] > 0) & (x[:, 2] > 0))  # path 1 -> 3
+    assert np.array_equal(h2.membership(x, 1, printed=True), (x[:, 0] < 0) & (x[:, 1] > 0))  # c(1, 2) = 1 too
 
 
 # ------------------------------------------------------------------------------------------------ defs
@@ -380,6 +557,174 @@ def test_targets_tau_limit_and_control() -> None:
     assert np.array_equal(hard.argmax(1), logits.argmax(1)) and np.abs(hard.max(1) - 1).max() < 1e-12
     soft = ds.distill_targets(logits, 1.0)
     assert np.abs(soft.max(1) - 1).max() > 0.1  # tau = 1 is not the label limit
+
+
+# ------------------------------------------------------------------------------------------------ the training loop
+def _np_logits(params, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    W1, b1, W2, b2 = params
+    pre = x @ W1.T + b1
+    return np.maximum(pre, 0) @ W2.T + b2, pre
+
+
+def _np_softmax(z: np.ndarray) -> np.ndarray:
+    e = np.exp(z - z.max(axis=-1, keepdims=True))
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+def _np_sgd_step(params, x: np.ndarray, target: np.ndarray, lr: float):
+    """One SGD step on the mean soft cross-entropy ``-sum_c target_c log softmax(f(x))_c`` (backprop by hand)."""
+    W1, b1, W2, b2 = params
+    logits, pre = _np_logits(params, x)
+    dz = (_np_softmax(logits) - target) / len(x)
+    h = np.maximum(pre, 0)
+    dpre = (dz @ W2) * (pre > 0)
+    return [W1 - lr * dpre.T @ x, b1 - lr * dpre.sum(0), W2 - lr * dz.T @ h, b2 - lr * dz.sum(0)]
+
+
+# float32 training against a float64 reference: a few steps of O(1) updates carry round-off ~1e-6
+TRAIN_TOL = 1e-5
+
+
+@pytest.mark.claim("distill.defs", tier="property")
+def test_train_mlps_is_sgd_on_labels_or_on_the_scheduled_teacher() -> None:
+    # train_mlps runs R models as one stack: run 0 on the parity labels, run 1 supervised by the (2, 1)-progressive
+    # schedule (teacher checkpoint 0 for one step, then checkpoint 10) at temperature tau. Each step must be the SGD
+    # step on the soft cross-entropy with those targets, on the batch drawn from default_rng([seed, 1]); the saved
+    # checkpoints and the held-out accuracies must be those of the iterates.
+    import torch
+
+    task, d, width, batch, lr, tau = SparseParity(6, 2, (1, 4)), 6, 4, 8, 0.5, 0.5
+    teacher = {c: tuple(p[0] for p in ds.MLPStack.init(d, 5, [s]).params()) for c, s in ((0, 7), (10, 8))}
+    sched = ds.ProgressiveSchedule.two_stage(0, 10, 1)
+    seeds = [1, 2]
+    threads = torch.get_num_threads()
+    torch.set_num_threads(2)  # train_mlps runs single-threaded and gives the caller's setting back
+    try:
+        run = ds.train_mlps(
+            task, width, seeds, 3, lr=lr, batch=batch, supervision=[None, sched], teacher=teacher, tau=tau,
+            eval_every=1, checkpoint_every=2, n_eval=64,
+        )  # fmt: skip
+        assert torch.get_num_threads() == 2
+    finally:
+        torch.set_num_threads(threads)
+    assert run.eval_steps.tolist() == [0, 1, 2, 3] and sorted(run.checkpoints) == [0, 2]
+    init = ds.MLPStack.init(d, width, seeds)
+    xe, ye = ds.held_out(task, 64)
+    for r, seed in enumerate(seeds):
+        params = [p[r].double().numpy() for p in init.params()]
+        assert all(
+            np.array_equal(a, b.double().numpy())
+            for a, b in zip(params, run.checkpoints_of(r)[0], strict=True)
+        )
+        rng = np.random.default_rng([seed, 1])
+        for step in range(3):
+            acc = (_np_logits(params, xe.astype(float))[0].argmax(1) == (1 - ye) // 2).mean()
+            assert acc == run.acc[r, step]
+            if step == 2:
+                got = [p.double().numpy() for p in run.checkpoints_of(r)[2]]
+                assert max(np.abs(a - b).max() for a, b in zip(params, got, strict=True)) <= TRAIN_TOL
+            xb = rng.integers(0, 2, size=(batch, d))
+            x = (1 - 2 * xb).astype(float)
+            if r == 0:
+                target = np.eye(2)[(1 - np.prod(x[:, [1, 4]], axis=1).astype(int)) // 2]
+            else:
+                tparams = [t.double().numpy() for t in teacher[sched.teacher_at(step)]]
+                target = _np_softmax(_np_logits(tparams, x)[0] / tau)
+            params = _np_sgd_step(params, x, target, lr)
+        final = [p[r].double().numpy() for p in run.stack.params()]
+        assert max(np.abs(a - b).max() for a, b in zip(params, final, strict=True)) <= TRAIN_TOL
+        assert not any(p.requires_grad for p in run.stack.params())
+    # PyTorch's nn.Linear initialisation: U(-1/sqrt(fan_in), 1/sqrt(fan_in)), one generator per seed
+    W1, b1, W2, b2 = ds.MLPStack.init(d, 50, [3, 3, 4]).params()
+    assert W1.abs().max() <= d**-0.5 and b1.abs().max() <= d**-0.5 and W1.abs().max() > 0.9 * d**-0.5
+    assert W2.abs().max() <= 50**-0.5 and b2.abs().max() <= 50**-0.5 and W2.abs().max() > 0.9 * 50**-0.5
+    assert torch.equal(W1[0], W1[1]) and not torch.equal(W1[0], W1[2])
+    # the default step size is lr = 0.05 (and the default batch 32)
+    one = ds.train_mlps(task, width, [1], 1, eval_every=1, n_eval=64)
+    xb = np.random.default_rng([1, 1]).integers(0, 2, size=(32, d))
+    x = (1 - 2 * xb).astype(float)
+    target = np.eye(2)[(1 - np.prod(x[:, [1, 4]], axis=1).astype(int)) // 2]
+    want = _np_sgd_step(
+        [p[0].double().numpy() for p in ds.MLPStack.init(d, width, [1]).params()], x, target, 0.05
+    )
+    got = [p[0].double().numpy() for p in one.stack.params()]
+    assert max(np.abs(a - b).max() for a, b in zip(want, got, strict=True)) <= TRAIN_TOL
+    # stop_at: stop at the first evaluation at which every run has reached the level (reaching it exactly counts)
+    full = ds.train_mlps(task, width, [1, 2], 8, lr=lr, eval_every=2, n_eval=64)
+    level = float(full.acc[:, 1:4].max(axis=1).min())  # a level both runs reach by step 6, one exactly
+    when = int(max(full.steps_to(level)))
+    assert 2 <= when < 8
+    stopped = ds.train_mlps(task, width, [1, 2], 8, lr=lr, eval_every=2, n_eval=64, stop_at=level)
+    assert stopped.eval_steps.tolist() == list(range(0, when + 1, 2))
+
+
+@pytest.mark.claim("distill.defs", tier="property")
+def test_schedules_targets_tasks_and_transitions_on_known_instances() -> None:
+    # Defs 21-22: a schedule is checkpoints in increasing teacher time with non-negative durations
+    assert ds.ProgressiveSchedule.one_shot(70).checkpoints == (70,)
+    two = ds.ProgressiveSchedule.two_stage(30, 70, 5)
+    assert [two.teacher_at(t) for t in (0, 4, 5, 100)] == [30, 30, 70, 70] and two.durations == (5,)
+    assert ds.ProgressiveSchedule((0, 0, 3), (1, 0)).teacher_at(1) == 3  # a zero duration is skipped
+    for args, msg in (
+        (((),), r"a schedule needs at least one teacher checkpoint"),
+        (((5, 3),), r"checkpoints must be non-negative teacher steps in increasing order, got \(5, 3\)"),
+        (((-1, 3),), r"checkpoints must be non-negative teacher steps in increasing order"),
+        (((1, 3), (2, 2, 2)), r"need one non-negative duration per checkpoint \(the last may be omitted\)"),
+        (((1, 3), (-2,)), r"need one non-negative duration per checkpoint"),
+    ):
+        _rejects(lambda args=args: ds.ProgressiveSchedule(*args), msg)
+    _rejects(lambda: two.teacher_at(-1), r"step must be >= 0, got -1")
+    _rejects(
+        lambda: ds.ProgressiveSchedule.equal_split([1, 2, 3], 2),
+        r"need 1 <= N <= budget, got N = 3, budget = 2",
+    )
+    assert ds.ProgressiveSchedule.equal_split([1, 2, 3], 3).durations == (1, 1, 1)  # N = budget: the boundary
+    assert ds.ProgressiveSchedule.equal_split([5], 3).durations == (3,)  # N = 1: one-shot distillation
+    sch = ds.ProgressiveSchedule([np.int64(3), 5.0], [np.int64(2)])  # stored as tuples of ints
+    assert sch.checkpoints == (3, 5) and type(sch.checkpoints[0]) is int and sch.durations == (2,)
+    _rejects(lambda: ds.distill_targets(np.zeros(2), 0.0), r"temperature tau must be > 0, got 0.0")
+    sp = SparseParity(4, 2)
+    for kw in ({"steps": -1}, {"batch": 0}, {"lr": -0.1}, {"eval_every": 0}):
+        args = {"steps": 1} | kw
+        _rejects(
+            lambda a=args: ds.train_mlps(sp, 2, [0], **a),
+            r"need steps >= 0, batch >= 1, lr >= 0 and eval_every",
+        )
+    _rejects(
+        lambda: ds.train_mlps(sp, 2, [0, 1], 1, supervision=[None]),
+        r"need one supervision entry per run: 1 for 2",
+    )
+    _rejects(
+        lambda: ds.train_mlps(sp, 2, [0], 1, supervision=[two], teacher={30: None}),
+        r"the schedules need teacher checkpoints \[30, 70\] \(single-model weights\)",
+    )
+    _rejects(lambda: ds.train_mlps(sp, 0, [0], 1), r"width must be a positive int, got 0")
+    # the phase transition of an accuracy curve: start = last step before 0.6, end = first step at 0.95
+    steps = np.arange(0, 110, 10)
+    acc = np.array([0.5] * 5 + [0.6, 0.8, 0.9, 0.95, 1.0, 1.0])  # the levels reached exactly
+    assert ds.locate_transition(steps, acc) == {"start": 40, "end": 80, "mid": 60, "early": 20}
+    _rejects(lambda: ds.locate_transition(steps, acc * 0.9), r"the teacher never reaches accuracy 0.95")
+    res = ds.DistillRun(np.array([0, 10, 20]), np.array([[0.5, 0.7, 0.9], [0.5, 0.6, 0.65]]))
+    assert res.steps_to(0.7).tolist() == [10.0, np.inf]
+    # harness batches: tokens z = (1 - x)/2, the class of chi_S at the last position only
+    task = SparseParity(5, 2, (0, 3))
+    b = task.sample_batch(np.random.default_rng(0), 64, 5)
+    x = 1 - 2 * b.inputs
+    assert b.mask[:, -1].all() and not b.mask[:, :-1].any() and not b.targets[:, :-1].any()
+    assert np.array_equal(b.targets[:, -1], (1 - x[:, 0] * x[:, 3]) // 2)
+    _rejects(
+        lambda: task.sample_batch(np.random.default_rng(0), 4, 6),
+        r"sparse parity sequences have length d = 5",
+    )
+    dt = ds.DistillTask(task, lambda x: np.stack([x[:, 0], -x[:, 0]], axis=1), tau=0.5)
+    db = dt.sample_batch(np.random.default_rng(0), 64, 5)
+    assert (
+        np.array_equal(db.inputs, b.inputs)
+        and np.array_equal(db.mask, b.mask)
+        and not db.targets[:, :-1].any()
+    )
+    want = 1 / (1 + np.exp(-4 * x[:, 0]))  # softmax((x0, -x0) / 0.5)[0]
+    assert np.abs(db.targets[:, -1, 0] - want).max() <= 1e-6  # float32 targets
 
 
 # ------------------------------------------------------------------------------------------------ R2 (trained)

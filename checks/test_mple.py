@@ -15,12 +15,13 @@ from theorylab.estimation.pseudolikelihood import (
     H_k,
     MaskLaw,
     asymptotic_covariance,
+    fit_kpl,
     fit_population,
     information_matrix,
     k_masks,
     pl_parts,
 )
-from theorylab.ising import IsingModel, adaptive_block_dynamics, block_dynamics, k_gibbs
+from theorylab.ising import IsingModel, adaptive_block_dynamics, block_dynamics, k_gibbs, state_index
 from theorylab.ising import counterexamples as ce
 from theorylab.ising.counterexamples import ALL_MASKS, MISSPECIFIED
 from theorylab.ising.samplers import block_matrix
@@ -192,6 +193,12 @@ def test_score_covariance_is_the_covariance_of_enumerated_scores():
     parts = pl_parts((fam, theta), 1, data)
     assert np.abs(mean).max() > 1e-3 and np.allclose(parts.grad, -mean, atol=1e-12)
     assert np.allclose(parts.score_cov, (S * W[:, None]).T @ S - np.outer(mean, mean), atol=1e-12)
+    # the all-masks estimator's score E_K s(x, K) = (1/N) sum_i s(x, i), and its covariance under the data law
+    per_x = S.reshape(len(X), model.N, -1).mean(axis=1)
+    m_x = data @ per_x
+    assert np.allclose(
+        parts.mean_score_cov, (per_x * data[:, None]).T @ per_x - np.outer(m_x, m_x), atol=1e-12
+    )
 
 
 @pytest.mark.claim("mple.lem4.1.2", tier="exact", control=True)
@@ -592,6 +599,181 @@ def test_cor431_control_printed_epsilon_fails():
     N, q, m, delta = sp.symbols("N q m delta", positive=True)
     printed = sp.sqrt(2 ** (3 * N - 1) * q**N / (m * delta))
     assert not cor431_epsilon_is_consistent(printed, N, q, m, delta)
+
+
+# ------------------------------------------------------------------ the k-PL estimator on samples (Def 4.1.2)
+FIT_MODEL = IsingModel(np.array([0.3, -0.2, 0.1]), np.array([[0, 0.5, -0.4], [0.5, 0, 0.2], [-0.4, 0.2, 0]]))
+#: fit_kpl stops at |grad|_max < 1e-11 (Newton) or 1e-9 (gd); the first-order conditions below are evaluated
+#: independently (per sample, with IsingModel.conditional), so they agree with 0 to 1e-9 plus round-off.
+FIT_TOL = 1e-8
+
+
+def _single_mask_gradient(theta, X, masks, idx) -> np.ndarray:
+    """(1/n) sum_i [T(x_i) - E_theta[T | x_{i,-K_i}]]: the gradient of the empirical single-mask k-PL loss, from the
+    model's own conditional law of x_K given x_-K (one small enumeration per sample)."""
+    model = IsingModel.from_natural(theta, X.shape[1])
+    T = model.sufficient_statistics()
+    g = np.zeros(T.shape[1])
+    for x, i in zip(X, idx, strict=True):
+        K = list(masks[i])
+        sub, p = model.conditional(K, x)
+        Y = np.repeat(x[None], len(sub), axis=0)
+        Y[:, K] = sub
+        g += T[state_index(x)] - p @ T[state_index(Y)]
+    return g / len(X)
+
+
+@pytest.mark.claim("mple.prop4.3.6", tier="property")
+def test_fit_kpl_solves_the_empirical_first_order_conditions():
+    # the empirical k-PL loss is convex (Prop 4.3.6), so its minimiser is the zero of its gradient: for k = N the
+    # MLE matches moments (E_theta T = mean of T over the samples); for k = 1 the per-sample conditional scores
+    # average to 0. One state is left out of the sample (its mask weights are unused) and no warning is allowed.
+    import warnings
+
+    X = FIT_MODEL.sample(200, np.random.default_rng(0))
+    X = X[state_index(X) != 5]
+    assert len(np.unique(state_index(X))) == 7
+    T = FIT_MODEL.sufficient_statistics()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for method in ("newton", "gd"):
+            theta = fit_kpl(X, 3, method=method)
+            moments = IsingModel.from_natural(theta, 3).probs() @ T
+            assert np.abs(moments - T[state_index(X)].mean(axis=0)).max() <= FIT_TOL, method
+            idx = np.arange(len(X)) % 3  # masks {0}, {1}, {2} in turn
+            theta1 = fit_kpl(X, 1, masks_per_sample=idx, method=method)
+            assert np.abs(_single_mask_gradient(theta1, X, k_masks(3, 1), idx)).max() <= FIT_TOL, method
+            assert np.abs(theta1 - theta).max() > 1e-2  # k-PL is not the MLE on a finite sample
+        # the default: one uniform random mask per sample, drawn from the seed
+        idx = np.random.default_rng(7).integers(3, size=len(X))
+        assert np.array_equal(fit_kpl(X, 2, seed=7), fit_kpl(X, 2, masks_per_sample=idx))
+
+
+@pytest.mark.claim("mple.lem4.1.2", tier="exact")
+def test_zero_probability_masks_and_default_weights_change_nothing():
+    # a mask law is a law: a mask of probability 0 (first in the list) contributes nothing, and a list of masks
+    # without weights is the uniform law on it (k-PL is the uniform law on the k-subsets)
+    model, data = FIT_MODEL, np.random.default_rng(5).dirichlet(np.ones(8))
+    with_zero = pl_parts(model, MaskLaw(((0,), (1,), (0, 2)), np.array([0.0, 0.5, 0.5])), data)
+    without = pl_parts(model, MaskLaw(((1,), (0, 2)), np.array([0.5, 0.5])), data)
+    for name in ("loss", "grad", "hessian", "score_cov", "mean_score_cov"):
+        assert np.abs(np.asarray(getattr(with_zero, name)) - getattr(without, name)).max() <= EXACT_TOL, name
+    assert np.abs(H_k(model, k_masks(3, 2)) - H_k(model, 2)).max() <= EXACT_TOL
+    # a state-independent law given to the adaptive dynamics is the weighted block dynamics
+    masks, w = [(0,), (1, 2), (0, 1, 2)], np.array([0.25, 0.5, 0.25])
+    assert (
+        np.abs(adaptive_block_dynamics(model, masks, w).P - block_dynamics(model, masks, w).P).max()
+        <= EXACT_TOL
+    )
+
+
+def _rejects(call, match: str, error=ValueError) -> None:
+    """``call()`` raises ``error`` whose message *begins* with ``match`` (a regex): the message names the problem."""
+    import re
+
+    with pytest.raises(error) as info:
+        call()
+    assert re.match(match, str(info.value)), f"{str(info.value)!r} does not begin with {match!r}"
+
+
+@pytest.mark.claim("mple.lem4.1.2", tier="exact")
+def test_models_mask_laws_and_data_are_defined_on_their_domain():
+    # the boundary instances are accepted, what lies just outside is rejected with a message naming the problem
+    J = np.array([[0, 0.5], [0.5, 0]])
+    assert IsingModel(np.zeros(2), J + 1e-13 * np.array([[0, 1], [0, 0]])).N == 2  # symmetric to 1e-12
+    _rejects(
+        lambda: IsingModel(np.zeros(0), np.zeros((0, 0))), r"h must be a nonempty vector, got shape \(0,\)"
+    )
+    _rejects(lambda: IsingModel(np.zeros(2), np.zeros((2, 3))), r"J must have shape \(2, 2\), got \(2, 3\)")
+    _rejects(lambda: IsingModel(np.array([0, np.inf]), J), r"h and J must be finite")
+    _rejects(lambda: IsingModel(np.zeros(2), J + np.array([[0, 1e-11], [0, 0]])), r"J must be symmetric")
+    _rejects(lambda: IsingModel(np.zeros(2), J + np.eye(2)), r"J must have a zero diagonal \(x_i\^2 = 1 is a")
+    chain3 = IsingModel(np.zeros(3), np.array([[0, 0.5, 0], [0.5, 0, 0.2], [0, 0.2, 0]]))
+    assert chain3.natural_parameters([(0, 1), (2, 1)]).tolist() == [0, 0, 0, 0.5, 0.2]
+    _rejects(lambda: chain3.natural_parameters([(0, 1)]), r"J has couplings outside the given edges")
+    # the conditional law of one spin is p(x_i = +1 | x_-i) = sigma(2 f_i(x)) with the local field f = h + J_eff x
+    x = np.array([1, -1, -1])
+    for i in range(3):
+        sub, cond = FIT_MODEL.conditional([i], x)
+        assert sub[:, 0].tolist() == [-1, 1]
+        assert abs(cond[1] - 1 / (1 + np.exp(-2 * FIT_MODEL.local_fields(x)[i]))) <= EXACT_TOL
+    # mask laws
+    _rejects(lambda: pl_parts(FIT_MODEL, []), r"the mask law needs at least one mask")
+    _rejects(
+        lambda: pl_parts(FIT_MODEL, [(0, 3)]),
+        r"mask \(0, 3\) must be a nonempty set of coordinates in 0\.\.2",
+    )
+    _rejects(
+        lambda: block_dynamics(FIT_MODEL, [(0,), (1, 2)], [0.5, 0.25, 0.25]),
+        r"weights must have shape \(M,\) or \(S, M\) with M = 2, got \(3,\)",
+    )
+    _rejects(
+        lambda: block_dynamics(FIT_MODEL, [(0,), (1, 2)], [0.5, 0.6]), r"mask weights must be probabilities"
+    )
+    _rejects(
+        lambda: block_dynamics(FIT_MODEL, [(0,), (1,), (2,)], [0.5, 0.5, 0.0]),
+        r"the masks in the support must cover all coordinates; missing \[2\]",
+    )
+    # data laws: sums within 1e-10 of 1 are accepted
+    p = FIT_MODEL.probs()
+    assert pl_parts(FIT_MODEL, 1, p * (1 + 5e-11)).loss > 0
+    assert pl_parts(FIT_MODEL, 1, np.eye(8)[3]).loss > 0  # a point mass (zero entries) is a data law
+    _rejects(
+        lambda: pl_parts(FIT_MODEL, 1, p[:4]), r"the data law must be a probability vector over the 8 states"
+    )
+    _rejects(lambda: pl_parts(FIT_MODEL, 1, p * (1 + 1e-6)), r"the data law must be nonnegative and sum to 1")
+    _rejects(lambda: pl_parts(np.eye(2), 1), r"model must be an IsingModel or a pair", TypeError)
+    fam = FIT_MODEL.exp_family()
+    _rejects(lambda: pl_parts((fam, np.zeros(5)), 1), r"theta must have shape \(6,\), got \(5,\)")
+    # C_k is the increment H_{k+1} - H_k for 1 <= k < N; the estimators are named; Newton reports non-convergence
+    assert np.abs(C_k(FIT_MODEL, 1) - (H_k(FIT_MODEL, 2) - H_k(FIT_MODEL, 1))).max() <= EXACT_TOL
+    assert np.abs(C_k(FIT_MODEL, 2) - (H_k(FIT_MODEL, 3) - H_k(FIT_MODEL, 2))).max() <= EXACT_TOL
+    for k in (0, 3):
+        _rejects(lambda k=k: C_k(FIT_MODEL, k), rf"C_k needs 1 <= k < N = 3, got {k}")
+    _rejects(
+        lambda: asymptotic_covariance(FIT_MODEL, 1, "one_mask"),
+        r"estimator must be one of \('single_mask', 'all_masks'\), got 'one_mask'",
+    )
+    theta = FIT_MODEL.natural_parameters()
+    assert np.array_equal(fit_population(FIT_MODEL, 1, p, max_iter=0), theta)  # realizable: theta* = theta
+    _rejects(
+        lambda: fit_population(FIT_MODEL, 1, p[::-1], max_iter=1), r"Newton did not converge", RuntimeError
+    )
+    # samples
+    X = FIT_MODEL.sample(10, np.random.default_rng(0))
+    _rejects(lambda: fit_kpl(X[0], 1), r"samples must have shape \(n, N\), got \(3,\)")
+    _rejects(lambda: fit_kpl((X + 1) // 2, 1), r"samples must be ±1 spins")
+    _rejects(lambda: fit_kpl(X, 1, method="lbfgs"), r"method must be 'newton' or 'gd', got 'lbfgs'")
+
+
+@pytest.mark.claim("mple.thm4.1.2", tier="exact")
+def test_chains_are_defined_on_their_domain_and_the_dirichlet_form_is_symmetric():
+    # row sums are accepted within STOCHASTIC_TOL * n (n = 4: 4e-10) and rejected beyond
+    P = np.array([[0.5, 0.25, 0.125, 0.125], [0.25, 0.5, 0.125, 0.125], [0.125, 0.125, 0.5, 0.25]] * 1)
+    P = np.vstack([P, [0.125, 0.125, 0.25, 0.5]])  # symmetric, doubly stochastic, dyadic: pi uniform, exact
+    chain = FiniteChain(P)
+    assert chain.is_reversible(
+        tol=0.0
+    )  # detailed balance holds exactly (pi(x)P(x,y) = pi(y)P(y,x) in binary)
+    off = np.zeros((4, 4))
+    off[0, 0] = 3e-10
+    assert FiniteChain(P + off).n == 4
+    _rejects(lambda: FiniteChain(P + 2 * off), r"rows of P must sum to 1; row 0 sums to")
+    _rejects(
+        lambda: FiniteChain("P"), r"P must be a square array of transition probabilities, got str", TypeError
+    )
+    _rejects(lambda: FiniteChain(P[:3]), r"P must be a non-empty square matrix, got shape \(3, 4\)")
+    skew = np.array(
+        [[0.0, 1.0, 0.0], [0.0, 0.0, 1.0], [1.0, 0.0, 0.0]]
+    )  # a cycle: irreducible, not reversible
+    assert not FiniteChain(skew).is_reversible()
+    _rejects(
+        lambda: FiniteChain(skew).spectral_gap(), r"spectral_gap\(\) needs a reversible chain \(detailed"
+    )
+    # the Dirichlet form with g omitted is E(f, f) = <f, (I - P) f>_pi (P reversible)
+    f = np.array([1.0, -2.0, 0.5, 3.0])
+    assert chain.dirichlet_form(f) == chain.dirichlet_form(f, f)
+    assert abs(chain.dirichlet_form(f) - f @ (f - P @ f) / 4) <= EXACT_TOL
 
 
 # ------------------------------------------------------------------------------ trained: Figs 4.1-4.2 by GD

@@ -4,6 +4,7 @@ an exact match proves the reconstruction consistent, not that it is the paper's.
 
 from __future__ import annotations
 
+import re
 from fractions import Fraction
 
 import numpy as np
@@ -14,6 +15,7 @@ from hypothesis import strategies as st
 from theorylab.attention.scb import (
     SCBTask,
     bayes_loss,
+    check_assumptions,
     context_moments,
     expected_grads_enumerated,
     expected_preconditioned_grads,
@@ -23,12 +25,15 @@ from theorylab.attention.scb import (
     mu_inner,
     per_sample_grads,
     population_loss_enumerated,
+    population_step,
+    precondition,
     prox_project,
     random_scb_task,
     run_algorithm1,
     softmax_jacobian,
     stage3_value_fixed_point,
     transfer_one_step_gradient,
+    two_d_step,
     two_d_trajectory,
 )
 from theorylab.testing import trivial
@@ -94,6 +99,55 @@ def test_data_model_control_transposed_convention(task) -> None:
         + (1 - task.Q.T)[:, :, None, None] * task.mu[None, None, None, :]
     )  # row convention for P instead of the column convention
     assert np.abs(law - bad).max() > 1e-3
+
+
+def _rejects(call, match: str, error=ValueError) -> None:
+    """``call()`` raises ``error`` whose message *begins* with ``match`` (a regex): the message names the problem."""
+    with pytest.raises(error) as info:
+        call()
+    assert re.match(match, str(info.value)), f"{str(info.value)!r} does not begin with {match!r}"
+
+
+@pytest.mark.claim("scb.def.data", tier="exact")
+def test_scb_instances_are_defined_on_their_domain() -> None:
+    # an SCB instance is (P column-stochastic, mu > 0 stationary, Q column-stochastic [T, N]): the boundary
+    # instances are accepted, what lies just outside is rejected with a message naming the problem
+    P, mu, Q = [[0.9, 0.2], [0.1, 0.8]], [2 / 3, 1 / 3], [[0.5, 0.5], [0.5, 0.5]]  # P mu = mu
+    task = SCBTask(P, mu, Q)
+    for v in (task.P, task.mu, task.Q):  # stored as read-only float64 arrays
+        assert isinstance(v, np.ndarray) and v.dtype == np.float64 and not v.flags.writeable
+    # Assumption 2.1's measured constants: Q_s = 2, C = max(1/(Q_s min q), 1/(N mu_min), N mu_max) = 3/2
+    got = check_assumptions(task)
+    assert got["Q_s"] == 2 and abs(got["C"] - 1.5) <= EXACT_TOL
+    assert abs(got["K_P"] - task.K_P) == 0 and got["K_Q"] == 0.0  # uniform q_k: no attention signal
+    rng = np.random.default_rng(0)
+    assert random_scb_task(rng, 2, 1, 1).T == 1  # T = 1: a one-token context
+    _rejects(
+        lambda: random_scb_task(rng, 2, 0, 1), r"need N >= 2, T >= 1 and 1 <= Qs <= T, got N=2, T=0, Qs=1"
+    )
+    _rejects(lambda: SCBTask(P, [2 / 3, 1 / 3, 0], Q), r"mu must have shape \(2,\), got \(3,\)")
+    _rejects(
+        lambda: SCBTask([[0.9, 0.2], [0.2, 0.8]], mu, Q), r"the columns of P must be probability vectors"
+    )
+    _rejects(
+        lambda: SCBTask(P, mu, [[0.6, 0.5], [0.5, 0.5]]), r"the columns of Q must be probability vectors"
+    )
+    _rejects(lambda: SCBTask(P, [0.5, 0.5], Q), r"mu must be stationary for P \(P mu = mu\)")
+    _rejects(
+        lambda: SCBTask(np.eye(2), [1.0, 0.0], Q), r"mu must be positive \(the preconditioner divides by mu\)"
+    )
+    _rejects(
+        lambda: expected_preconditioned_grads(task, task.P, task.Q + [[0.1, 0], [0, 0]]),
+        r"A must have unit column sums",
+    )
+    # exact enumeration: the N^(T+1) distinct contexts with probabilities summing to 1, and no more than the limit
+    xs, k, w = task.contexts()
+    assert len({(*x, kk) for x, kk in zip(xs.tolist(), k.tolist(), strict=True)}) == len(w) == 2**3
+    assert abs(w.sum() - 1) <= EXACT_TOL and abs(w[-1] - (1 / 3) ** 3) <= EXACT_TOL  # last: all tokens 1
+    _rejects(
+        SCBTask(P, mu, np.full((17, 2), 1 / 17)).contexts,
+        r"N\^\(T\+1\) = 262144 contexts is too many for exact enumeration \(limit 200000\)",
+    )
 
 
 @given(task=scb_tasks, seed=st.integers(0, 2**32 - 1))
@@ -167,6 +221,18 @@ def _counts(A, xs, k):
     from theorylab.attention.scb.dynamics import attended_counts
 
     return attended_counts(A, xs, k, 3)
+
+
+@pytest.mark.claim("scb.lemB7B8", tier="exact")
+def test_preconditioner_is_the_centred_inverse_stationary_scaling(task) -> None:
+    # G_V = (I - 11^T/N) grad_V D^-1 and G_A = (I - 11^T/T) grad_A D^-1 on any gradient (batched or not)
+    rng = np.random.default_rng(9)
+    gV, gA = rng.normal(size=(2, 3, 3)), rng.normal(size=(2, 4, 3))
+    PV, PA = precondition(gV, gA, task.mu)
+    Dinv = np.diag(1 / task.mu)
+    for i in range(2):
+        assert np.abs(PV[i] - (np.eye(3) - 1 / 3) @ gV[i] @ Dinv).max() <= EXACT_TOL
+        assert np.abs(PA[i] - (np.eye(4) - 1 / 4) @ gA[i] @ Dinv).max() <= EXACT_TOL
 
 
 @pytest.mark.claim("scb.lemB7B8", tier="exact", control=True)
@@ -248,6 +314,23 @@ def test_population_line_exact(task, measure) -> None:
     pred = two_d_trajectory(task, 1, etaV, etaA, 0.3, 0.2)[1]
     assert abs(a1 - pred[0]) <= EXACT_TOL and abs(b1 - pred[1]) <= EXACT_TOL
     assert np.abs(dV).max() <= EXACT_TOL and np.abs(dA).max() <= EXACT_TOL
+
+
+@pytest.mark.claim("scb.popline", tier="exact")
+def test_population_step_and_trajectory_are_the_two_d_map(task) -> None:
+    # the population line is invariant: a population step (closed-form expected gradients) from a line point lands
+    # on the line at the image of the 2-D map, and two_d_trajectory lists the iterates of that map
+    etaV, etaA, a, b = 0.3, 0.7, 0.2, 0.1
+    traj = two_d_trajectory(task, 4, etaV, etaA, a, b)
+    assert traj.shape == (5, 2) and traj[0].tolist() == [a, b]
+    V, A = line_point(task, a, b)
+    for t in range(4):
+        a, b = two_d_step(task, a, b, etaV, etaA)
+        V, A = population_step(task, V, A, etaV, etaA)
+        la, lb, dV, dA = line_coordinates(task, V, A)
+        assert np.abs(traj[t + 1] - [a, b]).max() <= EXACT_TOL and abs(la - a) + abs(lb - b) <= EXACT_TOL
+        assert max(np.abs(dV).max(), np.abs(dA).max()) <= EXACT_TOL
+    assert abs(traj[4, 1] - 0.1) > 1e-3  # the map moved beta
 
 
 @pytest.mark.claim("scb.popline", tier="exact", control=True)
@@ -421,6 +504,63 @@ def test_alg1_first_population_step_uses_the_balanced_step_sizes(monkeypatch) ->
     alpha1 = eta / task.K_Q / task.T
     assert abs(h1["alpha"] - alpha1) < 1e-12 * alpha1 and abs(h1["beta"]) < 1e-12
     assert abs(h2["beta"] - eta * alpha1) < 1e-9 * eta * alpha1
+
+
+@pytest.mark.claim("scb.alg1", tier="property")
+def test_stage3_rounds_at_half_the_uniform_support_level_times_beta(monkeypatch) -> None:
+    # Algorithm 1 on exact population gradients (deterministic): the population line is invariant (Delta_V =
+    # Delta_A = 0 through Stages 1-2), so after Stage 2 a_tk = (1 - beta)/T + beta q_tk, and Stage 3 keeps the
+    # entries >= beta / (2 Q_s) (half the value beta / Q_s of attention uniform on a Q_s-support), renormalises and
+    # freezes A. The instance (column supports of sizes 2, 3, 3, no position in all three, beta_2 = 0.867)
+    # separates this cutoff from beta/(4 Q_s), beta/Q_s, 1/(2 Q_s) (no beta), beta/(2 min support) and the
+    # largest row support: each keeps a different set.
+    import theorylab.attention.scb.algorithm as alg
+
+    P = np.array([[0.5, 0.2, 0.3], [0.3, 0.5, 0.2], [0.2, 0.3, 0.5]])  # doubly stochastic: mu uniform
+    Q = np.array([[0.5, 0.0, 0.1], [0.5, 0.2, 0.0], [0.0, 0.3, 0.14], [0.0, 0.5, 0.76]])
+    task = SCBTask(P, np.full(3, 1 / 3), Q)
+    monkeypatch.setattr(
+        alg, "_minibatch_grads", lambda task, V, A, rng, B: expected_preconditioned_grads(task, V, A)
+    )
+    res = run_algorithm1(task, np.random.default_rng(0), stage2_steps=50, stage3_steps=2)
+    e1, e2 = res.stage_ends["1"], res.stage_ends["2"]
+    assert [h["stage"] for h in res.history] == ["1"] * e1 + ["2"] * 50 + ["3"] * 2
+    assert max(max(h["dV"], h["dA"]) for h in res.history[:e2]) <= EXACT_TOL  # on the line
+    beta = res.history[e2 - 1]["beta"]
+    A_line = line_point(task, 0.0, beta)[1]
+    assert np.abs(res.after_stage2[1] - A_line).max() <= EXACT_TOL
+    assert 0.8 < beta < 0.9  # beta_2 = 0.867: far enough from 1 that the factor beta matters
+
+    def rounded(cut: float) -> np.ndarray:
+        kept = np.where(A_line >= cut, A_line, 0.0)
+        return kept / kept.sum(axis=0)
+
+    cut = beta / (2 * 3)
+    assert np.abs(A_line - cut).min() >= 1e-2  # no entry near the cutoff: the kept set is robust to round-off
+    want = rounded(cut)
+    assert np.abs(res.A - want).max() <= EXACT_TOL
+    for other in (beta / (4 * 3), beta / 3, 1 / (2 * 3), beta / (2 * 2)):
+        assert np.abs(rounded(other) - want).max() > 1e-2  # the instance decides between the cutoffs
+    assert all(h["beta"] == res.history[-1]["beta"] for h in res.history[e2:])  # A frozen in Stage 3
+    # an explicit cutoff is used as given (not scaled by beta, not replaced by 1/(2 Q_s)); 0.125 separates them
+    res = run_algorithm1(task, np.random.default_rng(0), stage2_steps=50, stage3_steps=0, cutoff=0.125)
+    assert np.abs(res.A - rounded(0.125)).max() <= EXACT_TOL
+    for other in (0.125 * beta, 1 / 6):
+        assert np.abs(rounded(other) - rounded(0.125)).max() > 1e-2
+
+
+@pytest.mark.claim("scb.alg1", tier="property")
+def test_algorithm1_minibatch_steps_stay_on_unit_column_sums() -> None:
+    # the preconditioned gradients (I - 11^T/N) G D^-1 have zero column sums and the prox step projects back, so
+    # every iterate of Algorithm 1 on real minibatches keeps 1^T V = 1^T and 1^T A = 1^T (exactly, up to round-off)
+    task = random_scb_task(np.random.default_rng(5), 3, 4, 2)
+    res = run_algorithm1(
+        task, np.random.default_rng(0), B1=8, B2=8, max_stage1=3, stage2_steps=3, stage3_steps=2
+    )
+    assert len(res.history) == 8 and res.stage_ends == {"1": 3, "2": 6, "3": 8}
+    for M in (res.V, res.A, *res.after_stage2):
+        assert np.abs(M.sum(axis=0) - 1).max() <= EXACT_TOL
+    assert np.abs(res.V - task.mu[:, None]).max() > 1e-3  # it moved
 
 
 @pytest.mark.claim("scb.alg1", tier="property", control=True)
