@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import math
-import re
 from fractions import Fraction
 
 import numpy as np
@@ -27,7 +26,7 @@ from theorylab.representations import (
     thm3_quantities,
 )
 from theorylab.representations.counterexamples import b1_instance, normalized_margin
-from theorylab.testing import trivial
+from theorylab.testing import rejects, trivial
 
 # Float tolerances: KL and CE are O(1) sums of n <= 200 terms of size O(|logit|) <= 50, evaluated by logsumexp;
 # round-off is ~1e-16 * n * 50 = 1e-12, so 1e-10 is safe and still 1e3 below any effect measured here.
@@ -573,13 +572,6 @@ def test_thm3_trained_control_stale_anchor(measure):
 # message names the problem.
 
 
-def _rejects(call, match: str, error=ValueError) -> None:
-    """``call()`` raises ``error`` whose message *begins* with ``match`` (a regex): the message names the problem."""
-    with pytest.raises(error) as info:
-        call()
-    assert re.match(match, str(info.value)), f"{str(info.value)!r} does not begin with {match!r}"
-
-
 @pytest.mark.claim("anchor.setup", tier="exact")
 def test_anchor_objects_accept_their_boundary_and_reject_what_lies_outside():
     rng = np.random.default_rng(4)
@@ -603,7 +595,7 @@ def test_anchor_objects_accept_their_boundary_and_reject_what_lies_outside():
     ints = LogLinearLM([[Fraction(1), Fraction(-1, 2)], [0, 1], [2, 0]], A, w)
     assert np.array_equal(ints.logits(), np.array([[1.0, -0.5], [0.0, 1.0], [2.0, 0.0]]) @ A.T)
     for bad in ([1.5, -0.5, 0.0], [0.5, 0.5, 0.5], [np.nan, 0.5, 0.5]):  # 3 contexts of dimension 2
-        _rejects(
+        rejects(
             lambda bad=bad: LogLinearLM(C, A, bad),
             r"^weights must be a probability vector over the 3 contexts",
         )
@@ -617,7 +609,7 @@ def test_anchor_objects_accept_their_boundary_and_reject_what_lies_outside():
     s32 = np.float32(0.3)  # a float32 shift is used at its float64 value
     assert kl_word_shift(0.25, s32) == kl_word_shift(0.25, float(s32))
     for p in (-0.01, 1.01, np.nan):
-        _rejects(lambda p=p: kl_word_shift(p, 1.0), r"^p_minus must lie in \[0, 1\]")
+        rejects(lambda p=p: kl_word_shift(p, 1.0), r"^p_minus must lie in \[0, 1\]")
     # Lemma 1's right-hand side: p_b in [0, 1], k >= 1, eps_b >= 0, Gamma > 0
     assert lemma1_rhs(0.0, 1, [0.0], 0.0, 1.0) == 0.0 and lemma1_rhs(1.0, 1, [0.0], 0.0, 1.0) > 0
     for args in (
@@ -626,44 +618,40 @@ def test_anchor_objects_accept_their_boundary_and_reject_what_lies_outside():
         (0.5, 1, [0.0], -0.1, 1.0),
         (0.5, 1, [0.0], 0.0, 0.0),
     ):
-        _rejects(
-            lambda args=args: lemma1_rhs(*args), r"^need p_b in \[0, 1\], k >= 1, eps_b >= 0, Gamma > 0$"
-        )
+        rejects(lambda args=args: lemma1_rhs(*args), r"^need p_b in \[0, 1\], k >= 1, eps_b >= 0, Gamma > 0$")
     # Thm 3's bound: the two constants; a zero denominator makes it infinite (vacuous); negatives are rejected
     assert (
         thm3_bound(0.1, 1.0, 0.5, 1.0, 1152) == 4 * thm3_bound(0.1, 1.0, 0.5, 1.0, 288) == 0.1 * 1152 / 0.25
     )
     assert thm3_bound(0.1, 0.0, 0.5, 1.0) == math.inf and thm3_bound(0.0, 0.0, 0.5, 1.0) == math.inf
-    _rejects(lambda: thm3_bound(0.1, 1.0, 0.5, 1.0, 289), r"^constant must be one of \(288, 1152\), got 289")
+    rejects(lambda: thm3_bound(0.1, 1.0, 0.5, 1.0, 289), r"^constant must be one of \(288, 1152\), got 289")
     for args in ((-0.1, 1.0, 0.5, 1.0), (0.1, 1.0, 0.5, -1.0), (np.nan, 1.0, 0.5, 1.0)):
-        _rejects(
-            lambda args=args: thm3_bound(*args), r"^need eps_kl >= 0 and mu, p_b, Gamma >= 0 \(finite\)$"
-        )
+        rejects(lambda args=args: thm3_bound(*args), r"^need eps_kl >= 0 and mu, p_b, Gamma >= 0 \(finite\)$")
     # heads: finite coefficient vectors of equal length (exact rationals accepted), anchors from v0 or values
     m = _random_lm(rng, N=6, n=5)
     assert np.array_equal(
         ReLUHead([Fraction(1), Fraction(-1, 2)], [0, 0])(m), ReLUHead([1.0, -0.5], [0.0, 0.0])(m)
     )
-    _rejects(lambda: ReLUHead([1.0, 2.0], [0.0, np.nan])(m), r"^b must be a finite 1-D vector")
-    _rejects(lambda: ReLUHead([1.0, 2.0], [0.0])(m), r"^a and b must have equal length")
-    _rejects(lambda: AnchoredHead([1.0, 2.0], [0.0])(m), r"^a and b must have equal length")
-    _rejects(lambda: AnchoredHead([1.0], [0.0])(m), r"^give v0 or anchor_values")
-    _rejects(lambda: AnchoredHead([1.0], [0.0], v0=[np.nan] * 5)(m), r"^v0 must be a finite 1-D vector")
+    rejects(lambda: ReLUHead([1.0, 2.0], [0.0, np.nan])(m), r"^b must be a finite 1-D vector")
+    rejects(lambda: ReLUHead([1.0, 2.0], [0.0])(m), r"^a and b must have equal length")
+    rejects(lambda: AnchoredHead([1.0, 2.0], [0.0])(m), r"^a and b must have equal length")
+    rejects(lambda: AnchoredHead([1.0], [0.0])(m), r"^give v0 or anchor_values")
+    rejects(lambda: AnchoredHead([1.0], [0.0], v0=[np.nan] * 5)(m), r"^v0 must be a finite 1-D vector")
     # the recipe: 0 < gamma < 1 and a1 > 0 > a2
     assert anchor_recipe(n_contexts=50, n_words=3, gamma=0.5, a=(1e-3, -1.0)).teacher.n_words == 3
-    _rejects(
+    rejects(
         lambda: anchor_recipe(n_contexts=50, gamma=1.0),
         r"^need n_words >= 3, n_contexts >= 2 and 0 < gamma < 1",
     )
-    _rejects(lambda: anchor_recipe(n_contexts=50, a=(0.0, -1.0)), r"^a must be \(a1, a2\) with a1 > 0 > a2")
+    rejects(lambda: anchor_recipe(n_contexts=50, a=(0.0, -1.0)), r"^a must be \(a1, a2\) with a1 > 0 > a2")
     # Thm 3's quantities: downstream weights on the simplex, a bulk without the words of interest
     recipe = anchor_recipe(n_contexts=50, n_words=10)
     t, head = recipe.teacher, recipe.teacher_head
-    _rejects(
+    rejects(
         lambda: thm3_quantities(t, t, head, head, recipe.bulk, 2 * recipe.ds_weights),
         r"^ds_weights must be a probability vector over the contexts",
     )
-    _rejects(
+    rejects(
         lambda: thm3_quantities(t, t, head, head, np.arange(1, 10), recipe.ds_weights),
         r"^Assumption 5: the bulk must not contain the words of interest 0\.\.k-1",
     )

@@ -9,7 +9,6 @@ formula and/or one perturbed weight must fail the same verdict.
 from __future__ import annotations
 
 import itertools
-import re
 
 import numpy as np
 import pytest
@@ -51,7 +50,7 @@ from theorylab.strategies.automata import (
     permutation_semiautomata,
     semiautomata,
 )
-from theorylab.testing import trivial
+from theorylab.testing import rejects, trivial
 
 TF = "automata.def_transformer"
 L10, L11, L12, L13, P2, L14 = (
@@ -1141,13 +1140,6 @@ def test_thm12_constant_mlp2_control_lookup(rng):
 # These checks pin what the library returns on instances whose answer is known from the statements.
 
 
-def _rejects(call, match: str, error=ValueError) -> None:
-    """``call()`` raises ``error`` whose message *begins* with ``match`` (a regex): the message names the problem."""
-    with pytest.raises(error) as info:
-        call()
-    assert re.match(match, str(info.value)), f"{str(info.value)!r} does not begin with {match!r}"
-
-
 @pytest.mark.claim(TF, tier="exact")
 def test_encoder_domain_is_integer_words_of_length_at_most_T():
     """Words of length T (the boundary) and shorter are encoded; length T + 1, float and bool words are rejected
@@ -1156,14 +1148,10 @@ def test_encoder_domain_is_integer_words_of_length_at_most_T():
     c = compile_log_depth(aut, 6)
     w = aut.sample(np.random.default_rng(0), 3, 6)
     assert np.array_equal(c(w), aut.run(w, 0)) and np.array_equal(c(w[:, :1]), aut.run(w[:, :1], 0))
-    _rejects(
-        lambda: c(np.zeros((1, 7), dtype=np.int64)), r"^words have length 7 but the network was compiled"
-    )
-    _rejects(
-        lambda: c(w.astype(np.float64)), r"^words must be an integer array, got dtype float64", TypeError
-    )
-    _rejects(lambda: c(w.astype(bool)), r"^words must be an integer array, got dtype bool", TypeError)
-    _rejects(
+    rejects(lambda: c(np.zeros((1, 7), dtype=np.int64)), r"^words have length 7 but the network was compiled")
+    rejects(lambda: c(w.astype(np.float64)), r"^words must be an integer array, got dtype float64", TypeError)
+    rejects(lambda: c(w.astype(bool)), r"^words must be an integer array, got dtype bool", TypeError)
+    rejects(
         lambda: interp_mlp_1d([0.0, 1.0, 1.0], [1.0, 2.0, 3.0]),
         r"^Lemma 10 needs a non-empty set of distinct",
     )
@@ -1224,7 +1212,7 @@ def test_thm11_large_component_groups_are_refused_by_kind():
     the cyclic group of order lcm(7, 8, 9, 11) = 5544 on 35 points as solvable but too large to tabulate."""
     from theorylab.algebra import GroupTooLargeError
 
-    _rejects(
+    rejects(
         lambda: compile_constant_depth(zoo.symmetric(7, regular=False), 4),
         r"^component 0 \(level 1, 7 states\) has a non-solvable permutation group of order 5040",
         NotSolvableError,
@@ -1237,7 +1225,7 @@ def test_thm11_large_component_groups_are_refused_by_kind():
             start += m
         return Semiautomaton(np.array([perm], dtype=np.int64))
 
-    _rejects(
+    rejects(
         lambda: compile_constant_depth(cycles((7, 8, 9, 11)), 4),
         r"^component 0 \(level 1, 35 states\) has a solvable permutation group of order 5544",
         GroupTooLargeError,

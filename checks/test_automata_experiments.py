@@ -9,7 +9,6 @@ and is meant for a GPU.
 from __future__ import annotations
 
 import itertools
-import re
 from functools import cache
 
 import numpy as np
@@ -30,7 +29,7 @@ from theorylab.algebra.wreath import (
     wreath_tower,
 )
 from theorylab.automata import zoo
-from theorylab.testing import trivial
+from theorylab.testing import rejects, trivial
 
 L19 = "automata.lemma19_wreath"
 
@@ -684,13 +683,6 @@ def test_attention_detects_boundaries_control(scale, device):
 DEF = "automata.def_semiautomaton"
 
 
-def _rejects(call, match: str, error=ValueError) -> None:
-    """``call()`` raises ``error`` whose message *begins* with ``match`` (a regex)."""
-    with pytest.raises(error) as info:
-        call()
-    assert re.match(match, str(info.value)), f"{str(info.value)!r} does not begin with {match!r}"
-
-
 @pytest.mark.claim(L19, tier="exact")
 def test_krasner_kaloujnine_domain_is_the_normal_subgroups():
     """$N = 1$ ($G \\hookrightarrow 1 \\wr G$) and $N = G$ are embeddings too; a set that is not a subgroup, a
@@ -701,11 +693,11 @@ def test_krasner_kaloujnine_domain_is_the_normal_subgroups():
         assert kk.N.order * kk.H.order == G.order and is_embedding(kk)
     rot = next(i for i in range(1, G.order) if G.element_order(i) == 3)
     flip = next(i for i in range(1, G.order) if G.element_order(i) == 2)
-    _rejects(
+    rejects(
         lambda: krasner_kaloujnine(G, [0, rot]), r"^normal is not closed under the product: not a subgroup"
     )
-    _rejects(lambda: krasner_kaloujnine(G, [0, flip]), r"^the subgroup is not normal in G")
-    _rejects(
+    rejects(lambda: krasner_kaloujnine(G, [0, flip]), r"^the subgroup is not normal in G")
+    rejects(
         lambda: krasner_kaloujnine(G, [rot]), r"^normal must be element indices of G containing the identity"
     )
 
@@ -724,14 +716,14 @@ def test_task_targets_are_the_runs():
     assert np.array_equal(b.targets, grid.run(b.inputs, 2)) and b.mask.all()
     b = AutomatonTask(grid, score_from=2).sample_batch(rng, 8, 6)
     assert np.array_equal(b.targets, grid.run(b.inputs, 0)) and b.mask.sum(1).tolist() == [4] * 8
-    _rejects(lambda: AutomatonTask(grid, score_from=-1), r"^score_from must be a non-negative int, got -1")
+    rejects(lambda: AutomatonTask(grid, score_from=-1), r"^score_from must be a non-negative int, got -1")
     b = ObservedTask(grid, (1, 0, 0, 1), probs=(0.0, 1.0)).sample_batch(rng, 8, 6)
     assert (b.inputs == 1).all() and np.array_equal(b.targets, np.array([1, 0, 0, 1])[grid.run(b.inputs, 0)])
     b = RevealedTask(grid, 1.0, q0=1).sample_batch(rng, 8, 6)
     assert np.array_equal(b.targets, grid.run(b.inputs, 1)) and b.mask.all()
     assert RevealedTask(grid, 1e-9).p_reveal == 1e-9
     for p in (0.0, 1.5):
-        _rejects(lambda p=p: RevealedTask(grid, p), r"^p_reveal must lie in \(0, 1\], got")
+        rejects(lambda p=p: RevealedTask(grid, p), r"^p_reveal must lie in \(0, 1\], got")
     task = ScratchpadTask(par, q0=1, probs=(0.0, 1.0))
     b = task.sample_batch(rng, 4, 8)
     states = par.run(b.inputs[:, 0::2], 1)

@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import math
-import re
 import warnings
 
 import numpy as np
@@ -15,7 +14,7 @@ from hypothesis import strategies as st
 from theorylab.estimation import contrastive as C
 from theorylab.estimation import contrastive_counterexamples as cx
 from theorylab.markov.diffusions import OU, Langevin, gaussian_tv_1d, log_cosh_example
-from theorylab.testing import trivial
+from theorylab.testing import rejects, trivial
 
 RHOS = (0.5, 1.0, 2.0, 4.0, 8.0)
 
@@ -350,13 +349,6 @@ def test_thm1_sample_sizes_solve_their_defining_equations():
     assert C.thm1_proof_mu(0.25, 0.5, K=3.0, delta_appr=0.5 - math.exp(-4)) == pytest.approx(24.0, rel=1e-14)
 
 
-def _rejects(call, match: str, error=ValueError) -> None:
-    """``call()`` raises ``error`` whose message *begins* with ``match`` (a regex)."""
-    with pytest.raises(error) as info:
-        call()
-    assert re.match(match, str(info.value)), f"{str(info.value)!r} does not begin with {match!r}"
-
-
 @pytest.mark.claim("contrastive.thm1", tier="exact")
 def test_contrastive_objects_are_defined_on_their_domain():
     assert C.thm1_printed_T(1e-100, 0.5) > 0 and C.thm1_printed_T(0.1, 1e-150) > 0  # just inside
@@ -367,31 +359,31 @@ def test_contrastive_objects_are_defined_on_their_domain():
         ((0.1, 1.0), r"delta must lie in \(0, 1\), got 1.0$"),
         ((0.1, 0.0), r"delta must lie in \(0, 1\), got 0.0$"),
     ):
-        _rejects(lambda args=args: C.thm1_printed_T(*args), msg)
-        _rejects(lambda args=args: C.thm1_corrected_T(*args), msg)
+        rejects(lambda args=args: C.thm1_printed_T(*args), msg)
+        rejects(lambda args=args: C.thm1_corrected_T(*args), msg)
     h = np.array([1e-300, 0.5, 1 - 2**-53])  # strictly inside (0, 1)
     assert np.all(np.isfinite(C.kernel_from_classifier(h, np.ones(3))))
     for bad in (0.0, 1.0):
-        _rejects(
+        rejects(
             lambda bad=bad: C.kernel_from_classifier(np.array([0.5, bad]), np.ones(2)),
             r"classifier outputs must lie strictly inside \(0, 1\)$",
         )
-    _rejects(lambda: OU(1.0).beta_mixing(0.0), r"time t must be a finite number > 0, got 0.0$")
+    rejects(lambda: OU(1.0).beta_mixing(0.0), r"time t must be a finite number > 0, got 0.0$")
     lang = Langevin(lambda x: x * x / 2, lambda x: x, 1.0)
-    _rejects(
+    rejects(
         lambda: Langevin(lambda x: x, lambda x: 1.0, 0.0), r"Langevin needs a strongly convex f \(rho > 0\)"
     )
-    _rejects(lambda: Langevin(1.0, lambda x: x, 1.0), r"f and grad_f must be callables$", TypeError)
-    _rejects(lambda: Langevin(lambda x: x, 2.0, 1.0), r"f and grad_f must be callables$", TypeError)
-    _rejects(lambda: log_cosh_example(0.0), r"rho must be a finite number > 0, got 0.0$")
-    _rejects(lambda: lang.sample_path(np.random.default_rng(0), 3, 0.0), r"eta must be a finite number > 0")
-    _rejects(lambda: lang.kernel_on_grid(0.0, np.linspace(-1, 1, 5)), r"eta must be a finite number > 0")
+    rejects(lambda: Langevin(1.0, lambda x: x, 1.0), r"f and grad_f must be callables$", TypeError)
+    rejects(lambda: Langevin(lambda x: x, 2.0, 1.0), r"f and grad_f must be callables$", TypeError)
+    rejects(lambda: log_cosh_example(0.0), r"rho must be a finite number > 0, got 0.0$")
+    rejects(lambda: lang.sample_path(np.random.default_rng(0), 3, 0.0), r"eta must be a finite number > 0")
+    rejects(lambda: lang.kernel_on_grid(0.0, np.linspace(-1, 1, 5)), r"eta must be a finite number > 0")
     assert lang.kernel_on_grid(0.5, np.array([-1.0, 0.0, 1.0])).shape == (3, 3)  # 3 points: the smallest grid
     # spacings within np.allclose's relative 1e-5 of the first one count as uniform
     near = np.cumsum([0.0, 1.0, 1 + 0.9e-5, 1 - 0.9e-5])
     assert np.allclose(lang.kernel_on_grid(0.5, near).sum(axis=1), 1.0, atol=1e-12)
     for grid in (np.array([0.0, 1.0]), np.array([0.0, 1.0, 3.0]), np.zeros((3, 3))):
-        _rejects(
+        rejects(
             lambda grid=grid: lang.kernel_on_grid(0.5, grid),
             r"grid must be a uniform 1-D grid with at least 3 points$",
         )

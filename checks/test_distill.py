@@ -4,7 +4,6 @@ teacher of Lemmas 63-64, the Prop 9/10 attention constructions and progressive d
 
 from __future__ import annotations
 
-import re
 from fractions import Fraction
 from fractions import Fraction as F
 from math import comb
@@ -36,7 +35,7 @@ from theorylab.boolean import (
 )
 from theorylab.boolean.counterexamples import hierarchical_printed_classes, lem64_cancellation, majority_table
 from theorylab.nn import distill as ds
-from theorylab.testing import trivial
+from theorylab.testing import rejects, trivial
 
 # Constructions are sums of O(k) ReLU terms of size O(1/Delta') = O(k) evaluated in float64: round-off ~1e-13;
 # "exact" below means within 1e-9 of the +-1 parity value (a wrong output is off by 2).
@@ -48,13 +47,6 @@ GRAD_TOL = 1e-12
 def _correct(model, d: int, S) -> np.ndarray:
     x = hypercube(d).astype(np.float64)
     return np.abs(model(x) - parity(x, S)) <= CONSTRUCTION_TOL
-
-
-def _rejects(call, match: str, error=ValueError) -> None:
-    """``call()`` raises ``error`` whose message *begins* with ``match`` (a regex): the message names the problem."""
-    with pytest.raises(error) as info:
-        call()
-    assert re.match(match, str(info.value)), f"{str(info.value)!r} does not begin with {match!r}"
 
 
 # ------------------------------------------------------------------------------------------------ def23, maj
@@ -200,7 +192,7 @@ def test_cube_parities_and_constructions_are_defined_on_their_domain() -> None:
             TypeError,
         ),
     ):
-        _rejects(call, msg, err)
+        rejects(call, msg, err)
     # boundaries: k = 0 (chi_empty = 1) and k = d are parities; S = everything needs no selection (c = 0)
     assert (SparseParity(3, 0).all_inputs()[1] == 1).all() and SparseParity(3, 3).S == (0, 1, 2)
     assert HierarchicalParity(2, 2, 6).K == 4 and min_selection_scale(3, 3) == 0.0
@@ -219,9 +211,9 @@ def test_cube_parities_and_constructions_are_defined_on_their_domain() -> None:
     got = monomial_correlations(cube[:, 1] * cube[:, 3] + cube[:, 0] / 2, 5, (1, 3), 2)
     assert abs(got["in_support"] - 1 / 3) <= GRAD_TOL and abs(got["off_support"] - 0.5 / 12) <= GRAD_TOL
     net = ds.symmetric_init(4, 4, 2, np.random.default_rng(0))
-    _rejects(lambda: ds.claim7_gradient(net, [0, 1]), r"Claim 7 needs odd d \(no ties in <w, x>\), got d = 4")
+    rejects(lambda: ds.claim7_gradient(net, [0, 1]), r"Claim 7 needs odd d \(no ties in <w, x>\), got d = 4")
     net5 = ds.symmetric_init(5, 4, 3, np.random.default_rng(0))
-    _rejects(
+    rejects(
         lambda: ds.idealized_one_step_weights(net5, [0, 1, 2]),
         r"Lemma 63 needs zeta_\(k-1\) != 0, i.e. even k; got k = 3",
     )
@@ -672,9 +664,9 @@ def test_schedules_targets_tasks_and_transitions_on_known_instances() -> None:
         (((1, 3), (2, 2, 2)), r"need one non-negative duration per checkpoint \(the last may be omitted\)"),
         (((1, 3), (-2,)), r"need one non-negative duration per checkpoint"),
     ):
-        _rejects(lambda args=args: ds.ProgressiveSchedule(*args), msg)
-    _rejects(lambda: two.teacher_at(-1), r"step must be >= 0, got -1")
-    _rejects(
+        rejects(lambda args=args: ds.ProgressiveSchedule(*args), msg)
+    rejects(lambda: two.teacher_at(-1), r"step must be >= 0, got -1")
+    rejects(
         lambda: ds.ProgressiveSchedule.equal_split([1, 2, 3], 2),
         r"need 1 <= N <= budget, got N = 3, budget = 2",
     )
@@ -682,28 +674,28 @@ def test_schedules_targets_tasks_and_transitions_on_known_instances() -> None:
     assert ds.ProgressiveSchedule.equal_split([5], 3).durations == (3,)  # N = 1: one-shot distillation
     sch = ds.ProgressiveSchedule([np.int64(3), 5.0], [np.int64(2)])  # stored as tuples of ints
     assert sch.checkpoints == (3, 5) and type(sch.checkpoints[0]) is int and sch.durations == (2,)
-    _rejects(lambda: ds.distill_targets(np.zeros(2), 0.0), r"temperature tau must be > 0, got 0.0")
+    rejects(lambda: ds.distill_targets(np.zeros(2), 0.0), r"temperature tau must be > 0, got 0.0")
     sp = SparseParity(4, 2)
     for kw in ({"steps": -1}, {"batch": 0}, {"lr": -0.1}, {"eval_every": 0}):
         args = {"steps": 1} | kw
-        _rejects(
+        rejects(
             lambda a=args: ds.train_mlps(sp, 2, [0], **a),
             r"need steps >= 0, batch >= 1, lr >= 0 and eval_every",
         )
-    _rejects(
+    rejects(
         lambda: ds.train_mlps(sp, 2, [0, 1], 1, supervision=[None]),
         r"need one supervision entry per run: 1 for 2",
     )
-    _rejects(
+    rejects(
         lambda: ds.train_mlps(sp, 2, [0], 1, supervision=[two], teacher={30: None}),
         r"the schedules need teacher checkpoints \[30, 70\] \(single-model weights\)",
     )
-    _rejects(lambda: ds.train_mlps(sp, 0, [0], 1), r"width must be a positive int, got 0")
+    rejects(lambda: ds.train_mlps(sp, 0, [0], 1), r"width must be a positive int, got 0")
     # the phase transition of an accuracy curve: start = last step before 0.6, end = first step at 0.95
     steps = np.arange(0, 110, 10)
     acc = np.array([0.5] * 5 + [0.6, 0.8, 0.9, 0.95, 1.0, 1.0])  # the levels reached exactly
     assert ds.locate_transition(steps, acc) == {"start": 40, "end": 80, "mid": 60, "early": 20}
-    _rejects(lambda: ds.locate_transition(steps, acc * 0.9), r"the teacher never reaches accuracy 0.95")
+    rejects(lambda: ds.locate_transition(steps, acc * 0.9), r"the teacher never reaches accuracy 0.95")
     res = ds.DistillRun(np.array([0, 10, 20]), np.array([[0.5, 0.7, 0.9], [0.5, 0.6, 0.65]]))
     assert res.steps_to(0.7).tolist() == [10.0, np.inf]
     # harness batches: tokens z = (1 - x)/2, the class of chi_S at the last position only
@@ -712,7 +704,7 @@ def test_schedules_targets_tasks_and_transitions_on_known_instances() -> None:
     x = 1 - 2 * b.inputs
     assert b.mask[:, -1].all() and not b.mask[:, :-1].any() and not b.targets[:, :-1].any()
     assert np.array_equal(b.targets[:, -1], (1 - x[:, 0] * x[:, 3]) // 2)
-    _rejects(
+    rejects(
         lambda: task.sample_batch(np.random.default_rng(0), 4, 6),
         r"sparse parity sequences have length d = 5",
     )

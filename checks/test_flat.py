@@ -40,7 +40,7 @@ from theorylab.landscape.embed import (
     widen_transformer,
 )
 from theorylab.landscape.manifold import ProductLogitToy, riemannian_flow, sgd_chains, toy_flow_closed_form
-from theorylab.testing import trivial
+from theorylab.testing import rejects, trivial
 
 seeds = st.integers(0, 2**32 - 1)
 # Float64 tolerances. Forward-backward vs enumeration: sums of <= d^L <= 4^6 products of <= 2L probabilities,
@@ -788,13 +788,6 @@ def test_lemF5_control_balanced_row_is_singular():
 # rejected with a ValueError/TypeError whose message *begins* with the named problem (anchored, case-sensitive).
 
 
-def _rejects(call, match: str, error=ValueError) -> None:
-    """``call()`` raises ``error`` whose message begins with ``match`` (a regex)."""
-    with pytest.raises(error) as info:
-        call()
-    assert re.match(match, str(info.value)), f"{str(info.value)!r} does not begin with {match!r}"
-
-
 @pytest.mark.claim("flat.cons.mlp_embed", tier="exact")
 def test_mlp_weights_and_inputs_may_be_exact_rationals():
     """An MLP given as exact rationals (each float of the instance as the Fraction it equals) is the same float64
@@ -820,10 +813,10 @@ def test_balancing_is_defined_on_non_negative_finite_neuron_terms():
     )  # zeros allowed: dead units, c = 1, no mass
     assert c.tolist() == [1.0, 4.0**0.25, 1.0] and value == 2 * sqrt(4.0)
     for A, B in (([-0.5, 1.0], [1.0, 1.0]), ([1.0, 1.0], [1.0, -1e-300]), ([np.nan, 1.0], [1.0, 1.0])):
-        _rejects(
+        rejects(
             lambda A=A, B=B: balance_rescalings(A, B), "incoming and outgoing must be finite and non-negative"
         )
-    _rejects(
+    rejects(
         lambda: balance_rescalings([1.0, 2.0], [1.0]), "incoming and outgoing must be 1-D of equal length"
     )
 
@@ -835,7 +828,7 @@ def test_transformers_are_defined_for_positive_sizes():
     assert p["blocks"] == [] and transformer_forward(p, np.array([0, 1])).shape == (2, 2)
     for name in sizes:
         bad = sizes | {name: 0}
-        _rejects(
+        rejects(
             lambda bad=bad: random_transformer(**bad, n_layers=1, rng=np.random.default_rng(0)),
             rf"{name} must be >= 1, got 0",
         )
@@ -848,8 +841,8 @@ def test_thmE1_probability_is_defined_for_samples_of_size_one_and_more():
     X, g = task.downstream_support()  # real inputs and regression targets, like the pre-training support
     assert X.dtype == g.dtype == task.pretrain_support()[1].dtype == np.float64
     assert ft.sol1_success_probability_exact(task, 2, m=4) == ft.thmE1_probability(6, 2)  # any even m
-    _rejects(lambda: ft.sol1_success_probability_exact(task, 0), "n must be >= 1, got 0")
-    _rejects(lambda: ft.sol1_success_probability_exact(task, 2, m=3), "m must be an even integer >= 2, got 3")
+    rejects(lambda: ft.sol1_success_probability_exact(task, 0), "n must be >= 1, got 0")
+    rejects(lambda: ft.sol1_success_probability_exact(task, 2, m=3), "m must be an even integer >= 2, got 3")
 
 
 @pytest.mark.claim("flat.lem3.2", tier="exact")
@@ -859,7 +852,7 @@ def test_curvature_inputs_are_checked(rng):
     from theorylab.landscape import gradient_covariance, trace_ggn, trace_hessian
 
     model, theta, P, X, loss = _lemma32_setup(rng)  # 5 contexts, 4 classes
-    _rejects(
+    rejects(
         lambda: gradient_covariance(model.logits, theta, X, P[:, :3]),
         re.escape("target_probs must have shape (5, 4), got (5, 3)"),
     )
@@ -868,7 +861,7 @@ def test_curvature_inputs_are_checked(rng):
         trace_ggn(model.logits, theta, X, weights=w + np.array([1e-10, 0, 0, 0, 0])) > 0
     )  # within 1e-9 of 1
     for bad in (w + np.array([2e-9, 0, 0, 0, 0]), np.array([0.5, 0.5, 0.5, -0.5, 0.0]), np.full(4, 0.25)):
-        _rejects(
+        rejects(
             lambda bad=bad: trace_ggn(model.logits, theta, X, weights=bad),
             "weights must be a probability vector over the 5 inputs",
         )
@@ -876,8 +869,8 @@ def test_curvature_inputs_are_checked(rng):
         loss, theta, "hutchinson", n_probes=2, generator=torch.Generator().manual_seed(0)
     )  # fewest probes with a standard error
     assert est.probes == 2
-    _rejects(lambda: trace_hessian(loss, theta, "hutchinson", n_probes=1), "n_probes must be >= 2")
-    _rejects(
+    rejects(lambda: trace_hessian(loss, theta, "hutchinson", n_probes=1), "n_probes must be >= 2")
+    rejects(
         lambda: trace_hessian(loss, theta, "trace"), "method must be 'exact' or 'hutchinson', got 'trace'"
     )
 
@@ -887,17 +880,15 @@ def test_thm33_objects_are_defined_on_their_domain():
     from theorylab.landscape.manifold import MinimizerManifold
 
     for z_star in (0.0, np.inf):
-        _rejects(
+        rejects(
             lambda z_star=z_star: ProductLogitToy(z_star, 2),
             r"z_star must be finite and non-zero \(Gamma must be a manifold\)",
         )
-    _rejects(lambda: ProductLogitToy(1.0, 1), "p must be >= 2 factors, got 1")
+    rejects(lambda: ProductLogitToy(1.0, 1), "p must be >= 2 factors, got 1")
     flat_line = MinimizerManifold(
         lambda th: np.array([0.0]), lambda th: np.zeros((1, 2))
     )  # J = 0: no manifold
-    _rejects(
-        lambda: flat_line.tangent_projector([1.0, 1.0]), "constraint Jacobian is rank deficient at theta"
-    )
+    rejects(lambda: flat_line.tangent_projector([1.0, 1.0]), "constraint Jacobian is rank deficient at theta")
     toy = ProductLogitToy(1.0, 2)
     start = toy.point(0.5)
     still = sgd_chains(toy.sample_grad, start, 0.1, 0, 3, np.random.default_rng(0))  # zero steps: the start
@@ -907,7 +898,7 @@ def test_thm33_objects_are_defined_on_their_domain():
         (0.1, -1, 1, "n_chains must be >= 1 and n_steps >= 0"),
         (0.1, 1, 0, "n_chains must be >= 1 and n_steps >= 0"),
     ):
-        _rejects(
+        rejects(
             lambda eta=eta, steps=steps, chains=chains: sgd_chains(
                 toy.sample_grad, start, eta, steps, chains, np.random.default_rng(0)
             ),
@@ -919,16 +910,16 @@ def test_thm33_objects_are_defined_on_their_domain():
 def test_mlm_quantities_are_defined_on_sentences_of_the_hmm(rng):
     hmm = _random_hmm(rng, 3, 2)
     X = rng.integers(0, 3, (4, 4))
-    _rejects(lambda: mlm_entropy(hmm, 4, sentences=X[:, :3]), "sentences have length 3, expected 4")
-    _rejects(lambda: mlm_entropy(hmm, 0), "length must be >= 1, got 0")
+    rejects(lambda: mlm_entropy(hmm, 4, sentences=X[:, :3]), "sentences have length 3, expected 4")
+    rejects(lambda: mlm_entropy(hmm, 0), "length must be >= 1, got 0")
     assert mlm_entropy(hmm, 1) == pytest.approx(float(-(hmm.O.mean(1) @ np.log(hmm.O.mean(1)))), abs=FP_TOL)
     good = lambda Xb, t: mlm_conditionals(hmm, Xb, t)  # noqa: E731
     assert excess_kl(good, hmm, X) == pytest.approx(0, abs=FP_TOL)
-    _rejects(
+    rejects(
         lambda: excess_kl(lambda Xb, t: good(Xb, t) - 0.5, hmm, X),
         "model_fn must return finite probabilities",
     )
-    _rejects(lambda: excess_kl(lambda Xb, t: good(Xb, t)[:, :2], hmm, X), r"model_fn returned shape \(4, 2\)")
+    rejects(lambda: excess_kl(lambda Xb, t: good(Xb, t)[:, :2], hmm, X), r"model_fn returned shape \(4, 2\)")
 
 
 # When the emission matrix is uniform every sentence has the same probability and every conditional is uniform:

@@ -13,7 +13,7 @@ from scipy.stats import chisquare
 
 from theorylab.languages import flipflop as ff
 from theorylab.strategies.flipflop import ffl_lengths, ffl_probabilities, ffl_strings
-from theorylab.testing import trivial
+from theorylab.testing import rejects, trivial
 
 # ------------------------------------------------------------------------------------------------ def_ffl
 
@@ -248,13 +248,6 @@ def test_last_write_bit_points_at_the_bit_every_read_returns():
 # object that is not a flip-flop string or distribution.
 
 
-def _rejects(call, match: str, error=ValueError) -> None:
-    """``call()`` raises ``error`` whose message *begins* with ``match`` (a regex): the message names the problem."""
-    with pytest.raises(error) as info:
-        call()
-    assert re.match(match, str(info.value)), f"{str(info.value)!r} does not begin with {match!r}"
-
-
 @pytest.mark.claim("flipflop.def_ffl", tier="exact")
 def test_ffl_is_defined_exactly_on_even_lengths_and_the_simplex():
     rng = np.random.default_rng(0)
@@ -263,43 +256,41 @@ def test_ffl_is_defined_exactly_on_even_lengths_and_the_simplex():
             T // 2 - 2
         )
     for T in (2, 3, 5, 7, 8.0, "8"):
-        _rejects(
+        rejects(
             lambda T=T: ff.sample_ffl(rng, 3, T, 0.2, 0.3, 0.5),
             rf"flip-flop strings have even length T >= 4, got T={T!r}",
         )
-        _rejects(lambda T=T: ff.expected_reads(T, 0.1), "flip-flop strings have even length")
+        rejects(lambda T=T: ff.expected_reads(T, 0.1), "flip-flop strings have even length")
     x = ff.sample_ffl(rng, 4, 8, 0.2, 0.3)  # p_ignore defaults to 1 - p_write - p_read
     assert x.dtype == np.int64 and ff.is_valid(x).all() and not (x[:, 2:6:2] == ff.I).all()
     assert (ff.sample_ffl(rng, 50, 8, 0.5, 0.5)[:, 2:6:2] != ff.I).all()
     for p in ((1.0, 0.0, 0.0), (0.0, 0.0, 1.0), (0.2, 0.3, 0.5 + 5e-10)):  # vertices; within 1e-9 of sum 1
         assert ff.is_valid(ff.sample_ffl(rng, 3, 8, *p)).all()
     for p in ((0.5, 0.5, 0.5), (0.2, 0.3, 0.5 + 2e-9), (-0.1, 0.6, 0.5), (float("nan"), 0.5, 0.5)):
-        _rejects(
+        rejects(
             lambda p=p: ff.sample_ffl(rng, 3, 8, *p),
             r"\(p_write, p_read, p_ignore\) must be a probability vector",
         )
-        _rejects(
+        rejects(
             lambda p=p: ff.FlipFlopTask(*p), r"\(p_write, p_read, p_ignore\) must be a probability vector"
         )
-    _rejects(
-        lambda: ff.FlipFlopTask(mode="greedy"), r"mode must be one of \('clean', 'noisy'\), got 'greedy'"
-    )
+    rejects(lambda: ff.FlipFlopTask(mode="greedy"), r"mode must be one of \('clean', 'noisy'\), got 'greedy'")
     for p in (0, 1, 0.5, Fraction(1, 3), np.float64(0.25)):
         assert ff.expected_reads(8, p) == 1 + 2 * float(p)
     for p in (-0.01, 1.01, "0.5", None):
-        _rejects(
+        rejects(
             lambda p=p: ff.expected_reads(8, p),
             rf"p_read must be a probability in \[0, 1\], got {re.escape(repr(p))}",
         )
     assert (
         len(ff.enumerate_ffl(16, (0, 0, 1))[0]) == 2**7
     )  # T = 16, the largest enumerated length: 7 free bits
-    _rejects(
+    rejects(
         lambda: ff.enumerate_ffl(18, (0, 0, 1)),
         r"exhaustive enumeration is limited to T <= 16 \(got 18: 156250 strings\)",
     )
     for p in ((Fraction(1, 2), Fraction(1, 2), Fraction(1, 2)), (Fraction(-1, 2), 1, Fraction(1, 2))):
-        _rejects(lambda p=p: ff.enumerate_ffl(6, p), "p must be an exact probability vector")
+        rejects(lambda p=p: ff.enumerate_ffl(6, p), "p must be an exact probability vector")
     assert (
         ff.enumerate_ffl(6, (0.2, 0.3, 0.5))[1] == ff.enumerate_ffl(6, P_EXACT)[1]
     )  # floats read as decimals
@@ -329,22 +320,22 @@ def test_token_arrays_are_checked_where_a_construction_reads_them():
         ),
         (np.array([-1, 3, 1, 3]), r"x token ids must lie in 0..4 .*, got -1..3", ValueError),
     ):
-        _rejects(lambda x=x: ff.prop3_predict(x), msg, err)
-        _rejects(lambda x=x: ff.window_predictor(x, 3), msg, err)
+        rejects(lambda x=x: ff.prop3_predict(x), msg, err)
+        rejects(lambda x=x: ff.window_predictor(x, 3), msg, err)
     assert ff.is_valid(np.array([[0, 3, 1, 3], [0, 3, 1, 4]])).tolist() == [True, False]
     assert ff.is_valid(np.array([[0, 3, 1, 3, 2]])).tolist() == [False]  # odd length: not a flip-flop string
     assert ff.is_valid(np.array([[0, 3, 1]])).dtype == ff.is_valid(ok).dtype == np.bool_  # a bool per string
     assert ff.is_valid(np.array([[0, 3]])).tolist() == [True]  # the shortest alternating prefix
     assert ff.is_valid(np.array([[0]])).tolist() == [False]
-    _rejects(
+    rejects(
         lambda: ff.is_valid(np.zeros((1, 2, 4), dtype=np.int64)),
         r"expected a \[T\] or \[n, T\] array of token ids, got shape \(1, 2, 4\)",
     )
-    _rejects(
+    rejects(
         lambda: ff.is_valid(np.array([0.0, 3.0])), "token ids must be integers, got dtype float64", TypeError
     )
     assert ff.to_text(ff.from_text("w0 i1 r0")) == "w0i1r0"
-    _rejects(
+    rejects(
         lambda: ff.from_text("w0x1"),
         r"flip-flop strings use the symbols \('w', 'r', 'i', '0', '1'\), got 'w0x1'",
     )
@@ -421,14 +412,14 @@ def test_prop3_verdict_needs_a_read_and_a_valid_string():
         ff.verify_prop3(ff.from_text("w1i0r1"), C=1).reads == 1
         and ff.verify_prop3(ff.from_text("w1r1"), c=1e-3).reads == 1
     )
-    _rejects(lambda: ff.verify_prop3(ff.from_text("w1i0r0")), "Prop 3 is stated for valid flip-flop strings")
+    rejects(lambda: ff.verify_prop3(ff.from_text("w1i0r0")), "Prop 3 is stated for valid flip-flop strings")
     for c in (0.0, -1.0, float("nan"), float("inf")):
-        _rejects(
+        rejects(
             lambda c=c: ff.verify_prop3(ff.from_text("w1r1"), c=c),
             rf"the inverse temperature c must be positive and finite, got {c!r}",
         )
     for C in (0, -3, 2.0):
-        _rejects(
+        rejects(
             lambda C=C: ff.verify_prop3(ff.from_text("w1r1"), C=C),
             rf"the position scale C must be a positive int, got {C!r}",
         )
@@ -541,7 +532,7 @@ def test_read_accuracy_verdict_is_exact_on_known_models(measure):
         (dict(task=ff.FlipFlopTask.ffl(0.5, mode="noisy")), "read accuracy is defined on the clean"),
     ):
         args = dict(models=[_prop3_module()], task=task, T=12, n_sequences=8, threshold=0.5) | bad
-        _rejects(lambda args=args: ff.verify_read_accuracy(**args), msg)
+        rejects(lambda args=args: ff.verify_read_accuracy(**args), msg)
     # the glitch report scores a torch module exactly like the same predictor given as a callable
     module, callable_ = _prop3_module(zeros), zeros
     was = module.training
@@ -931,15 +922,15 @@ def test_window_quantities_are_defined_on_windows_and_reads_only():
     for n, t in ((1, 3), (2, 5), (7, 7), (4, 7)):
         assert ff.window_bayes_read_accuracy(8, p, n, t) == ff.window_bayes_read_accuracy(8, p, n, t, support)
     for t in (0, 2, 8, 9, -1):
-        _rejects(
+        rejects(
             lambda t=t: ff.window_bayes_read_accuracy(8, p, 2, t, support),
             rf"reads sit at odd 1-based positions t < T, got t={t}",
         )
-    _rejects(
+    rejects(
         lambda: ff.window_bayes_read_accuracy(8, p, 2, 1, support),
         "no read at position 1 has positive probability",
     )
-    _rejects(
+    rejects(
         lambda: ff.window_bayes_read_accuracy(10, p, 2, 3, support),
         "the support holds strings of length 8, not T=10",
     )
@@ -947,15 +938,15 @@ def test_window_quantities_are_defined_on_windows_and_reads_only():
     assert isinstance(ff.ngram_read_accuracy(3, Fraction(1, 3)), Fraction)
     assert ff.ngram_read_accuracy(1, 0.9) == 0.5 and ff.ngram_read_accuracy(np.int64(2), 1) == 0.5
     for n in (0, -1, 2.0, "3"):
-        _rejects(
+        rejects(
             lambda n=n: ff.ngram_read_accuracy(n, 0.5),
             rf"the window n must be a positive int, got {re.escape(repr(n))}",
         )
-        _rejects(
+        rejects(
             lambda n=n: ff.window_predictor(ff.from_text("w1r1"), n), "the window n must be a positive int"
         )
     for q in (-0.1, 1.1, float("nan")):
-        _rejects(lambda q=q: ff.ngram_read_accuracy(2, q), "p_ignore must be a probability in")
+        rejects(lambda q=q: ff.ngram_read_accuracy(2, q), "p_ignore must be a probability in")
     # the rule's cases at the read of w1 i1 i1 r1 (0-based position 6): no pair in the window -> "0"; an even
     # window's first token is the bit of a cut-off pair -> that bit; the latest w/r pair in the window -> its bit
     x = ff.from_text("w1i1i1r1")
@@ -1069,7 +1060,7 @@ def test_dilution_bound_holds_at_its_boundaries_and_for_huge_scores(rng):
     keys[0] = -keys[0]  # now every key scores -sigma: uniform weights 1/50
     assert ff.max_attention_weight(W_Q, W_K, keys, query) == pytest.approx(1 / 50, rel=1e-12)
     for sigma, T in ((-0.1, 5), (float("nan"), 5), (float("inf"), 5), (1.0, 0)):
-        _rejects(lambda sigma=sigma, T=T: ff.dilution_bound(sigma, T), "need T >= 1 and sigma >= 0")
+        rejects(lambda sigma=sigma, T=T: ff.dilution_bound(sigma, T), "need T >= 1 and sigma >= 0")
     W = np.ones((2, 3))
     for args, msg in (
         ((W, np.ones((2, 4)), np.ones((5, 3)), np.ones(3)), "need W_Q, W_K of the same shape k x d"),
@@ -1084,7 +1075,7 @@ def test_dilution_bound_holds_at_its_boundaries_and_for_huge_scores(rng):
         ((W, W, np.full((5, 3), np.inf), np.ones(3)), "inputs contain NaN or infinite entries"),
         ((W, W, np.ones((5, 3)), np.full(3, np.nan)), "inputs contain NaN or infinite entries"),
     ):
-        _rejects(lambda args=args: ff.max_attention_weight(*args), msg)
+        rejects(lambda args=args: ff.max_attention_weight(*args), msg)
     assert ff.max_attention_weight(W, W, np.ones((1, 3)), np.ones(3)) == 1.0
 
 
@@ -1227,17 +1218,17 @@ def test_prop5_hard_attention_breaks_ties_to_the_first_key_and_checks_its_query(
     assert ff.most_recent_write([ff.NOOP, ff.NOOP, ff.WRITE2], 2) == 0 and ff.most_recent_write(x, 4) == 3
     assert ff.most_recent_write(x, 2) == 1 and ff.most_recent_write(x + [7], 4) == 3  # tokens after i unread
     for i in (0, 5, -1, 2.0):
-        _rejects(lambda i=i: ff.most_recent_write(x, i), rf"query position i must be in 1..4, got {i!r}")
-        _rejects(lambda i=i: flat.attended(x, i), "query position i must be in 1..4")
-    _rejects(
+        rejects(lambda i=i: ff.most_recent_write(x, i), rf"query position i must be in 1..4, got {i!r}")
+        rejects(lambda i=i: flat.attended(x, i), "query position i must be in 1..4")
+    rejects(
         lambda: ff.most_recent_write([ff.WRITE1, 3], 2), r"Prop 5 tokens are 0 \(no-op\), 1 and 2 \(writes\)"
     )
     for C in (0, -1, 1.5):
-        _rejects(
+        rejects(
             lambda C=C: ff.LinearPEHead(((1,),), ((1,),), ((0,),) * 3, C),
             rf"the position scale C must be a positive int, got {C!r}",
         )
-    _rejects(lambda: ff.failure_margin(flat, 3), "case must be 1 or 2, got 3")
+    rejects(lambda: ff.failure_margin(flat, 3), "case must be 1 or 2, got 3")
     assert ff.probe_case1(3) == [1, 0, 0] and ff.probe_case2(4) == [1, 0, 2, 0]
 
 

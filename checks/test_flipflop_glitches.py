@@ -3,13 +3,12 @@ flip-flop language-modelling task, the glitch report, the R4 mixture task and th
 
 from __future__ import annotations
 
-import re
-
 import numpy as np
 import pytest
 from scipy.stats import chisquare
 
 from theorylab.languages import flipflop as ff
+from theorylab.testing import rejects
 
 T_EXACT = 32  # Prop 3 with hard attention, exact integer scores; 10^4 sparse + 10^4 dense strings in ~1 s
 
@@ -47,15 +46,15 @@ def test_evaluation_sets_are_the_documented_fixed_draws():
         x = ff.glitch_eval_set(name, 12, n, seed=3)
         assert report.reads[name] == ff.read_positions(x).sum() and report.errors[name].tolist() == [0]
     assert set(ff.glitch_report([_prop3()], 12, 3, 3).errors) == {"sparse", "dense"}
-    _rejects(lambda: ff.glitch_eval_set("medium", 12, 5), "unknown evaluation set 'medium'")
+    rejects(lambda: ff.glitch_eval_set("medium", 12, 5), "unknown evaluation set 'medium'")
     for n in (0, -2, 2.5, True):
-        _rejects(
+        rejects(
             lambda n=n: ff.glitch_eval_set("sparse", 12, n),
             f"the number of strings must be a positive int, got {n!r}",
         )
-    _rejects(lambda: ff.glitch_report([], 12, 3, 3), "glitch_report needs at least one model")
-    _rejects(lambda: ff.glitch_report([lambda x: x[:, :-1]], 12, 3, 3), r"predictions have shape \(3, 11\)")
-    _rejects(
+    rejects(lambda: ff.glitch_report([], 12, 3, 3), "glitch_report needs at least one model")
+    rejects(lambda: ff.glitch_report([lambda x: x[:, :-1]], 12, 3, 3), r"predictions have shape \(3, 11\)")
+    rejects(
         lambda: ff.glitch_report([object()], 12, 3, 3),
         "a model must be a torch module or a callable",
         TypeError,
@@ -64,7 +63,7 @@ def test_evaluation_sets_are_the_documented_fixed_draws():
     # the distance probe exists for every distance 0..T/2-2 and nowhere else
     assert ff.distance_probe(8, 0).shape == ff.distance_probe(8, 2).shape == (4, 8)
     for k in (-1, 3, True, 1.0):
-        _rejects(
+        rejects(
             lambda k=k: ff.distance_probe(8, k), rf"the distance k must be an int in 0..T/2-2 = 2, got {k!r}"
         )
     # the mixture task: components from p_ignores, clean mode only
@@ -73,17 +72,10 @@ def test_evaluation_sets_are_the_documented_fixed_draws():
         (dict(p_ignores=(0.5, 1.5)), "p_ignore must be a probability"),
         (dict(mode="noisy"), "the mixture task is defined in clean mode"),
     ):
-        _rejects(lambda bad=bad: ff.FlipFlopMixture(**bad), msg)
+        rejects(lambda bad=bad: ff.FlipFlopMixture(**bad), msg)
     one = ff.FlipFlopMixture(p_ignores=(1.0,))
     x, comp = one.sample_components(np.random.default_rng(0), 8, 12)
     assert (comp == 0).all() and (x[:, 2:-2:2] == ff.I).all()
-
-
-def _rejects(call, match: str, error=ValueError) -> None:
-    """``call()`` raises ``error`` whose message *begins* with ``match`` (a regex): the message names the problem."""
-    with pytest.raises(error) as info:
-        call()
-    assert re.match(match, str(info.value)), f"{str(info.value)!r} does not begin with {match!r}"
 
 
 @pytest.mark.claim("flipflop.def_fflm_task", tier="exact", control=True)

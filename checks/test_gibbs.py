@@ -36,7 +36,7 @@ from theorylab.ising.product_form import entropy, product_floor
 from theorylab.ising.samplers import adaptive_block_dynamics, block_dynamics, block_matrix
 from theorylab.markov import FiniteChain
 from theorylab.strategies.ising import ising_models, random_ising
-from theorylab.testing import trivial
+from theorylab.testing import rejects, trivial
 
 # Tolerances: transition matrices of <= 2^7 states, entries from exp/normalise (round-off ~1e-16 each); stationary
 # laws and hitting times from linear solves with condition number <= 1e3 on these instances: 1e-12 absolute for
@@ -700,56 +700,47 @@ def test_transformer_map_control_ten_percent_budget(scale, device):
 # the problem.
 
 
-def _rejects(call, match: str, error=ValueError) -> None:
-    """``call()`` raises ``error`` whose message *begins* with ``match`` (a regex): the message names the problem."""
-    with pytest.raises(error) as info:
-        call()
-    assert re.match(match, str(info.value)), f"{str(info.value)!r} does not begin with {match!r}"
-
-
 @pytest.mark.claim("gibbs.lee", tier="exact")
 def test_gibbs_objects_accept_their_boundary_and_reject_what_lies_outside():
     # Ising models: finite h and J, N <= 22 (construction does not enumerate), coordinates in 0..N-1
     assert IsingModel(np.zeros(22), np.zeros((22, 22))).N == 22
-    _rejects(
+    rejects(
         lambda: IsingModel(np.zeros(23), np.zeros((23, 23))), r"^exact enumeration needs N <= 22, got N = 23$"
     )
-    _rejects(lambda: IsingModel(np.zeros(2), [[0.0, np.nan], [np.nan, 0.0]]), r"^h and J must be finite")
-    _rejects(lambda: IsingModel([np.inf, 0.0], np.zeros((2, 2))), r"^h and J must be finite")
+    rejects(lambda: IsingModel(np.zeros(2), [[0.0, np.nan], [np.nan, 0.0]]), r"^h and J must be finite")
+    rejects(lambda: IsingModel([np.inf, 0.0], np.zeros((2, 2))), r"^h and J must be finite")
     m3 = IsingModel(np.array([0.1, -0.2, 0.3]), np.array([[0, 0.5, 0], [0.5, 0, -0.4], [0, -0.4, 0]]))
     x = np.array([1, -1, 1])
     assert m3.conditional([2], x)[1].shape == (2,)
     for K in ([3], [0, 0], [-1], []):
-        _rejects(
-            lambda K=K: m3.conditional(K, x), r"^K must be a nonempty set of coordinates in 0\.\.2, got "
-        )
-    _rejects(lambda: m3.conditional([0], np.array([1, 0, 1])), r"^x must be a ±1 vector of length 3")
-    _rejects(
+        rejects(lambda K=K: m3.conditional(K, x), r"^K must be a nonempty set of coordinates in 0\.\.2, got ")
+    rejects(lambda: m3.conditional([0], np.array([1, 0, 1])), r"^x must be a ±1 vector of length 3")
+    rejects(
         lambda: m3.natural_parameters(edges=[(0, 1)]),
         r"^J has couplings outside the given edges: the model is not in that family",
     )
     # cliques: >= 2 distinct vertices in 0..N-1 (both ends accepted)
     assert clique_model(4, [0, 3], 0.1, 1.0).J[0, 3] == 1.0
     for C in ([-1, 2], [1, 4], [2], [1, 1]):
-        _rejects(
+        rejects(
             lambda C=C: clique_model(4, C, 0.1, 1.0),
             rf"^the clique must be >= 2 distinct vertices in 0\.\.3, got {re.escape(str(sorted(C)))}$",
         )
     # count chains: the default convention is Eq 4.6's ordered one (every edge weighs 2J)
     cc = CliqueCountChain(3, 0.1, 1.0)
     assert cc.convention == "ordered" and cc.gamma == 2
-    _rejects(
+    rejects(
         lambda: prop_4_1_4_bound(6, 4, 4, 1.0, 1.0, constant="typo"),
         r"^constant must be 'corrected' or 'printed'$",
     )
-    _rejects(lambda: k_gibbs("model", 1), r"^model must be an IsingModel, got str$", TypeError)
+    rejects(lambda: k_gibbs("model", 1), r"^model must be an IsingModel, got str$", TypeError)
     # Assumption 4.1.5 is evaluated in float64 whatever the dtype of h (float32 fields: float32 sums differ)
     h32 = np.array([0.1, 0.2, 0.3, -0.1, 0.05], dtype=np.float32)
     assert assumption_4_1_5(h32, 2.0, [0, 1, 2]) == assumption_4_1_5(h32.astype(np.float64), 2.0, [0, 1, 2])
     assert assumption_4_1_5(h32, 2.0, [0, 1, 2]) == 2.0 - float(np.abs(h32.astype(np.float64)).sum())
     # laws on {-1,+1}^N have 2^N >= 2 entries
     for q in ([0.2, 0.3, 0.5], [1.0], [[0.5, 0.5]]):
-        _rejects(lambda q=q: total_correlation(q), r"^a law on \{-1,\+1\}\^N has 2\^N entries, got shape ")
+        rejects(lambda q=q: total_correlation(q), r"^a law on \{-1,\+1\}\^N has 2\^N entries, got shape ")
     # finite chains: exact rational matrices and laws are read as float64; the errors name the argument
     P = [[Fraction(1, 3), Fraction(2, 3)], [Fraction(1, 2), Fraction(1, 2)]]
     exact = FiniteChain(P, pi=[Fraction(3, 7), Fraction(4, 7)])
@@ -757,13 +748,13 @@ def test_gibbs_objects_accept_their_boundary_and_reject_what_lies_outside():
         exact.P, np.array([[1 / 3, 2 / 3], [0.5, 0.5]])
     ) and exact.stationary().tolist() == [3 / 7, 4 / 7]
     assert np.allclose(FiniteChain(P).stationary(), [3 / 7, 4 / 7], rtol=0, atol=1e-15)
-    _rejects(
+    rejects(
         lambda: FiniteChain([["a", "b"], ["c", "d"]]),
         r"^P must be a numeric square array, got list$",
         TypeError,
     )
-    _rejects(lambda: exact.dirichlet_form([1.0, 2.0, 3.0]), r"^f must be a function on the 2 states")
-    _rejects(
+    rejects(lambda: exact.dirichlet_form([1.0, 2.0, 3.0]), r"^f must be a function on the 2 states")
+    rejects(
         lambda: FiniteChain(np.eye(2)).stationary(),
         r"^stationary\(\) needs an irreducible chain; this one has 2 ",
     )
@@ -773,10 +764,10 @@ def test_gibbs_objects_accept_their_boundary_and_reject_what_lies_outside():
     assert np.allclose(
         chain.P, 0.5 * block_matrix(m3, (0,)) + 0.5 * block_matrix(m3, (1, 2)), rtol=0, atol=1e-15
     )
-    _rejects(
+    rejects(
         lambda: block_dynamics(m3, [(0,), ()]), r"^mask \(\) must be a nonempty set of coordinates in 0\.\.2"
     )
-    _rejects(
+    rejects(
         lambda: block_dynamics(m3, [(0,), (1,)]),
         r"^the masks in the support must cover all coordinates; missing \[2\]",
     )
@@ -795,7 +786,7 @@ def test_exponential_family_view_and_conditional_moments_by_enumeration():
     # exact rational statistics are read as float64 values; the statistics table has one row per state
     exact = FiniteExpFamily(fam.states, [[Fraction(int(round(v))) for v in row] for row in fam.T])
     assert exact.T.dtype == np.float64 and np.array_equal(exact.probs(theta), fam.probs(theta))
-    _rejects(
+    rejects(
         lambda: FiniteExpFamily(fam.states, fam.T[:-1]),
         r"^states \(S, N\) and T \(S, d\) must have the same number of rows, got \(8, 3\), \(7, 6\)$",
     )

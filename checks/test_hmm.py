@@ -56,7 +56,7 @@ from theorylab.strategies.stochastic import (
     rotations_fixing_ones,
 )
 from theorylab.tensors import cp_to_tensor, kruskal_rank, nonunique_decomposition, uniqueness_report
-from theorylab.testing import trivial
+from theorylab.testing import rejects, trivial
 
 # Tolerances. Exactly constructed pairs agree to round-off (~1e-16 per entry, products of <= 6 matrices): 1e-12.
 # Jennrich recovery from exact predictors: eigen-decomposition of matrices with condition number <= ~1e3 (the
@@ -1780,16 +1780,6 @@ def test_E5_control_identifying_task_and_baselines_are_rejected(scale, measure):
 # what lies outside with an error whose message names the problem, matched here from its beginning.
 
 
-def _rejects(call, match: str, error=ValueError):
-    """``call()`` raises ``error`` whose message *begins* with ``match`` (a regex); returns the exception."""
-    import re
-
-    with pytest.raises(error) as info:
-        call()
-    assert re.match(match, str(info.value)), f"{str(info.value)!r} does not begin with {match!r}"
-    return info.value
-
-
 @pytest.mark.claim("hmm.thm7", tier="exact")
 def test_thm7_models_are_defined_exactly_on_their_domain():
     from theorylab.hmm import from_hmmlearn, to_hmmlearn
@@ -1800,18 +1790,18 @@ def test_thm7_models_are_defined_exactly_on_their_domain():
     O = np.array(
         [[0.5, 0.2, 0.1], [0.3, 0.6, 0.2], [0.2, 0.2, 0.7], [0.0, 0.0, 0.0]]
     )  # rank 3, columns sum to 1
-    err = _rejects(lambda: HMM(O, T), r"Assumption 6: rows \[3\] of O are zero", AssumptionError)
+    err = rejects(lambda: HMM(O, T), r"Assumption 6: rows \[3\] of O are zero", AssumptionError)
     assert err.assumption == "Assumption 6"
     assert HMM(O[:3], T).posterior().shape == (
         3,
         3,
     )  # without the zero row: d = k = 3, the boundary of k <= d
     # hmmlearn's layout: the parameters must say which model they are; only theorylab models are converted
-    _rejects(
+    rejects(
         lambda: from_hmmlearn(transmat=T.T),
         r"need transmat and exactly one of emissionprob \(CategoricalHMM\) or means \(GaussianHMM\)",
     )
-    _rejects(lambda: to_hmmlearn(np.eye(3)), r"model must be a theorylab HMM or GHMM, got ndarray", TypeError)
+    rejects(lambda: to_hmmlearn(np.eye(3)), r"model must be a theorylab HMM or GHMM, got ndarray", TypeError)
     # the tolerance given to from_hmmlearn is the model's: example 2.47's printed 8-digit matrices (sums off by
     # ~1e-8) convert at the printed precision, to the same model as the constructor builds
     printed, _ = example_247()
@@ -1924,7 +1914,7 @@ def test_thm8_sample_fit_harness_on_a_tiny_budget():
     from theorylab.hmm.models import GHMM
 
     model = random_ghmm(2, 2, np.random.default_rng(8))
-    _rejects(lambda: fit_ghmm_samples(model, "x1x3|x2", seeds=()), r"need at least one seed")
+    rejects(lambda: fit_ghmm_samples(model, "x1x3|x2", seeds=()), r"need at least one seed")
     res = fit_ghmm_samples(model, "x1x3|x2", seeds=(0, 1), steps=1, batch_size=32, references={"self": model})
     for m in res.models:
         assert isinstance(m, GHMM) and np.abs(np.linalg.norm(m.M, axis=0) - 1).max() < 1e-12
@@ -2005,4 +1995,4 @@ def test_prop1_each_cp_method_is_the_one_asked_for():
         assert np.abs(cp.tensor() - W).max() < 1e-8 * np.abs(W).max()
     cp = cp_decompose(W, 2, refine=True)  # Jennrich polished by ALS
     assert cp.method == "jennrich+als" and cp.residual < 1e-8
-    _rejects(lambda: cp_decompose(W, 2, method="hosvd"), r"unknown method 'hosvd'")
+    rejects(lambda: cp_decompose(W, 2, method="hosvd"), r"unknown method 'hosvd'")

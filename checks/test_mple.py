@@ -27,7 +27,7 @@ from theorylab.ising.counterexamples import ALL_MASKS, MISSPECIFIED
 from theorylab.ising.samplers import block_matrix
 from theorylab.markov import FiniteChain
 from theorylab.strategies.ising import ising_models, mask_laws, random_ising
-from theorylab.testing import trivial
+from theorylab.testing import rejects, trivial
 
 # Tolerances. Matrices here are sums of <= 2^5 * 2^5 products of probabilities and O(1) statistics, so
 # round-off is ~1e-15; identities are asserted to 1e-12 (absolute, entries are O(1)) and Loewner/psd statements
@@ -667,30 +667,21 @@ def test_zero_probability_masks_and_default_weights_change_nothing():
     )
 
 
-def _rejects(call, match: str, error=ValueError) -> None:
-    """``call()`` raises ``error`` whose message *begins* with ``match`` (a regex): the message names the problem."""
-    import re
-
-    with pytest.raises(error) as info:
-        call()
-    assert re.match(match, str(info.value)), f"{str(info.value)!r} does not begin with {match!r}"
-
-
 @pytest.mark.claim("mple.lem4.1.2", tier="exact")
 def test_models_mask_laws_and_data_are_defined_on_their_domain():
     # the boundary instances are accepted, what lies just outside is rejected with a message naming the problem
     J = np.array([[0, 0.5], [0.5, 0]])
     assert IsingModel(np.zeros(2), J + 1e-13 * np.array([[0, 1], [0, 0]])).N == 2  # symmetric to 1e-12
-    _rejects(
+    rejects(
         lambda: IsingModel(np.zeros(0), np.zeros((0, 0))), r"h must be a nonempty vector, got shape \(0,\)"
     )
-    _rejects(lambda: IsingModel(np.zeros(2), np.zeros((2, 3))), r"J must have shape \(2, 2\), got \(2, 3\)")
-    _rejects(lambda: IsingModel(np.array([0, np.inf]), J), r"h and J must be finite")
-    _rejects(lambda: IsingModel(np.zeros(2), J + np.array([[0, 1e-11], [0, 0]])), r"J must be symmetric")
-    _rejects(lambda: IsingModel(np.zeros(2), J + np.eye(2)), r"J must have a zero diagonal \(x_i\^2 = 1 is a")
+    rejects(lambda: IsingModel(np.zeros(2), np.zeros((2, 3))), r"J must have shape \(2, 2\), got \(2, 3\)")
+    rejects(lambda: IsingModel(np.array([0, np.inf]), J), r"h and J must be finite")
+    rejects(lambda: IsingModel(np.zeros(2), J + np.array([[0, 1e-11], [0, 0]])), r"J must be symmetric")
+    rejects(lambda: IsingModel(np.zeros(2), J + np.eye(2)), r"J must have a zero diagonal \(x_i\^2 = 1 is a")
     chain3 = IsingModel(np.zeros(3), np.array([[0, 0.5, 0], [0.5, 0, 0.2], [0, 0.2, 0]]))
     assert chain3.natural_parameters([(0, 1), (2, 1)]).tolist() == [0, 0, 0, 0.5, 0.2]
-    _rejects(lambda: chain3.natural_parameters([(0, 1)]), r"J has couplings outside the given edges")
+    rejects(lambda: chain3.natural_parameters([(0, 1)]), r"J has couplings outside the given edges")
     # the conditional law of one spin is p(x_i = +1 | x_-i) = sigma(2 f_i(x)) with the local field f = h + J_eff x
     x = np.array([1, -1, -1])
     for i in range(3):
@@ -698,19 +689,19 @@ def test_models_mask_laws_and_data_are_defined_on_their_domain():
         assert sub[:, 0].tolist() == [-1, 1]
         assert abs(cond[1] - 1 / (1 + np.exp(-2 * FIT_MODEL.local_fields(x)[i]))) <= EXACT_TOL
     # mask laws
-    _rejects(lambda: pl_parts(FIT_MODEL, []), r"the mask law needs at least one mask")
-    _rejects(
+    rejects(lambda: pl_parts(FIT_MODEL, []), r"the mask law needs at least one mask")
+    rejects(
         lambda: pl_parts(FIT_MODEL, [(0, 3)]),
         r"mask \(0, 3\) must be a nonempty set of coordinates in 0\.\.2",
     )
-    _rejects(
+    rejects(
         lambda: block_dynamics(FIT_MODEL, [(0,), (1, 2)], [0.5, 0.25, 0.25]),
         r"weights must have shape \(M,\) or \(S, M\) with M = 2, got \(3,\)",
     )
-    _rejects(
+    rejects(
         lambda: block_dynamics(FIT_MODEL, [(0,), (1, 2)], [0.5, 0.6]), r"mask weights must be probabilities"
     )
-    _rejects(
+    rejects(
         lambda: block_dynamics(FIT_MODEL, [(0,), (1,), (2,)], [0.5, 0.5, 0.0]),
         r"the masks in the support must cover all coordinates; missing \[2\]",
     )
@@ -718,32 +709,32 @@ def test_models_mask_laws_and_data_are_defined_on_their_domain():
     p = FIT_MODEL.probs()
     assert pl_parts(FIT_MODEL, 1, p * (1 + 5e-11)).loss > 0
     assert pl_parts(FIT_MODEL, 1, np.eye(8)[3]).loss > 0  # a point mass (zero entries) is a data law
-    _rejects(
+    rejects(
         lambda: pl_parts(FIT_MODEL, 1, p[:4]), r"the data law must be a probability vector over the 8 states"
     )
-    _rejects(lambda: pl_parts(FIT_MODEL, 1, p * (1 + 1e-6)), r"the data law must be nonnegative and sum to 1")
-    _rejects(lambda: pl_parts(np.eye(2), 1), r"model must be an IsingModel or a pair", TypeError)
+    rejects(lambda: pl_parts(FIT_MODEL, 1, p * (1 + 1e-6)), r"the data law must be nonnegative and sum to 1")
+    rejects(lambda: pl_parts(np.eye(2), 1), r"model must be an IsingModel or a pair", TypeError)
     fam = FIT_MODEL.exp_family()
-    _rejects(lambda: pl_parts((fam, np.zeros(5)), 1), r"theta must have shape \(6,\), got \(5,\)")
+    rejects(lambda: pl_parts((fam, np.zeros(5)), 1), r"theta must have shape \(6,\), got \(5,\)")
     # C_k is the increment H_{k+1} - H_k for 1 <= k < N; the estimators are named; Newton reports non-convergence
     assert np.abs(C_k(FIT_MODEL, 1) - (H_k(FIT_MODEL, 2) - H_k(FIT_MODEL, 1))).max() <= EXACT_TOL
     assert np.abs(C_k(FIT_MODEL, 2) - (H_k(FIT_MODEL, 3) - H_k(FIT_MODEL, 2))).max() <= EXACT_TOL
     for k in (0, 3):
-        _rejects(lambda k=k: C_k(FIT_MODEL, k), rf"C_k needs 1 <= k < N = 3, got {k}")
-    _rejects(
+        rejects(lambda k=k: C_k(FIT_MODEL, k), rf"C_k needs 1 <= k < N = 3, got {k}")
+    rejects(
         lambda: asymptotic_covariance(FIT_MODEL, 1, "one_mask"),
         r"estimator must be one of \('single_mask', 'all_masks'\), got 'one_mask'",
     )
     theta = FIT_MODEL.natural_parameters()
     assert np.array_equal(fit_population(FIT_MODEL, 1, p, max_iter=0), theta)  # realizable: theta* = theta
-    _rejects(
+    rejects(
         lambda: fit_population(FIT_MODEL, 1, p[::-1], max_iter=1), r"Newton did not converge", RuntimeError
     )
     # samples
     X = FIT_MODEL.sample(10, np.random.default_rng(0))
-    _rejects(lambda: fit_kpl(X[0], 1), r"samples must have shape \(n, N\), got \(3,\)")
-    _rejects(lambda: fit_kpl((X + 1) // 2, 1), r"samples must be ±1 spins")
-    _rejects(lambda: fit_kpl(X, 1, method="lbfgs"), r"method must be 'newton' or 'gd', got 'lbfgs'")
+    rejects(lambda: fit_kpl(X[0], 1), r"samples must have shape \(n, N\), got \(3,\)")
+    rejects(lambda: fit_kpl((X + 1) // 2, 1), r"samples must be ±1 spins")
+    rejects(lambda: fit_kpl(X, 1, method="lbfgs"), r"method must be 'newton' or 'gd', got 'lbfgs'")
 
 
 @pytest.mark.claim("mple.thm4.1.2", tier="exact")
@@ -758,18 +749,16 @@ def test_chains_are_defined_on_their_domain_and_the_dirichlet_form_is_symmetric(
     off = np.zeros((4, 4))
     off[0, 0] = 3e-10
     assert FiniteChain(P + off).n == 4
-    _rejects(lambda: FiniteChain(P + 2 * off), r"rows of P must sum to 1; row 0 sums to")
-    _rejects(
+    rejects(lambda: FiniteChain(P + 2 * off), r"rows of P must sum to 1; row 0 sums to")
+    rejects(
         lambda: FiniteChain("P"), r"P must be a square array of transition probabilities, got str", TypeError
     )
-    _rejects(lambda: FiniteChain(P[:3]), r"P must be a non-empty square matrix, got shape \(3, 4\)")
+    rejects(lambda: FiniteChain(P[:3]), r"P must be a non-empty square matrix, got shape \(3, 4\)")
     skew = np.array(
         [[0.0, 1.0, 0.0], [0.0, 0.0, 1.0], [1.0, 0.0, 0.0]]
     )  # a cycle: irreducible, not reversible
     assert not FiniteChain(skew).is_reversible()
-    _rejects(
-        lambda: FiniteChain(skew).spectral_gap(), r"spectral_gap\(\) needs a reversible chain \(detailed"
-    )
+    rejects(lambda: FiniteChain(skew).spectral_gap(), r"spectral_gap\(\) needs a reversible chain \(detailed")
     # the Dirichlet form with g omitted is E(f, f) = <f, (I - P) f>_pi (P reversible)
     f = np.array([1.0, -2.0, 0.5, 3.0])
     assert chain.dirichlet_form(f) == chain.dirichlet_form(f, f)

@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import math
-import re
 from fractions import Fraction
 
 import numpy as np
@@ -14,7 +13,7 @@ from hypothesis import strategies as st
 
 from theorylab.estimation import nce
 from theorylab.estimation import nce_counterexamples as nce_cx
-from theorylab.testing import trivial
+from theorylab.testing import rejects, trivial
 
 # Reference step counts to ||tau - tau_*|| <= 1 from tau_q (GD eta = 8/(R^2+2), NGD eta = 0.05), population.
 GD_REF = {3: 179, 4: 2155, 5: 26608}
@@ -578,28 +577,21 @@ def test_lem53_identity_on_finite_families(seed, K, d):
 # with an error whose message begins with the name of the problem.
 
 
-def _rejects(call, match: str, error=ValueError) -> None:
-    """``call()`` raises ``error`` whose message *begins* with ``match`` (a regex)."""
-    with pytest.raises(error) as info:
-        call()
-    assert re.match(match, str(info.value)), f"{str(info.value)!r} does not begin with {match!r}"
-
-
 @pytest.mark.claim("nce.lem44", tier="exact")
 def test_exponential_families_are_defined_on_their_domain():
     fam = nce.ExpFamily(np.array([[0.0, -1.0], [1.0, -1.0]]), np.zeros(2))  # k = 2: the smallest family
     assert fam.dim == 2 and abs(fam.log_partition(0.0) - math.log(2)) < 1e-15
-    _rejects(lambda: nce.ExpFamily(np.full((3, 1), -1.0), np.zeros(3)), r"stats must be \(n, k\) with k >= 2")
-    _rejects(lambda: nce.ExpFamily(np.full(3, -1.0), np.zeros(3)), r"stats must be \(n, k\) with k >= 2")
-    _rejects(lambda: fam.log_density([0.0, 0.0, 0.0]), r"tau must have shape \(2,\), got \(3,\)$")
-    _rejects(lambda: fam.log_partition([0.0, 0.0]), r"theta must have shape \(1,\), got \(2,\)$")
+    rejects(lambda: nce.ExpFamily(np.full((3, 1), -1.0), np.zeros(3)), r"stats must be \(n, k\) with k >= 2")
+    rejects(lambda: nce.ExpFamily(np.full(3, -1.0), np.zeros(3)), r"stats must be \(n, k\) with k >= 2")
+    rejects(lambda: fam.log_density([0.0, 0.0, 0.0]), r"tau must have shape \(2,\), got \(3,\)$")
+    rejects(lambda: fam.log_partition([0.0, 0.0]), r"theta must have shape \(1,\), got \(2,\)$")
     assert nce.gaussian_mean_family(0.0, 0.5, 0.5).stats.shape == (2, 2)  # one step: the smallest grid
-    _rejects(lambda: nce.gaussian_mean_family(1.0, 1.0, 0.1), r"need finite lo < hi, got lo=1.0, hi=1.0$")
-    _rejects(lambda: nce.gaussian_mean_family(0.0, 1.0, 0.0), r"grid spacing h must be > 0, got 0.0$")
+    rejects(lambda: nce.gaussian_mean_family(1.0, 1.0, 0.1), r"need finite lo < hi, got lo=1.0, hi=1.0$")
+    rejects(lambda: nce.gaussian_mean_family(0.0, 1.0, 0.0), r"grid spacing h must be > 0, got 0.0$")
     assert nce.gauss_setup(2.0, h=0.5, pad=0.5)[0].stats.shape == (7, 2)
-    _rejects(lambda: nce.gauss_setup(2.0, pad=0.0), r"pad must be > 0, got 0.0$")
-    _rejects(lambda: nce.gauss_setup(0.0), r"the mean gap R must be a finite number > 0, got 0.0$")
-    _rejects(
+    rejects(lambda: nce.gauss_setup(2.0, pad=0.0), r"pad must be > 0, got 0.0$")
+    rejects(lambda: nce.gauss_setup(0.0), r"the mean gap R must be a finite number > 0, got 0.0$")
+    rejects(
         lambda: nce.gauss_steps(3, "gd", form="newton", max_steps=0),
         r"form must be 'direct' or 'fused', got 'newton'$",
     )
@@ -614,11 +606,11 @@ def test_fit_power_domain_and_exact_inputs():
     assert (
         abs(nce.fit_power(xs[:4], 3.0 * xs[:4] ** -5.0, corrections=1)[0] + 5) < 1e-9
     )  # 4 points, 3 unknowns
-    _rejects(
+    rejects(
         lambda: nce.fit_power(xs[:3], xs[:3], corrections=1), r"need more than 3 points for the fit, got 3$"
     )
-    _rejects(lambda: nce.fit_power(xs, xs[:5]), r"xs and ys must be 1-D arrays of equal length$")
-    _rejects(lambda: nce.fit_power(-xs, xs), r"xs and ys must be positive$")
+    rejects(lambda: nce.fit_power(xs, xs[:5]), r"xs and ys must be 1-D arrays of equal length$")
+    rejects(lambda: nce.fit_power(-xs, xs), r"xs and ys must be positive$")
 
 
 @pytest.mark.claim("nce.lem45", tier="property")
@@ -638,8 +630,8 @@ def test_sample_nce_gradient_at_the_noise_parameter():
         -np.array([1.5, -1.0]) / (1 + math.exp(us)) + np.array([-0.5, -1.0]) / (1 + math.exp(-uq))
     )
     assert np.allclose(g1, expect, rtol=0, atol=1e-15)
-    _rejects(lambda: nce.sample_nce_grad(tau, [], [1.0], nce.tau_q()), "need at least one sample from each")
-    _rejects(lambda: nce.sample_nce_grad(tau, [1.0], [], nce.tau_q()), "need at least one sample from each")
+    rejects(lambda: nce.sample_nce_grad(tau, [], [1.0], nce.tau_q()), "need at least one sample from each")
+    rejects(lambda: nce.sample_nce_grad(tau, [1.0], [], nce.tau_q()), "need at least one sample from each")
 
 
 # ------------------------------------------------------------------------------------------ exp (sample-based)

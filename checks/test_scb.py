@@ -4,7 +4,6 @@ an exact match proves the reconstruction consistent, not that it is the paper's.
 
 from __future__ import annotations
 
-import re
 from fractions import Fraction
 
 import numpy as np
@@ -36,7 +35,7 @@ from theorylab.attention.scb import (
     two_d_step,
     two_d_trajectory,
 )
-from theorylab.testing import trivial
+from theorylab.testing import rejects, trivial
 
 # Enumerated expectations are sums of N^(T+1) <= 1024 products of O(1) float64 numbers: round-off ~1e-16 * 1e3;
 # 1e-12 leaves margin and still rejects every structural change (those move entries by >= 1e-3).
@@ -101,13 +100,6 @@ def test_data_model_control_transposed_convention(task) -> None:
     assert np.abs(law - bad).max() > 1e-3
 
 
-def _rejects(call, match: str, error=ValueError) -> None:
-    """``call()`` raises ``error`` whose message *begins* with ``match`` (a regex): the message names the problem."""
-    with pytest.raises(error) as info:
-        call()
-    assert re.match(match, str(info.value)), f"{str(info.value)!r} does not begin with {match!r}"
-
-
 @pytest.mark.claim("scb.def.data", tier="exact")
 def test_scb_instances_are_defined_on_their_domain() -> None:
     # an SCB instance is (P column-stochastic, mu > 0 stationary, Q column-stochastic [T, N]): the boundary
@@ -122,21 +114,17 @@ def test_scb_instances_are_defined_on_their_domain() -> None:
     assert abs(got["K_P"] - task.K_P) == 0 and got["K_Q"] == 0.0  # uniform q_k: no attention signal
     rng = np.random.default_rng(0)
     assert random_scb_task(rng, 2, 1, 1).T == 1  # T = 1: a one-token context
-    _rejects(
+    rejects(
         lambda: random_scb_task(rng, 2, 0, 1), r"need N >= 2, T >= 1 and 1 <= Qs <= T, got N=2, T=0, Qs=1"
     )
-    _rejects(lambda: SCBTask(P, [2 / 3, 1 / 3, 0], Q), r"mu must have shape \(2,\), got \(3,\)")
-    _rejects(
-        lambda: SCBTask([[0.9, 0.2], [0.2, 0.8]], mu, Q), r"the columns of P must be probability vectors"
-    )
-    _rejects(
-        lambda: SCBTask(P, mu, [[0.6, 0.5], [0.5, 0.5]]), r"the columns of Q must be probability vectors"
-    )
-    _rejects(lambda: SCBTask(P, [0.5, 0.5], Q), r"mu must be stationary for P \(P mu = mu\)")
-    _rejects(
+    rejects(lambda: SCBTask(P, [2 / 3, 1 / 3, 0], Q), r"mu must have shape \(2,\), got \(3,\)")
+    rejects(lambda: SCBTask([[0.9, 0.2], [0.2, 0.8]], mu, Q), r"the columns of P must be probability vectors")
+    rejects(lambda: SCBTask(P, mu, [[0.6, 0.5], [0.5, 0.5]]), r"the columns of Q must be probability vectors")
+    rejects(lambda: SCBTask(P, [0.5, 0.5], Q), r"mu must be stationary for P \(P mu = mu\)")
+    rejects(
         lambda: SCBTask(np.eye(2), [1.0, 0.0], Q), r"mu must be positive \(the preconditioner divides by mu\)"
     )
-    _rejects(
+    rejects(
         lambda: expected_preconditioned_grads(task, task.P, task.Q + [[0.1, 0], [0, 0]]),
         r"A must have unit column sums",
     )
@@ -144,7 +132,7 @@ def test_scb_instances_are_defined_on_their_domain() -> None:
     xs, k, w = task.contexts()
     assert len({(*x, kk) for x, kk in zip(xs.tolist(), k.tolist(), strict=True)}) == len(w) == 2**3
     assert abs(w.sum() - 1) <= EXACT_TOL and abs(w[-1] - (1 / 3) ** 3) <= EXACT_TOL  # last: all tokens 1
-    _rejects(
+    rejects(
         SCBTask(P, mu, np.full((17, 2), 1 / 17)).contexts,
         r"N\^\(T\+1\) = 262144 contexts is too many for exact enumeration \(limit 200000\)",
     )

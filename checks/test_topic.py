@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import re
 from fractions import Fraction as F
 from functools import cache
 
@@ -23,7 +22,7 @@ from theorylab.attention.topic.symbolic import (
 from theorylab.counterexamples import generate
 from theorylab.languages.topic import TopicModel, empirical_masked_frequencies, frequency_vectors
 from theorylab.strategies.topic import masking_rates, optimal_value_matrices, topic_models
-from theorylab.testing import trivial
+from theorylab.testing import rejects, trivial
 
 # Tolerances. Closed forms vs pinv/moments: entries are O(1) sums of <= V^2 float products with V <= 601, so
 # round-off is ~1e-15 * V; 1e-12 leaves margin. Losses are O(1) sums of O(V T) terms: 1e-12 likewise.
@@ -99,13 +98,6 @@ def test_prop211_monte_carlo_control(rng):
 # accepts its boundary and rejects what lies just outside with an error whose message names the problem.
 
 
-def _rejects(call, match: str, error=ValueError) -> None:
-    """``call()`` raises ``error`` whose message *begins* with ``match`` (a regex)."""
-    with pytest.raises(error) as info:
-        call()
-    assert re.match(match, str(info.value)), f"{str(info.value)!r} does not begin with {match!r}"
-
-
 @pytest.mark.claim("topic.prop2.1.1", tier="exact")
 def test_prop211_data_model_is_defined_exactly_on_its_domain():
     rng = np.random.default_rng(0)
@@ -113,8 +105,8 @@ def test_prop211_data_model_is_defined_exactly_on_its_domain():
     # word ids 1..Tv carry topics 0..T-1 (ceil(i / v) - 1); 0 ([MASK]) and Tv + 1 have none
     assert p.topic_of(np.array([1, 2, 3, 6])).tolist() == [0, 0, 1, 2]
     for bad in (0, 7, np.array([0, 3]), np.array([3, 7])):
-        _rejects(lambda bad=bad: p.topic_of(bad), r"word ids must lie in 1\.\.6 \(0 is \[MASK\]")
-    _rejects(
+        rejects(lambda bad=bad: p.topic_of(bad), r"word ids must lie in 1\.\.6 \(0 is \[MASK\]")
+    rejects(
         lambda: TopicModel(2, 1, 1, p_m="0.1"),
         r"p_m must be a real number \(float or Fraction\), got str",
         TypeError,
@@ -122,8 +114,8 @@ def test_prop211_data_model_is_defined_exactly_on_its_domain():
     # one-token documents (N = 1) are documents: sampled, and their frequency vector is the token's indicator
     assert p.sample_documents(rng, 4, 1).shape == (4, 1)
     assert np.array_equal(frequency_vectors(np.array([[3], [0]]), p.V), np.eye(p.V)[[3, 0]])
-    _rejects(lambda: p.sample_documents(rng, 4, 0), r"need n >= 0 documents of length N >= 1, got n=4, N=0")
-    _rejects(
+    rejects(lambda: p.sample_documents(rng, 4, 0), r"need n >= 0 documents of length N >= 1, got n=4, N=0")
+    rejects(
         lambda: frequency_vectors(np.zeros((2, 0), dtype=np.int64), p.V),
         r"tokens must be an \[n, N\] array with N >= 1",
     )

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import itertools
 import math
-import re
 from fractions import Fraction
 
 import numpy as np
@@ -18,7 +17,7 @@ from theorylab.counterexamples import generate
 from theorylab.generation.exact import backtracking_law, tokenwise_law
 from theorylab.languages.dyck import DyckCompletion
 from theorylab.strategies.generation import instances
-from theorylab.testing import trivial
+from theorylab.testing import rejects, trivial
 
 # ------------------------------------------------------------------------------------------- definitions
 
@@ -684,13 +683,6 @@ def _budget_figure(rows):
 # lies just outside with an error whose message names the problem.
 
 
-def _rejects(call, match: str, error=ValueError) -> None:
-    """``call()`` raises ``error`` whose message *begins* with ``match`` (a regex): the message names the problem."""
-    with pytest.raises(error) as info:
-        call()
-    assert re.match(match, str(info.value)), f"{str(info.value)!r} does not begin with {match!r}"
-
-
 @pytest.mark.claim("verifier.prop3.1.1", tier="exact")
 def test_the_definitions_accept_their_boundary_and_reject_what_lies_outside():
     rng = np.random.default_rng(0)
@@ -700,29 +692,29 @@ def test_the_definitions_accept_their_boundary_and_reject_what_lies_outside():
     never = g.ProcessVerifier(lambda s: False)
     assert g.tokenwise_rejection_sampling(O, 2, never, rng, max_queries=1) == g.Generation(None, 1, 1)
     assert g.tokenwise_rejection_sampling(O, 2, never, rng, max_queries=5) == g.Generation(None, 5, 5)
-    _rejects(
+    rejects(
         lambda: g.tokenwise_rejection_sampling(O, 2, never, rng, max_queries=0), r"^max_queries must be >= 1"
     )
-    _rejects(lambda: g.rejection_sampling(O, 2, bool, rng, max_queries=0), r"^max_queries must be >= 1")
+    rejects(lambda: g.rejection_sampling(O, 2, bool, rng, max_queries=0), r"^max_queries must be >= 1")
     # a set A of oracle mass 0: rejection sampling succeeds with probability exactly 0 and never terminates
     zero = g.TabularOracle(2, lambda u: (Fraction(1), Fraction(0)))
     law = g.rejection_sampling_law(zero, 2, {(1, 1)})
     assert law.success == 0 and law.law == {} and law.expected_queries == math.inf and not law.terminates
-    _rejects(lambda: g.restricted_law(zero, 2, {(1, 1)}), r"^A has zero probability under the oracle")
+    rejects(lambda: g.restricted_law(zero, 2, {(1, 1)}), r"^A has zero probability under the oracle")
     # the argmax trap is defined from D = 2 on
     assert len(g.argmax_trap(2)[1]) == 4
-    _rejects(lambda: g.argmax_trap(1), r"^the argmax trap needs D >= 2")
+    rejects(lambda: g.argmax_trap(1), r"^the argmax trap needs D >= 2")
     # oracle laws: float laws within 1e-9 of the simplex are accepted, 1e-6 off is rejected
     assert g.TabularOracle(2, lambda u: (0.25, 0.75 + 5e-10)).probs(()) == (0.25, 0.75 + 5e-10)
-    _rejects(
+    rejects(
         lambda: g.TabularOracle(2, lambda u: (0.25, 0.75 + 1e-6)).probs(()), r"^oracle law at \(\) sums to"
     )
     # the parity secret has length D - 1 >= 1
     assert g.ParitySecretOracle((1,)).D == 2
-    _rejects(lambda: g.ParitySecretOracle(()), r"^the secret must have length D - 1 >= 1")
+    rejects(lambda: g.ParitySecretOracle(()), r"^the secret must have length D - 1 >= 1")
     # a verifier that is not prefix-closed is reported with the offending string and its prefix
     broken = g.ProcessVerifier(lambda s: s != (0, 1), "broken")
-    _rejects(
+    rejects(
         lambda: g.check_prefix_closed(broken, 2, 3),
         r"^verifier 'broken' is not prefix-closed: it accepts \(0, 1, 0\) but rejects its prefix \(0, 1\)$",
     )
@@ -730,8 +722,8 @@ def test_the_definitions_accept_their_boundary_and_reject_what_lies_outside():
     grammar = DyckCompletion(4).grammar
     d = grammar.depths([0.0, 2.0, 3.0, 1.0])
     assert d.dtype == np.int64 and d.tolist() == [1, 2, 1, 0]
-    _rejects(lambda: grammar.depths([0.0, float("nan")]), r"^tokens contain NaN or inf")
-    _rejects(lambda: grammar.depths([0.5, 1.0]), r"^tokens must be integers, got dtype float64", TypeError)
+    rejects(lambda: grammar.depths([0.0, float("nan")]), r"^tokens contain NaN or inf")
+    rejects(lambda: grammar.depths([0.5, 1.0]), r"^tokens must be integers, got dtype float64", TypeError)
 
 
 # ---------------------------------------------------------------------------------------------- def3.2.1: grammar
@@ -802,7 +794,7 @@ def test_the_bracket_grammar_of_dyck_D_against_its_definition():
             assert np.allclose(batch, exact, rtol=0, atol=1e-15)
             assert np.array_equal(grammar.next_token_distribution(words[-1]), batch[-1, -1])
     # a non-prefix is rejected with the first offending token (here the last one: [ followed by ) )
-    _rejects(
+    rejects(
         lambda: grammar.next_token_distribution([0, 3]),
         r"^sequence 0 is not a prefix of Dyck_\{2,2\}: token 3 at position 1 ",
     )
@@ -896,9 +888,7 @@ def test_vgb_with_exact_values_on_a_depth_two_tree():
     assert np.allclose([float(first[walk.nodes[j]]) for j in leaves], hit, rtol=0, atol=1e-12)
     # a node whose subtree has reference mass 0 has no edge weight
     dead = g.TabularOracle(2, lambda u: (Fraction(1), Fraction(0)))
-    _rejects(
-        lambda: g.vgb(dead, 1, lambda u: Fraction(int(u != (0,)))), r"^a node has zero total edge weight"
-    )
+    rejects(lambda: g.vgb(dead, 1, lambda u: Fraction(int(u != (0,)))), r"^a node has zero total edge weight")
 
 
 @pytest.mark.claim("verifier.prop3.1.2", tier="property")

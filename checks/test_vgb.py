@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import itertools
 import math
-import re
 from fractions import Fraction
 
 import numpy as np
@@ -16,7 +15,7 @@ from hypothesis import strategies as st
 import theorylab.generation as g
 from theorylab.counterexamples import generate
 from theorylab.generation.counterexamples import noisy_value_instance
-from theorylab.testing import trivial
+from theorylab.testing import rejects, trivial
 
 # float tolerance for eigenvalues of a symmetric matrix of size n <= 400 with entries in [0, 1]: the eigensolver's
 # backward error is O(n eps ||S||) ~ 1e-13; 1e-10 leaves room and is far below the gaps compared (>= 1e-2).
@@ -256,13 +255,6 @@ def test_the_lazy_chain_does_not_have_eigenvalue_minus_one():
 # outside rejected with a message that names the problem).
 
 
-def _rejects(call, match: str, error=ValueError) -> None:
-    """``call()`` raises ``error`` whose message *begins* with ``match`` (a regex)."""
-    with pytest.raises(error) as info:
-        call()
-    assert re.match(match, str(info.value)), f"{str(info.value)!r} does not begin with {match!r}"
-
-
 def _constant_oracle(k: int, token: int):
     """Puts all its mass on ``token`` at every prefix: every sample and every argmax is ``token``."""
     law = tuple(Fraction(int(a == token)) for a in range(k))
@@ -281,7 +273,7 @@ def test_vgb_walk_domain_and_sampler_outputs(rng):
         (1, 0): Fraction(1, 2),
         (1, 1): Fraction(1, 2),
     }
-    _rejects(
+    rejects(
         lambda: g.VGB(g.UniformOracle(2), 2, lambda u: Fraction(len(u) < 2)),
         r"every leaf has value 0 \(or lies below a zero-valued node\): the walk has no leaf$",
     )
@@ -290,15 +282,15 @@ def test_vgb_walk_domain_and_sampler_outputs(rng):
     def no_value(u):
         raise AssertionError("the size check must come before the tree is built")
 
-    _rejects(
+    rejects(
         lambda: g.VGB(g.UniformOracle(200_000), 1, no_value),
         r"the prefix tree with \|Sigma\|=200000, H=1 is too large to enumerate$",
     )
     # the lazy walk from the root: T = 1 cannot reach depth 2 (first_leaf raises); after 2 steps the walk is at
     # the leaf w.p. P^2(root, leaf) = 1/2 * 1/4 = 1/8, at a uniform time in {1, 2} w.p. (0 + 1/8)/2 = 1/16
-    _rejects(lambda: walk.sample(rng, 1, "first_leaf"), r"no leaf reached within T=1 steps$")
+    rejects(lambda: walk.sample(rng, 1, "first_leaf"), r"no leaf reached within T=1 steps$")
     assert walk.sample(rng, 10_000, "first_leaf") == (0, 0)
-    _rejects(
+    rejects(
         lambda: walk.sample(rng, 2, "last"),
         r"output must be 'final', 'uniform_time' or 'first_leaf', got 'last'$",
     )
@@ -320,7 +312,7 @@ def test_as_chain_names_the_missing_module(monkeypatch):
 
     walk = g.VGB(g.UniformOracle(2), 1, lambda u: Fraction(1))
     monkeypatch.setitem(sys.modules, "theorylab.markov", None)
-    _rejects(
+    rejects(
         walk.as_chain, r"theorylab\.markov\.FiniteChain is not available in this installation$", ImportError
     )
 
@@ -328,12 +320,12 @@ def test_as_chain_names_the_missing_module(monkeypatch):
 @pytest.mark.claim("vgb.alg2", tier="exact")
 def test_oracles_and_verifiers_on_known_instances(rng):
     assert g.oracles.as_prefix([0, 1], 2) == (0, 1)
-    _rejects(lambda: g.oracles.as_prefix([0, 2], 2), r"prefix \(0, 2\) has tokens outside 0\.\.1$")
-    _rejects(lambda: g.ParitySecretOracle([2]), r"secret \(2,\) has tokens outside 0\.\.1$")
-    _rejects(lambda: g.UniformOracle(2.0), r"vocab_size must be an int, got float$", TypeError)
+    rejects(lambda: g.oracles.as_prefix([0, 2], 2), r"prefix \(0, 2\) has tokens outside 0\.\.1$")
+    rejects(lambda: g.ParitySecretOracle([2]), r"secret \(2,\) has tokens outside 0\.\.1$")
+    rejects(lambda: g.UniformOracle(2.0), r"vocab_size must be an int, got float$", TypeError)
     # float laws are accepted within 1e-9 of sum 1 (ten 0.1's sum to 1 - 1.1e-16), not beyond
     assert len(g.TabularOracle(10, lambda u: (0.1,) * 10).probs(())) == 10
-    _rejects(lambda: g.TabularOracle(2, lambda u: (0.5, 0.5 + 1e-6)).probs(()), r"oracle law at \(\) sums to")
+    rejects(lambda: g.TabularOracle(2, lambda u: (0.5, 0.5 + 1e-6)).probs(()), r"oracle law at \(\) sums to")
     # samples follow the law and count one call each
     uni = g.UniformOracle(2)
     draws = [uni.sample((), rng) for _ in range(2000)]
@@ -355,7 +347,7 @@ def test_oracles_and_verifiers_on_known_instances(rng):
     ] and V.calls == 5
     g.check_prefix_closed(V, 2, 2)
     bad = g.ProcessVerifier(lambda s: s in {(), (0,), (0, 1, 1)}, "bad")
-    _rejects(
+    rejects(
         lambda: g.check_prefix_closed(bad, 2, 3),
         r"verifier 'bad' is not prefix-closed: it accepts \(0, 1, 1\) but rejects its prefix \(0, 1\)$",
     )
@@ -374,7 +366,7 @@ def test_oracles_and_verifiers_on_known_instances(rng):
             assert SV.peek(s) == any(y[:h] == s for y in A)
     assert not SV.peek((2,)) and not SV.peek((0, 1, 0, 0, 0))
     assert g.subset_sum_solve(w, c) == (0, 1, 0, 0) and g.subset_sum_solve((2, 4), 3) is None
-    _rejects(
+    rejects(
         lambda: g.SubsetSumVerifier((3, -1), 2), r"knapsack weights and target must be non-negative integers$"
     )
 
@@ -422,7 +414,7 @@ def test_exact_laws_and_samplers_on_known_instances(rng):
     trap, A4 = g.argmax_trap()
     assert len(A4) == 16 and trap.probs((0,)) == (Fraction(1, 5), Fraction(1, 5), Fraction(3, 5))
     assert len(g.argmax_trap(2)[1]) == 4
-    _rejects(lambda: g.argmax_trap(1), r"the argmax trap needs D >= 2$")
+    rejects(lambda: g.argmax_trap(1), r"the argmax trap needs D >= 2$")
 
 
 @pytest.mark.claim("vgb.alg2", tier="exact")
@@ -444,11 +436,11 @@ def test_samplers_count_their_calls(rng):
     never(())
     assert g.tokenwise_rejection_sampling(ones, 2, never, rng, max_queries=3) == g.Generation(None, 3, 3)
     assert g.tokenwise_rejection_sampling(ones, 2, g.ProcessVerifier(bool), rng).tokens == (1, 1)
-    _rejects(
+    rejects(
         lambda: g.tokenwise_rejection_sampling(ones, 2, never, rng, max_queries=0),
         r"max_queries must be >= 1, got 0$",
     )
-    _rejects(
+    rejects(
         lambda: g.tokenwise_rejection_sampling(ones, 2, never, 0),
         r"rng must be a numpy Generator, got int$",
         TypeError,
@@ -460,7 +452,7 @@ def test_samplers_count_their_calls(rng):
 
 @pytest.mark.claim("vgb.alg2", tier="exact")
 def test_vgb_walk_size_boundary_and_argument_errors(rng):
-    _rejects(
+    rejects(
         lambda: g.VGB(g.UniformOracle(2), 2.0, lambda u: 1),
         r"horizon H must be an int, got float$",
         TypeError,
@@ -472,17 +464,17 @@ def test_vgb_walk_size_boundary_and_argument_errors(rng):
     big = g.VGB(g.TabularOracle(k, lambda u: law), 1, lambda u: 1.0 if u < (1,) else 0.0)
     assert big.nodes == [(), (0,)] and big.leaf_law() == {(0,): 1.0}
     # a tree of 2^1101 - 1 nodes is refused by exact integer arithmetic (a float quotient would overflow)
-    _rejects(
+    rejects(
         lambda: g.VGB(g.UniformOracle(2), 1100, lambda u: 1),
         r"the prefix tree with \|Sigma\|=2, H=1100 is too large to enumerate$",
     )
     # one token: the tree is a path of H + 1 nodes, refused from 200,001 on
-    _rejects(
+    rejects(
         lambda: g.VGB(g.UniformOracle(1), 200_000, lambda u: 1),
         r"the prefix tree with \|Sigma\|=1, H=200000 is too large to enumerate$",
     )
     walk = g.VGB(g.UniformOracle(1), 2, lambda u: Fraction(1))
-    _rejects(lambda: walk.sample(rng, 0), r"the number of steps T must be an int >= 1, got 0$")
+    rejects(lambda: walk.sample(rng, 0), r"the number of steps T must be an int >= 1, got 0$")
 
 
 @pytest.mark.claim("vgb.alg2", tier="exact")

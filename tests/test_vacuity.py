@@ -85,3 +85,20 @@ def test_every_hypothesis_check_records_its_trivial_draws(path: Path) -> None:
         f"{path.name}: hypothesis checks that neither call theorylab.testing.trivial(...) nor give "
         f"no_trivial='why' on their claim marker: {missing}"
     )
+
+
+def test_rejects_requires_the_error_and_a_message_that_begins_with_the_match() -> None:
+    from theorylab.testing import rejects
+
+    def bad():
+        raise ValueError("n must be >= 1, got 0")
+
+    assert str(rejects(bad, r"n must be >= 1")) == "n must be >= 1, got 0"
+    with pytest.raises(AssertionError, match="does not begin with"):
+        rejects(bad, r"must be")  # matched from the first word
+    with pytest.raises(AssertionError, match="does not begin with"):
+        rejects(bad, r"N must be")  # case-sensitive
+    with pytest.raises(pytest.fail.Exception):
+        rejects(lambda: None, r"n must be")  # no error at all
+    with pytest.raises(ValueError):
+        rejects(bad, r"n must be", TypeError)  # another error type passes through

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from contextvars import ContextVar
 
-__all__ = ["MAX_TRIVIAL_SHARE", "DrawCounter", "trivial"]
+__all__ = ["MAX_TRIVIAL_SHARE", "DrawCounter", "rejects", "trivial"]
 
 #: The largest share of trivial draws a property check may have: at most one example in five may be trivial, so
 #: four in five exercise the claim.
@@ -46,6 +46,21 @@ def trivial(flag: bool) -> bool:
         counter.draws += 1
         counter.trivial += int(bool(flag))
     return bool(flag)
+
+
+def rejects(call, match: str, error: type[BaseException] = ValueError) -> BaseException:
+    """Assert that ``call()`` raises ``error`` with a message that *begins* with ``match`` (a regular expression,
+    case-sensitive): a definition's domain is checked by its boundary, and the message must name the problem.
+    Returns the exception."""
+    import re
+
+    import pytest
+
+    with pytest.raises(error) as info:
+        call()
+    message = str(info.value)
+    assert re.match(match, message), f"{message!r} does not begin with {match!r}"
+    return info.value
 
 
 def start_counting() -> tuple[DrawCounter, object]:
