@@ -331,3 +331,22 @@ def test_claims_json_records_the_machine(demo: pytest.Pytester) -> None:
     for key in ("theorylab", "python", "torch", "numpy", "date", "git_commit", "platform"):
         assert key in meta
     assert meta["python"].count(".") == 2 and meta["date"].endswith("Z")
+
+
+def test_exact_and_property_checks_run_with_single_threaded_blas() -> None:
+    from threadpoolctl import threadpool_info
+
+    from theorylab.pytest_plugin import _serial_blas
+
+    def blas_threads() -> list[int]:
+        return [lib["num_threads"] for lib in threadpool_info() if lib["user_api"] == "blas"]
+
+    before = blas_threads()
+    assert before  # numpy's BLAS is seen
+    for tier in ("exact", "property"):
+        with _serial_blas([("x.y", tier, False)]):
+            assert set(blas_threads()) == {1}
+        assert blas_threads() == before
+    for marks in ([("x.y", "trained", False)], [("x.y", "exact", False), ("x.z", "trained", False)], []):
+        with _serial_blas(marks):  # trained checks and tests that are not claim checks keep their threads
+            assert blas_threads() == before
