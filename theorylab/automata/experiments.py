@@ -23,6 +23,7 @@ import numpy as np
 
 from theorylab.automata.baselines import fitted_window_accuracy as window_accuracy
 from theorylab.automata.semiautomaton import Semiautomaton, check_automaton, check_q0
+from theorylab.automata.tasks import AutomatonTask
 
 __all__ = [
     "ObservedTask",
@@ -36,23 +37,6 @@ __all__ = [
 ]
 
 
-def _sample(aut: Semiautomaton, q0: int, probs, rng: np.random.Generator, batch: int, T: int):
-    if probs is None:
-        words = aut.sample(rng, batch, T)
-    else:
-        words = rng.choice(aut.n_symbols, size=(batch, T), p=np.asarray(probs)).astype(np.int64)
-    return words, aut.run(words, q0)
-
-
-def _check_probs(aut: Semiautomaton, probs):
-    if probs is None:
-        return None
-    p = np.asarray(probs, dtype=float)
-    if p.shape != (aut.n_symbols,) or (p < 0).any() or not np.isclose(p.sum(), 1.0):
-        raise ValueError(f"probs must be {aut.n_symbols} non-negative numbers summing to 1")
-    return tuple(float(x) for x in p)
-
-
 @dataclass(frozen=True, eq=False)
 class ObservedTask:
     """Predict $\\varphi(q_t)$ from $\\sigma_{1:t}$; ``observe[q]`` is the observation (a class in
@@ -64,6 +48,8 @@ class ObservedTask:
     probs: tuple | None = None
     name: str = ""
     loss: str = field(default="ce", init=False)
+    # the plain state-prediction task: validates probs, samples the words and runs them
+    _source: AutomatonTask = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
         aut = check_automaton(self.automaton)
@@ -74,7 +60,8 @@ class ObservedTask:
                 f"observe must give a non-negative int class for each of the {aut.n_states} states"
             )
         object.__setattr__(self, "observe", tuple(int(x) for x in obs))
-        object.__setattr__(self, "probs", _check_probs(aut, self.probs))
+        object.__setattr__(self, "_source", AutomatonTask(aut, self.q0, self.probs))
+        object.__setattr__(self, "probs", self._source.probs)
         if not self.name:
             object.__setattr__(self, "name", f"{aut.name or 'automaton'}-observed")
 
@@ -89,9 +76,8 @@ class ObservedTask:
     def sample_batch(self, rng: np.random.Generator, batch: int, T: int):
         from theorylab.nn.tasks import Batch
 
-        words, states = _sample(self.automaton, self.q0, self.probs, rng, batch, T)
-        labels = np.asarray(self.observe)[states]
-        return Batch(inputs=words, targets=labels, mask=np.ones(words.shape, dtype=bool))
+        b = self._source.sample_batch(rng, batch, T)
+        return Batch(inputs=b.inputs, targets=np.asarray(self.observe)[b.targets], mask=b.mask)
 
 
 @dataclass(frozen=True, eq=False)
@@ -104,12 +90,14 @@ class RevealedTask:
     q0: int = 0
     name: str = ""
     loss: str = field(default="ce", init=False)
+    _source: AutomatonTask = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
         aut = check_automaton(self.automaton)
         check_q0(aut, self.q0)
         if not 0.0 < float(self.p_reveal) <= 1.0:
             raise ValueError(f"p_reveal must lie in (0, 1], got {self.p_reveal}")
+        object.__setattr__(self, "_source", AutomatonTask(aut, self.q0))
         if not self.name:
             object.__setattr__(self, "name", f"{aut.name or 'automaton'}-reveal{self.p_reveal:g}")
 
@@ -124,9 +112,8 @@ class RevealedTask:
     def sample_batch(self, rng: np.random.Generator, batch: int, T: int):
         from theorylab.nn.tasks import Batch
 
-        words, states = _sample(self.automaton, self.q0, None, rng, batch, T)
-        mask = rng.random(words.shape) < self.p_reveal
-        return Batch(inputs=words, targets=states, mask=mask)
+        b = self._source.sample_batch(rng, batch, T)
+        return Batch(inputs=b.inputs, targets=b.targets, mask=rng.random(b.inputs.shape) < self.p_reveal)
 
 
 @dataclass(frozen=True, eq=False)
@@ -140,11 +127,13 @@ class ScratchpadTask:
     probs: tuple | None = None
     name: str = ""
     loss: str = field(default="ce", init=False)
+    _source: AutomatonTask = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
         aut = check_automaton(self.automaton)
         check_q0(aut, self.q0)
-        object.__setattr__(self, "probs", _check_probs(aut, self.probs))
+        object.__setattr__(self, "_source", AutomatonTask(aut, self.q0, self.probs))
+        object.__setattr__(self, "probs", self._source.probs)
         if not self.name:
             object.__setattr__(self, "name", f"{aut.name or 'automaton'}-scratchpad")
 
@@ -168,7 +157,8 @@ class ScratchpadTask:
 
         if T % 2:
             raise ValueError(f"a scratchpad sequence has an even number of tokens, got T={T}")
-        words, states = _sample(self.automaton, self.q0, self.probs, rng, batch, T // 2)
+        b = self._source.sample_batch(rng, batch, T // 2)
+        words, states = b.inputs, b.targets
         targets = np.zeros((batch, T), dtype=np.int64)
         targets[:, 0::2] = states
         mask = np.zeros((batch, T), dtype=bool)
