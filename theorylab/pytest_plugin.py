@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import fnmatch
+import functools
 import json
 import os
 import time
@@ -245,7 +246,14 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
             pytest.skip("--device cuda requested but CUDA is not available")
 
 
-_BLAS: list = []
+@functools.cache
+def _blas_controller():
+    """threadpoolctl's controller of the loaded BLAS libraries (``None`` without threadpoolctl)."""
+    try:
+        from threadpoolctl import ThreadpoolController
+    except ImportError:
+        return None
+    return ThreadpoolController()
 
 
 def _serial_blas(marks: list[tuple[str, str, bool]]):
@@ -254,16 +262,9 @@ def _serial_blas(marks: list[tuple[str, str, bool]]):
     Their matrices are small: with two OpenBLAS threads the exact tier took 61 s of CPU for 45 s of wall time, with
     one thread 45 s of CPU for the same wall time (the second thread only spun). Without ``threadpoolctl`` (an
     optional speed-up) the context does nothing."""
-    if not marks or any(tier == "trained" for _, tier, _ in marks):
+    if not marks or any(tier == "trained" for _, tier, _ in marks) or _blas_controller() is None:
         return contextlib.nullcontext()
-    if not _BLAS:
-        try:
-            from threadpoolctl import ThreadpoolController
-        except ImportError:
-            _BLAS.append(None)
-        else:
-            _BLAS.append(ThreadpoolController())
-    return contextlib.nullcontext() if _BLAS[0] is None else _BLAS[0].limit(limits=1, user_api="blas")
+    return _blas_controller().limit(limits=1, user_api="blas")
 
 
 @pytest.hookimpl(wrapper=True)
