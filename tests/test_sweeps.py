@@ -1,0 +1,141 @@
+"""Sweeps on the local executor: spec validation, expansion and stacking, resume after an interruption, one row
+per run, code versions read but not mixed."""
+
+import copy
+
+import pytest
+
+from theorylab.runs import Run, RunStore
+from theorylab.sweeps import SpecError, SweepSpec, plan, run_sweep, sweep_results, sweep_status
+from theorylab.testing import rejects
+
+TINY = {
+    "name": "tiny",
+    "seeds": [0, 1, 2],
+    "metrics": ["final", "glitches"],
+    "task": {"name": "flipflop", "p_ignore": 0.8},
+    "model": {"d_model": 8, "n_layers": 1, "n_heads": 1},
+    "budget": {"steps": 8, "batch_size": 4, "seq_len": 8, "lr": 3e-3, "eval_batches": 1},
+    "grid": {"model.n_layers": [1, 2]},
+    "metric_args": {"glitches": {"n_sparse": 8, "n_dense": 8}},
+    "max_stack": 2,
+}
+
+
+def _spec(**changes) -> SweepSpec:
+    data = copy.deepcopy(TINY)
+    data.update(changes)
+    return SweepSpec.from_dict(data)
+
+
+def test_bad_specs_are_rejected_before_anything_runs():
+    rejects(
+        lambda: _spec(budget={**TINY["budget"], "stepz": 3}),
+        r"unknown budget field 'stepz' \(did you mean 'steps'",
+    )
+    rejects(lambda: _spec(grid={"model.widht": [1]}), "grid: unknown model field 'widht'")
+    rejects(lambda: _spec(grid={"model.n_layers": []}), "grid 'model.n_layers': an empty grid")
+    rejects(lambda: _spec(grid={"model.n_layers": [1, 1]}), "grid 'model.n_layers': duplicate values")
+    rejects(lambda: _spec(grid={"optimizer.lr": [1]}), "grid key 'optimizer.lr' must be")
+    rejects(lambda: _spec(seeds=[0, 1, 1]), r"seeds: duplicate seeds \[1\]")
+    rejects(lambda: _spec(seeds=[]), "seeds must be a non-empty list")
+    rejects(lambda: _spec(metrics=["final", "glitchez"]), "metric 'glitchez' is not registered")
+    rejects(lambda: _spec(metrics=[]), "metrics must be a non-empty list")
+    rejects(lambda: _spec(task={"name": "flipflopp"}), "unknown task 'flipflopp'")
+    rejects(lambda: _spec(model={"kind": "rnn"}), "unknown model kind 'rnn'")
+    rejects(lambda: _spec(colour="red"), "unknown spec field 'colour'")
+    rejects(lambda: _spec(metric_args={"curve": {"acc": 0.9}}), "metric_args.curve: 'curve' is not one of")
+    rejects(lambda: _spec(metric_args={"glitches": {"n": 3}}), "metric_args.glitches: unknown argument 'n'")
+    rejects(lambda: _spec(budget={"steps": 3}), r"budget needs \['batch_size', 'seq_len', 'lr'\]")
+    rejects(lambda: _spec(resources={"gpus": 1}), "unknown resource 'gpus'")
+    # a value the model rejects (d_model not divisible by n_heads) is caught by validation, before training
+    bad = _spec(grid={"model.n_heads": [1, 3]})
+    store = RunStore(":memory:")
+    rejects(
+        lambda: run_sweep(bad, store), r"configuration \{'model.n_heads': 3\}: d_model=8 must be divisible"
+    )
+    assert len(store) == 0
+
+
+def test_spec_from_toml_expands_the_grid_and_packs_seeds_into_stacks(tmp_path):
+    path = tmp_path / "s.toml"
+    path.write_text(
+        'name = "t"\nseeds = 5\nmetrics = ["final"]\nmax_stack = 2\n[task]\nname = "flipflop"\n'
+        "[budget]\nsteps = 3\nbatch_size = 2\nseq_len = 8\nlr = 0.01\n"
+        "[grid.model]\nn_layers = [1, 2]\n[grid.budget]\nlr = [0.01, 0.1, 1.0]\n"
+    )
+    spec = SweepSpec.from_toml(path)
+    assert spec.seeds == (0, 1, 2, 3, 4) and spec.n_runs == 30
+    cfgs = spec.configs()
+    assert [(c["model"]["n_layers"], c["budget"]["lr"]) for c in cfgs] == [
+        (n, lr) for n in (1, 2) for lr in (0.01, 0.1, 1.0)
+    ]
+    stacks, skipped = plan(spec)
+    assert skipped == 0 and len(stacks) == 6 * 3  # 5 seeds -> stacks of 2, 2, 1
+    assert [s.seeds for s in stacks[:3]] == [(0, 1), (2, 3), (4,)]
+    path.write_text("name = [")
+    rejects(lambda: SweepSpec.from_toml(path), ".*not valid TOML")
+
+
+def test_interrupted_sweep_resumes_and_stores_each_run_once(tmp_path):
+    spec = _spec()
+    store = RunStore(tmp_path / "runs.sqlite")
+
+    def stop_after_first(report):
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        run_sweep(spec, store, on_stack=stop_after_first)
+    assert len(store) == 2  # one stack of two seeds was stored before the interruption
+    rep = run_sweep(spec, store)
+    assert (rep.total, rep.skipped, rep.stored, rep.failed) == (6, 2, 4, 0)
+    assert len(store) == 6
+    again = run_sweep(spec, store)
+    assert (again.skipped, again.stored, again.stacks) == (6, 0, 0)
+    status = sweep_status(spec, store)
+    assert status.done == 6 and status.pending == 0
+    res = sweep_results(spec, store)
+    assert sorted((r.config_hash, r.seed) for r in res.runs) == sorted(
+        {(r.config_hash, r.seed) for r in res.runs}
+    )
+    for values in res.metric("ood_error"):
+        assert values.shape == (3,) and ((0 <= values) & (values <= 1)).all()
+    # the metrics are evaluations of trained models: the glitch counts agree with the rates
+    r = res.runs[0].metrics
+    assert r["sparse_error"] == r["sparse_errors"] / r["sparse_reads"]
+
+
+def test_runs_of_another_code_version_are_read_not_mixed(tmp_path):
+    spec = _spec(grid={"model.n_layers": [1]}, seeds=[0])
+    store = RunStore(tmp_path / "runs.sqlite")
+    cfg = spec.configs()[0]
+    store.finish(Run("sweep", "tiny", cfg, 0, "0.0.1+old", metrics={"ood_error": 0.5}))
+    status = sweep_status(spec, store)
+    assert status.pending == 1 and status.versions == {"0.0.1+old": 1}
+    assert sweep_results(spec, store).runs == []  # this code's version only, by default
+    old = sweep_results(spec, store, versions="all")
+    assert old.versions == ("0.0.1+old",) and old.metric("ood_error")[0].tolist() == [0.5]
+
+
+def test_a_failing_stack_is_stored_as_failed_and_retried_by_a_rerun(tmp_path, monkeypatch):
+    import theorylab.sweeps.run as run_mod
+
+    spec = _spec(grid={"model.n_layers": [1]}, seeds=[0])
+    store = RunStore(tmp_path / "runs.sqlite")
+    real = run_mod.train_stack
+
+    def broken(*a):
+        raise RuntimeError("out of memory")
+
+    monkeypatch.setattr(run_mod, "train_stack", broken)
+    rep = run_sweep(spec, store)
+    assert rep.failed == 1 and "RuntimeError: out of memory" in rep.errors[0]
+    assert sweep_status(spec, store).pending == 1
+    monkeypatch.setattr(run_mod, "train_stack", real)
+    assert run_sweep(spec, store).stored == 1 and len(store) == 1
+
+
+def test_executor_names_are_checked():
+    rejects(lambda: run_sweep(_spec(), RunStore(":memory:"), executor="dask"), "unknown executor 'dask'")
+    rejects(lambda: run_sweep(_spec(), RunStore(":memory:"), address="x:1"), "address= is only used")
+    rejects(lambda: run_sweep(dict(TINY), RunStore(":memory:")), "spec must be a SweepSpec", TypeError)
