@@ -6,7 +6,7 @@ import copy
 import pytest
 
 from theorylab.runs import Run, RunStore
-from theorylab.sweeps import SpecError, SweepSpec, plan, run_sweep, sweep_results, sweep_status
+from theorylab.sweeps import SweepSpec, plan, run_sweep, sweep_results, sweep_status
 from theorylab.testing import rejects
 
 TINY = {
@@ -139,3 +139,65 @@ def test_executor_names_are_checked():
     rejects(lambda: run_sweep(_spec(), RunStore(":memory:"), executor="dask"), "unknown executor 'dask'")
     rejects(lambda: run_sweep(_spec(), RunStore(":memory:"), address="x:1"), "address= is only used")
     rejects(lambda: run_sweep(dict(TINY), RunStore(":memory:")), "spec must be a SweepSpec", TypeError)
+
+
+def test_bulk_write_rows_equal_the_per_row_path():
+    import math
+
+    from theorylab.runs.store import _fast_row
+
+    shared = {"b": (1, 2), "a": {"z": 1.5, "y": None}}
+    runs = [
+        Run("sweep", "n", shared, 3, "v", metrics={"x": 1.0, "n": 3, "s": "t"}, finished=5.0),
+        Run("sweep", "n", shared, 4, "v", metrics={"x": 2.0}, finished=5.0),
+        Run("check", "c", {"a": 1}, None, "v", metrics={"bad": math.nan, "inf": math.inf}, finished=1.0),
+        Run("sweep", "n", {"a": [1, {"q": 2}]}, 0, "v", metrics={"nested": {"b": 1, "a": 2}}, finished=2.0),
+    ]
+    cache: dict = {}
+    assert [_fast_row(r, cache) for r in runs] == [r._row() for r in runs]
+    assert len(cache) == 3  # the shared config was canonicalised once
+
+
+def _write_spec(path, **changes):
+    import json
+
+    data = {**copy.deepcopy(TINY), **changes}
+    lines = [f"{k} = {json.dumps(v)}" for k, v in data.items() if not isinstance(v, dict)]
+    for section in ("task", "model", "budget"):
+        lines.append(f"[{section}]")
+        lines += [f"{k} = {json.dumps(v)}" for k, v in data[section].items()]
+    lines.append("[grid]")
+    lines += [f'"{k}" = {json.dumps(v)}' for k, v in data["grid"].items()]
+    lines.append("[metric_args.glitches]")
+    lines += [f"{k} = {json.dumps(v)}" for k, v in data["metric_args"]["glitches"].items()]
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_cli_status_and_plot_from_a_store_and_a_bad_spec_exits_2(tmp_path, capsys):
+    import numpy as np
+
+    from theorylab.cli import main
+
+    spec_path = _write_spec(tmp_path / "tiny.toml")
+    spec = SweepSpec.from_toml(spec_path)
+    store_path = tmp_path / "runs.sqlite"
+    rng = np.random.default_rng(0)
+    with RunStore(store_path) as store:
+        for cfg in spec.configs():
+            for s in spec.seeds:
+                sp, de = (int(v) for v in rng.integers(0, 5, 2))
+                m = {"sparse_error": sp / 40, "dense_error": de / 60, "ood_error": (sp + de) / 100}
+                store.finish(
+                    Run("sweep", "tiny", cfg, s, metrics={**m, "sparse_reads": 40, "dense_reads": 60})
+                )
+    assert main(["sweep", "status", str(spec_path), "--store", str(store_path)]) == 0
+    out = capsys.readouterr().out
+    assert "6 runs, 6 done, 0 to run" in out and "n_layers=2" in out
+    assert (
+        main(["sweep", "plot", str(spec_path), "--store", str(store_path), "--out", str(tmp_path / "f")]) == 0
+    )
+    assert sorted(p.name for p in (tmp_path / "f").iterdir()) == ["tiny_dense_sparse.png", "tiny_violins.png"]
+    bad = _write_spec(tmp_path / "bad.toml", seeds=[0, 0])
+    assert main(["sweep", "run", str(bad), "--store", str(store_path)]) == 2
+    assert "seeds: duplicate seeds [0]" in capsys.readouterr().err
