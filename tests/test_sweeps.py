@@ -201,3 +201,33 @@ def test_cli_status_and_plot_from_a_store_and_a_bad_spec_exits_2(tmp_path, capsy
     bad = _write_spec(tmp_path / "bad.toml", seeds=[0, 0])
     assert main(["sweep", "run", str(bad), "--store", str(store_path)]) == 2
     assert "seeds: duplicate seeds [0]" in capsys.readouterr().err
+
+
+def test_population_statistics_and_a_verdict_that_refuses_untrained_runs():
+    import numpy as np
+
+    from theorylab.sweeps.stats import bootstrap_ci, rank_test, share_verdict, zero_share
+
+    # R4's numbers: 6 of 25 runs without error; the exact Clopper-Pearson interval (scipy's beta quantiles)
+    errors = np.array([0] * 6 + [3] * 19)
+    k, n, lo, hi = zero_share(errors)
+    assert (k, n) == (6, 25) and 0.09 < lo < 0.094 and 0.45 < hi < 0.46
+    assert zero_share([0, 0])[3] == 1.0 and zero_share([1, 2])[2] == 0.0
+    med, lo, hi = bootstrap_ci([1.0, 2.0, 3.0, 4.0, 100.0], seed=1)
+    assert med == 3.0 and lo <= 3.0 <= hi and hi <= 100.0
+    assert bootstrap_ci([5.0] * 4) == (5.0, 5.0, 5.0)
+    assert rank_test([0, 1, 2, 3, 4, 5], [10, 11, 12, 13, 14, 15]) < 0.01
+    assert rank_test([10, 11, 12, 13, 14, 15], [0, 1, 2, 3, 4, 5]) > 0.99
+    trained = np.full(25, 0.999)
+    assert share_verdict(errors, trained, bar=0.99, claim_low=0.05).status == "passed"
+    assert share_verdict(np.full(25, 3), trained, bar=0.99, claim_low=0.2).status == "failed"  # [0, 0.137]
+    assert share_verdict(errors, trained, bar=0.99, claim_low=0.2).status == "open"  # [0.094, 0.451]
+    assert (
+        share_verdict(errors[-5:], trained[:5], bar=0.99, claim_low=0.05).status == "open"
+    )  # 0/5: [0, 0.52]
+    # negative control: the same errors from untrained models (a constant predictor has no error on trivial
+    # sets) never pass
+    untrained = share_verdict(np.zeros(25), np.full(25, 0.5), bar=0.99, claim_low=0.05)
+    assert untrained.status == "open" and "under-trained" in untrained.reason
+    rejects(lambda: zero_share([]), "errors: no runs to summarise")
+    rejects(lambda: bootstrap_ci([1.0, float("nan")]), "values: non-finite values")
