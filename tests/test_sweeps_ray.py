@@ -53,15 +53,28 @@ def test_local_and_ray_store_identical_metrics(cluster, tmp_path):
     assert str(os.getpid()) not in workers  # trained in Ray workers, not in the driver
 
 
+def _descends_from_us(pid: int) -> bool:
+    """Whether ``pid`` is a descendant of this process (the cluster this module started, not another one)."""
+    me = os.getpid()
+    while pid > 1:
+        if pid == me:
+            return True
+        stat = Path(f"/proc/{pid}/stat").read_text()
+        pid = int(stat.rsplit(")", 1)[1].split()[1])
+    return False
+
+
 def _task_pids() -> list[int]:
-    """Processes whose title says they are executing a sweep stack (Ray names them ``ray::train_stack``)."""
+    """Our cluster's processes whose title says they are executing a sweep stack (``ray::train_stack``)."""
     pids = []
     for d in Path("/proc").iterdir():
         if d.name.isdigit():
             try:
-                if (d / "cmdline").read_bytes().startswith(b"ray::train_stack"):
+                if (d / "cmdline").read_bytes().startswith(b"ray::train_stack") and _descends_from_us(
+                    int(d.name)
+                ):
                     pids.append(int(d.name))
-            except OSError:
+            except (OSError, ValueError, IndexError):
                 pass
     return pids
 

@@ -198,7 +198,10 @@ def run_sweep(
     ex = make_executor(executor, address, **executor_options) if owned else executor
     bar = Progress(spec.name, spec.n_runs - skipped, progress)
     jobs = [(st.config, st.seeds, spec.device) for st in stacks]
-    results_iter = ex.map_unordered(train_stack, jobs, dict(spec.resources))
+    resources = dict(spec.resources)
+    if spec.device.startswith("cuda"):
+        resources.setdefault("num_gpus", 1)  # a CUDA stack needs a GPU of the cluster
+    results_iter = ex.map_unordered(train_stack, jobs, resources)
     try:
         for i, results, error in results_iter:
             st = stacks[i]
