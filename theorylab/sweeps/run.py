@@ -121,8 +121,8 @@ def _auto_stack(cfg: Mapping[str, Any], n: int, device: str) -> int:
 
 
 class Progress:
-    """``[sweep NAME] 12/32 runs (3 skipped), 2 failed, 41 s, eta 70 s`` on stderr; off when stderr is not a
-    terminal or ``CI`` is set (unless forced with ``enabled=True``)."""
+    """``[sweep NAME] 12/32 runs, 2 failed, 41 s, eta 70 s`` on stderr (runs still to train when it started);
+    off when stderr is not a terminal or ``CI`` is set (unless forced with ``enabled=True``)."""
 
     def __init__(self, name: str, total: int, enabled: bool | None = None) -> None:
         if enabled is None:
