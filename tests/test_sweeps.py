@@ -231,3 +231,14 @@ def test_population_statistics_and_a_verdict_that_refuses_untrained_runs():
     assert untrained.status == "open" and "under-trained" in untrained.reason
     rejects(lambda: zero_share([]), "errors: no runs to summarise")
     rejects(lambda: bootstrap_ci([1.0, float("nan")]), "values: non-finite values")
+
+
+def test_the_example_specs_are_valid():
+    from pathlib import Path
+
+    paths = sorted((Path(__file__).parents[1] / "examples" / "sweeps").glob("*.toml"))
+    assert len(paths) >= 3
+    for path in paths:
+        spec = SweepSpec.from_toml(path)
+        spec.validate_values()
+        assert spec.n_runs >= 16, path.name
