@@ -39,3 +39,47 @@ def test_hierarchical_parity_child_conventions(D, k):
         assert np.array_equal(member.argmax(axis=1) + 1, h.label(x)) and (member.sum(axis=1) == 1).all()
     with pytest.raises(ValueError, match="left_on"):
         HierarchicalParity(D, k, d, left_on=0)
+
+
+def test_authors_backtracking_variant_law():
+    """The authors' Algorithm 1 (greedy only below the total erased, every prefix checked) against the printed one
+    on the noisy Dyck oracle (D = 6, noise 0.4, Q = 2, B = 2). Exact rationals, computed once with Fractions:
+    printed success 14486/15625, authors' 39262293/50000000, TV 11310770627/50000000000; float recursions
+    agree to 1e-12 (sums of < 4^6 products of 6 factors)."""
+    from theorylab.generation import authors_backtracking_law, backtracking_law, total_variation
+    from theorylab.languages.dyck import DyckCompletion
+
+    task = DyckCompletion(6)
+    oracle, V = task.oracle(0.4), task.prefix_verifier()
+    printed, authors = backtracking_law(oracle, 6, V, 2, 2), authors_backtracking_law(oracle, 6, V, 2, 2)
+    assert abs(printed.success - 14486 / 15625) < 1e-12
+    assert abs(authors.success - 39262293 / 50000000) < 1e-12
+    assert abs(total_variation(printed.law, authors.law) - 11310770627 / 50000000000) < 1e-12
+    assert backtracking_law(oracle, 6, V, 2, 2, variant="authors").law == authors.law
+    # without the greedy re-generation (the thesis's ablation) the two are the same algorithm
+    for Q, B in ((2, 1), (1, 2)):
+        a = backtracking_law(oracle, 6, V, Q, B, argmax=False)
+        assert a.law == authors_backtracking_law(oracle, 6, V, Q, B, argmax=False).law
+    assert backtracking_law(oracle, 6, V, 0, 2).law == authors_backtracking_law(oracle, 6, V, 0, 2).law
+    with pytest.raises(ValueError, match="variant"):
+        backtracking_law(oracle, 6, V, 2, 2, variant="paper")
+
+
+def test_authors_backtracking_sampler_follows_its_law():
+    from theorylab.generation import authors_backtracking_generation, backtracking_law, total_variation
+    from theorylab.languages.dyck import DyckCompletion
+
+    task = DyckCompletion(4)
+    oracle, V = task.oracle(0.4), task.prefix_verifier()
+    exact = backtracking_law(oracle, 4, V, 2, 2, variant="authors").law
+    printed = backtracking_law(oracle, 4, V, 2, 2).law
+    rng, n = np.random.default_rng(7), 4000
+    counts: dict = {}
+    for _ in range(n):
+        out = authors_backtracking_generation(oracle, 4, V, 2, 2, rng).tokens
+        counts[out] = counts.get(out, 0) + 1
+    empirical = {s: c / n for s, c in counts.items()}
+    gap = total_variation(printed, exact)
+    # E TV(empirical, law) <= sqrt(m / n) / 2 with m <= 4^4 outcomes: 0.13; the laws differ by more here
+    tv = total_variation(empirical, exact)
+    assert tv < 0.06 and total_variation(empirical, printed) > tv + gap / 2, (tv, gap)

@@ -4,6 +4,7 @@ backtracking (Algorithm 1) and VGB, with exact laws and query counts on enumerab
 
 from theorylab.generation.algorithms import (
     Generation,
+    authors_backtracking_generation,
     backtracking_generation,
     rejection_sampling,
     tokenwise_rejection_sampling,
@@ -11,6 +12,7 @@ from theorylab.generation.algorithms import (
 )
 from theorylab.generation.exact import (
     GenerationLaw,
+    authors_backtracking_law,
     backtracking_law,
     exact_values,
     rejection_sampling_law,
@@ -45,6 +47,8 @@ from theorylab.generation.verifiers import (
 from theorylab.generation.vgb import VGB, vgb, vgb_gap_formula
 
 __all__ = [
+    "authors_backtracking_generation",
+    "authors_backtracking_law",
     "Generation",
     "GenerationLaw",
     "Oracle",
