@@ -32,7 +32,9 @@ def test_hierarchical_parity_child_conventions(D, k):
     assert np.array_equal(doc.label(x), ref_tree_class(x, D, k, -1))  # Fig 4.19: left child on -1
     assert np.array_equal(code.label(x), ref_tree_class(x, D, k, +1))  # the data's: left child on +1
     assert np.all(doc.label(x) != code.label(x))  # no input gets the same class ...
-    assert np.array_equal(code.label(doc.mirror(x)), doc.K + 1 - doc.label(x))  # ... until the tree is mirrored
+    assert np.array_equal(
+        code.label(doc.mirror(x)), doc.K + 1 - doc.label(x)
+    )  # ... until the tree is mirrored
     assert np.array_equal(doc.mirror(doc.mirror(x)), x)
     for h in (doc, code):  # the corrected class membership agrees with the walk under both conventions
         member = np.stack([h.membership(x, i) for i in range(1, h.K + 1)], axis=1)
@@ -80,6 +82,23 @@ def test_authors_backtracking_sampler_follows_its_law():
         counts[out] = counts.get(out, 0) + 1
     empirical = {s: c / n for s, c in counts.items()}
     gap = total_variation(printed, exact)
-    # E TV(empirical, law) <= sqrt(m / n) / 2 with m <= 4^4 outcomes: 0.13; the laws differ by more here
+    # E TV(empirical, law) <= sqrt(m / n) / 2 = 0.033 with the m = 17 outcomes; the laws differ by 0.082
     tv = total_variation(empirical, exact)
     assert tv < 0.06 and total_variation(empirical, printed) > tv + gap / 2, (tv, gap)
+
+
+def test_authors_balance_variation_is_not_beta():
+    """On exact Theorem-1 solutions (k = 2, D = 4) the thesis's beta is 0 while the authors' metric is not:
+    0.87766... for uniform attention (pinned to 1e-9; the floats involved are sums of a few O(1) terms)."""
+    from theorylab.attention.dyck import balance as db
+    from theorylab.attention.dyck.interop import authors_balance_variation
+
+    uniform = db.construct_solution(2, 4).weights
+    assert db.balance_ratio(uniform) == 0.0
+    assert abs(authors_balance_variation(uniform) - 0.8776643872851508) < 1e-9
+    rng = np.random.default_rng(0)
+    M = db.project_to_balanced(rng.normal(size=(17, 17)), 2, 4)
+    balanced = db.construct_solution(2, 4, M).weights
+    assert db.balance_ratio(balanced) < 1e-12 and authors_balance_variation(balanced) > 1.0
+    with pytest.raises(TypeError):
+        authors_balance_variation(M)
