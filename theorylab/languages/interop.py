@@ -18,7 +18,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from theorylab.languages.flipflop import R, TOKENS, W, _check_length, _check_probs, _check_tokens, is_valid
+from theorylab.languages.flipflop import TOKENS, R, W, _check_length, _check_probs, _check_tokens, is_valid
 
 __all__ = [
     "DYCK_CHARS",
