@@ -63,3 +63,30 @@ def test_depth_cap_tail_is_exact():
     assert li.depth_exceedance(8, 4) == 0 and li.depth_exceedance(8, 0) == 1
     with pytest.raises(ValueError, match="even"):
         li.depth_exceedance(7, 2)
+
+
+def test_lda_lines_round_trip_with_variable_lengths():
+    from theorylab.languages.topic import TopicModel
+
+    model = TopicModel(10, 10, 3)
+    rng = np.random.default_rng(SEED + 3)
+    docs, mask = li.sample_variable_length_documents(model, rng, 40, 5, 30)
+    assert 5 <= mask.sum(1).min() < mask.sum(1).max() <= 30 and (docs[~mask] == 0).all()
+    lines = li.to_lda_lines(docs, mask)
+    assert lines[0].split()[0] == str(docs[0, 0] - 1)
+    back, back_mask = li.from_lda_lines(lines, n_words=100)
+    assert np.array_equal(back_mask, mask[:, : back.shape[1]]) and np.array_equal(
+        back, docs[:, : back.shape[1]]
+    )
+    with pytest.raises(ValueError, match="0..99"):
+        li.from_lda_lines(["3 100"], n_words=100)
+    with pytest.raises(ValueError, match="MASK"):
+        li.to_lda_lines(np.array([[0, 1]]))
+    # the topic repository's replacement draws from all 104 ids (4 specials first): simulate its masking on
+    # 10^6 tokens; expected fraction 0.15 * 0.1 * 4/104 = 5.77e-4, sd 2.4e-5, tolerance 1.2e-4 (5 sd)
+    n = 10**6
+    masked = rng.random(n) < 0.15
+    replaced = masked & (rng.random(n) < 0.1)
+    special = replaced & (rng.integers(0, 104, size=n) < 4)
+    expected = li.special_replacement_fraction(0.15, 0.1, 4, 100)
+    assert abs(special.mean() - expected) < 1.2e-4 and abs(expected - 5.769e-4) < 1e-7

@@ -8,6 +8,10 @@ r"""Converters and convention checks for the flip-flop and Dyck data of the auth
   third-party generator does); a fraction $1 - p_r$ of its strings lies outside the FFL support.
 * Dyck training files: one string per line, ``<bos>`` + brackets + ``<eos>`` (``"B[()]E"``, the
   LM_Query_Complexity layout), read into theorylab's ids ``[=0, ]=1, (=2, )=3`` with a length mask.
+* LDA training files: one document per line, its words as space-separated 0-based word ids (the topic
+  repository's vocabulary puts ``PAD=0, MASK=1, START=2, END=3`` before the words, word ``w`` at id ``w + 4``);
+  theorylab's words are ``1..Tv`` with ``MASK = 0``. Documents may differ in length (a length mask is returned);
+  :func:`sample_variable_length_documents` draws such corpora.
 * :func:`depth_exceedance`: the exact probability that a string of Li's $\mathrm{Dyck}_D$ (Remark 3.2.1)
   exceeds a depth cap (the backtracking repository caps the depth at 12).
 """
@@ -22,6 +26,11 @@ from theorylab.languages.flipflop import TOKENS, R, W, _check_length, _check_pro
 
 __all__ = [
     "DYCK_CHARS",
+    "LDA_SPECIALS",
+    "from_lda_lines",
+    "sample_variable_length_documents",
+    "special_replacement_fraction",
+    "to_lda_lines",
     "depth_exceedance",
     "from_dyck_lines",
     "from_ffl_records",
@@ -136,3 +145,61 @@ def depth_exceedance(D: int, cap: int, q: Fraction | float = Fraction(1, 2)) -> 
                     new[d + step] = new.get(d + step, 0) + p * pp
         dist = new
     return over
+
+
+LDA_SPECIALS = ("PAD", "MASK", "START", "END")
+
+
+def to_lda_lines(docs, mask=None) -> list[str]:
+    """theorylab documents (word ids ``1..Tv``, ``[n, N]``; row ``b`` uses the positions where ``mask[b]``) ->
+    lines of space-separated 0-based word ids."""
+    x = np.atleast_2d(np.asarray(docs))
+    if not np.issubdtype(x.dtype, np.integer):
+        raise TypeError(f"documents must hold integer word ids, got dtype {x.dtype}")
+    mask = np.ones(x.shape, dtype=bool) if mask is None else np.asarray(mask, dtype=bool)
+    if mask.shape != x.shape:
+        raise ValueError(f"mask has shape {mask.shape}, documents {x.shape}")
+    if (x[mask] < 1).any():
+        raise ValueError("documents must hold words 1..Tv (MASK = 0 is not a word)")
+    return [" ".join(str(int(w) - 1) for w in row[m]) for row, m in zip(x, mask, strict=True)]
+
+
+def from_lda_lines(lines, n_words: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Lines of 0-based word ids -> (theorylab word ids ``1..Tv`` ``[n, N_max]`` padded with 0, length mask).
+    ``n_words`` (= Tv): raise if a word id is out of range."""
+    rows = []
+    for b, line in enumerate(lines):
+        try:
+            words = [int(t) for t in line.split()]
+        except ValueError as err:
+            raise ValueError(f"line {b}: words must be integer ids, got {line!r}") from err
+        if any(w < 0 or (n_words is not None and w >= n_words) for w in words):
+            raise ValueError(
+                f"line {b}: word ids must lie in 0..{'Tv-1' if n_words is None else n_words - 1}"
+            )
+        rows.append(words)
+    if not rows:
+        raise ValueError("no lines")
+    N = max(len(r) for r in rows)
+    docs = np.zeros((len(rows), N), dtype=np.int64)
+    mask = np.zeros((len(rows), N), dtype=bool)
+    for b, r in enumerate(rows):
+        docs[b, : len(r)], mask[b, : len(r)] = np.asarray(r, dtype=np.int64) + 1, True
+    return docs, mask
+
+
+def sample_variable_length_documents(model, rng: np.random.Generator, n: int, N_min: int, N_max: int):
+    """``n`` documents of ``model`` (a :class:`theorylab.languages.topic.TopicModel`) with lengths uniform in
+    ``N_min..N_max``: (word ids ``[n, N_max]`` padded with 0, length mask)."""
+    if not 1 <= N_min <= N_max:
+        raise ValueError(f"need 1 <= N_min <= N_max, got {N_min}, {N_max}")
+    docs = model.sample_documents(rng, n, N_max)
+    mask = np.arange(N_max)[None, :] < rng.integers(N_min, N_max + 1, size=n)[:, None]
+    return np.where(mask, docs, 0), mask
+
+
+def special_replacement_fraction(p_m, p_r, n_special: int, n_words: int):
+    """Fraction of all tokens replaced by a special token when the random replacement (probability ``p_r``
+    of a masked position, masked w.p. ``p_m``) draws uniformly from all ``n_special + n_words`` ids instead of
+    the words only: $p_m p_r \\, n_s / (n_s + n_w)$."""
+    return p_m * p_r * n_special / (n_special + n_words)
