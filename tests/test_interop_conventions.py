@@ -102,3 +102,44 @@ def test_authors_balance_variation_is_not_beta():
     assert db.balance_ratio(balanced) < 1e-12 and authors_balance_variation(balanced) > 1.0
     with pytest.raises(TypeError):
         authors_balance_variation(M)
+
+
+def test_top_p_and_best_of_n_laws():
+    from fractions import Fraction
+
+    from theorylab.generation import decoding as dec
+    from theorylab.generation.exact import sequence_law, total_variation
+    from theorylab.languages.dyck import DyckCompletion
+
+    assert dec.nucleus((Fraction(1, 2), Fraction(1, 3), Fraction(1, 6)), Fraction(3, 5)) == (
+        Fraction(3, 5),
+        Fraction(2, 5),
+        0,
+    )
+    assert dec.nucleus((0.25, 0.5, 0.25), 0) == (0.0, 1.0, 0.0)  # p = 0: argmax
+    task = DyckCompletion(4)
+    oracle = task.oracle(Fraction(2, 5))
+    assert dec.top_p_law(oracle, 4, 1) == sequence_law(oracle, 4)
+    greedy = dec.top_p_law(oracle, 4, 0)
+    assert len(greedy) == 1 and next(iter(greedy.values())) == 1
+    score = lambda s: int(task.is_word(s))  # noqa: E731
+    one = dec.best_of_n_law(oracle, 4, 1, score)
+    assert one == sequence_law(oracle, 4)
+    success = {
+        n: sum(p for s, p in dec.best_of_n_law(oracle, 4, n, score).items() if task.is_word(s))
+        for n in (1, 3)
+    }
+    assert sum(dec.best_of_n_law(oracle, 4, 3, score).values()) == 1
+    assert success[3] == 1 - (1 - success[1]) ** 3  # best-of-3 fails iff all three draws fail
+    rng, n, fast = np.random.default_rng(11), 2000, task.oracle(0.4)  # floats: the sampler is the slow part
+    counts: dict = {}
+    for _ in range(n):
+        out = dec.best_of_n_generation(fast, 4, 3, score, rng).tokens
+        counts[out] = counts.get(out, 0) + 1
+    exact = dec.best_of_n_law(fast, 4, 3, score)
+    # E TV <= sqrt(m / n) / 2 with m = len(exact) outcomes
+    assert total_variation({s: c / n for s, c in counts.items()}, exact) < 2 * (len(exact) / n) ** 0.5 / 2
+    out = dec.top_p_generation(oracle, 4, 0, rng)
+    assert out.tokens == next(iter(greedy)) and out.queries == 4
+    with pytest.raises(ValueError, match="top_p"):
+        dec.nucleus((0.5, 0.5), 1.5)

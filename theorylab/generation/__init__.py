@@ -10,6 +10,12 @@ from theorylab.generation.algorithms import (
     tokenwise_rejection_sampling,
     verifier_only_generation,
 )
+from theorylab.generation.decoding import (
+    best_of_n_generation,
+    best_of_n_law,
+    top_p_generation,
+    top_p_law,
+)
 from theorylab.generation.exact import (
     GenerationLaw,
     authors_backtracking_law,
@@ -47,6 +53,10 @@ from theorylab.generation.verifiers import (
 from theorylab.generation.vgb import VGB, vgb, vgb_gap_formula
 
 __all__ = [
+    "best_of_n_generation",
+    "best_of_n_law",
+    "top_p_generation",
+    "top_p_law",
     "authors_backtracking_generation",
     "authors_backtracking_law",
     "Generation",
