@@ -130,6 +130,19 @@ def test_the_switch_holds_through_a_compiled_transformer():
     assert np.array_equal(c.forward(words), [ref_quaternion(w) for w in words])
     left = compile_log_depth(zoo.quaternion(("1", "i", "j", "k")), 8)
     assert not np.array_equal(left.forward(words), c.forward(words))
+    s4 = hf.HFTask("symmetric", {"n": 4})
+    words = s4.sample_words(rng, 8, 8)
+    states = list(itertools.permutations(range(4)))
+    ref = [ref_permutation(w, _symmetric_actions(4), states) for w in words]
+    assert np.array_equal(compile_log_depth(s4.automaton, 8).forward(words), ref)
+
+
+def test_q8_right_product_is_the_inverse_of_def9_on_inverse_generators():
+    rng = np.random.default_rng(SEED + 6)
+    words = hf.HFTask("quaternion").sample_words(rng, 30, 12)
+    inv = zoo.quaternion(("1", "-i", "-j", "-k"))  # Def 9 (left) on the inverses of 1, i, j, k
+    conj = np.array([0, 4 + 1, 4 + 2, 4 + 3, 4, 1, 2, 3])  # g -> g^{-1} on 1, i, j, k, -1, -i, -j, -k
+    assert np.array_equal(conj[inv.run(words)], [ref_quaternion(w) for w in words])
 
 
 def test_small_tasks_match_their_descriptions():
