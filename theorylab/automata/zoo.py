@@ -3,8 +3,9 @@
 Group tasks follow the thesis's canonical group semiautomaton (Def 9): states are the group elements (state 0
 is the identity), symbols are generators, and $\\delta(g, h) = h \\cdot g$ (left multiplication), so the state
 after $\\sigma_{1:t}$ is $\\sigma_t \\cdots \\sigma_1$. Permutations are int arrays ``p`` with ``p[i]`` the
-image of ``i``; $h \\circ g$ is ``h[g]``. Where the thesis leaves the generators unspecified the choice is
-stated in the docstring.
+image of ``i``; $h \\circ g$ is ``h[g]``. ``side="right"`` ($\\delta(g, h) = g \\cdot h$, state $\\sigma_1
+\\cdots \\sigma_t$) gives the convention of the authors' HF dataset script (:mod:`theorylab.automata.hf`).
+Where the thesis leaves the generators unspecified the choice is stated in the docstring.
 """
 
 from __future__ import annotations
