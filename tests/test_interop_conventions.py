@@ -65,6 +65,12 @@ def test_authors_backtracking_variant_law():
     assert backtracking_law(oracle, 6, V, 0, 2).law == authors_backtracking_law(oracle, 6, V, 0, 2).law
     with pytest.raises(ValueError, match="variant"):
         backtracking_law(oracle, 6, V, 2, 2, variant="paper")
+    # nucleus sampling for the sampled tokens, as in the thesis's experiments
+    nucleus = authors_backtracking_law(oracle, 6, V, 2, 2, top_p=0.9)
+    assert abs(sum(nucleus.law.values()) - 1) < 1e-12 and total_variation(nucleus.law, authors.law) > 0.01
+    assert authors_backtracking_law(oracle, 6, V, 2, 2, top_p=1).law == authors.law
+    with pytest.raises(ValueError, match="top_p"):
+        authors_backtracking_law(oracle, 6, V, 2, 2, top_p=1.5)
 
 
 def test_authors_backtracking_sampler_follows_its_law():

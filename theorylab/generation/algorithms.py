@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from fractions import Fraction
 
 import numpy as np
 
@@ -137,6 +138,7 @@ def authors_backtracking_generation(
     prompt: Sequence[int] = (),
     argmax: bool = True,
     eos: int | None = None,
+    top_p=1,
 ) -> Generation:
     """The authors' implementation of Algorithm 1 (``conditional_nn_generate`` of LM_Query_Complexity, rewritten
     from its description): before each step, while quota remains, if $V(x\\circ s)=0$ erase the last
@@ -144,8 +146,10 @@ def authors_backtracking_generation(
     one while $|s| < E$ (``argmax=True``) and a sample otherwise. The check also runs on the full-length $s$
     (before ``<eos>``), so a rejected last token is backtracked too. Unlike Algorithm 1, the greedy re-generation
     covers only positions below $E$ (none once $|s| \\ge E$ after erasing, e.g. a first backtrack at
-    $|s| \\ge 2B$) and the re-generated tokens are checked as well."""
+    $|s| \\ge 2B$) and the re-generated tokens are checked as well. ``top_p < 1``: the sampled tokens come from
+    the nucleus (:func:`theorylab.generation.decoding.nucleus`), as in the thesis's experiments."""
     D, rng = _check_D(D), _check_rng(rng)
+    check_top_p(top_p)
     Q = check_budget("backtrack quota Q", Q, 0)
     B = check_budget("backtrack stride B", B, 1)
     if B > D:
@@ -159,11 +163,30 @@ def authors_backtracking_generation(
             s, erased, Q, backtracks = s[:-k], erased + k, Q - 1, backtracks + 1
         if len(s) >= D:
             break
-        greedy = argmax and len(s) < erased
-        s = s + ((oracle.argmax(x + s) if greedy else oracle.sample(x + s, rng)),)
+        if argmax and len(s) < erased:
+            t = oracle.argmax(x + s)
+        elif top_p >= 1:
+            t = oracle.sample(x + s, rng)
+        else:
+            t = sample_nucleus(oracle, x + s, top_p, rng)
+        s = s + (t,)
         if s[-1] == eos:  # stops right after <eos>, unchecked
             break
     return Generation(s, oracle.calls - q0, verifier.calls - v0, backtracks)
+
+
+def check_top_p(p) -> None:
+    if isinstance(p, bool) or not isinstance(p, int | float | Fraction) or not 0 <= p <= 1:
+        raise ValueError(f"top_p must be a number in [0, 1], got {p!r}")
+
+
+def sample_nucleus(oracle: Oracle, prefix: Prefix, top_p, rng: np.random.Generator) -> int:
+    """One counted oracle query answered from the top-``top_p`` nucleus of $\\mathcal O(\\cdot\\mid$ ``prefix``$)$."""
+    from theorylab.generation.decoding import nucleus  # noqa: PLC0415 (decoding imports this module)
+
+    oracle.calls += 1
+    cdf = np.cumsum([float(q) for q in nucleus(oracle.probs(prefix), top_p)])
+    return int(min(np.searchsorted(cdf, rng.random() * cdf[-1], side="right"), len(cdf) - 1))
 
 
 def verifier_only_generation(oracle: Oracle, D: int, verifier: ProcessVerifier) -> Generation:

@@ -16,7 +16,7 @@ from numbers import Real
 
 import numpy as np
 
-from theorylab.generation.algorithms import Generation, _check_rng
+from theorylab.generation.algorithms import Generation, _check_rng, check_top_p, sample_nucleus
 from theorylab.generation.exact import _exact, check_budget, sequence_law
 from theorylab.generation.oracles import Oracle
 from theorylab.generation.verifiers import _check_D
@@ -26,9 +26,7 @@ __all__ = ["best_of_n_generation", "best_of_n_law", "nucleus", "top_p_generation
 Prefix = tuple[int, ...]
 
 
-def _check_p(p) -> None:
-    if isinstance(p, bool) or not isinstance(p, int | float | Fraction) or not 0 <= p <= 1:
-        raise ValueError(f"top_p must be a number in [0, 1], got {p!r}")
+_check_p = check_top_p
 
 
 def nucleus(law: Sequence[Real], p) -> tuple:
@@ -53,9 +51,7 @@ def top_p_generation(oracle: Oracle, D: int, p, rng: np.random.Generator) -> Gen
     q0 = oracle.calls
     s: Prefix = ()
     for _ in range(D):
-        oracle.calls += 1
-        cdf = np.cumsum([float(x) for x in nucleus(oracle.probs(s), p)])
-        s = s + (int(min(np.searchsorted(cdf, rng.random() * cdf[-1], side="right"), len(cdf) - 1)),)
+        s = s + (sample_nucleus(oracle, s, p, rng),)
     return Generation(s, oracle.calls - q0, 0)
 
 

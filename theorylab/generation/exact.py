@@ -244,15 +244,22 @@ def authors_backtracking_law(
     A=None,
     argmax: bool = True,
     prompt: Sequence[int] = (),
+    top_p=1,
 ) -> GenerationLaw:
     """Exact law of the authors' implementation of Algorithm 1 (check before each step and at full length, erase
     $\\min(B, |s|)$, greedy only while $|s|$ is below the total erased so far), by recursion over (prefix,
-    remaining quota, total erased). Expected and worst-case oracle calls count greedy and sampled tokens."""
+    remaining quota, total erased). Expected and worst-case oracle calls count greedy and sampled tokens.
+    ``top_p < 1``: sampled tokens come from the nucleus."""
     D = _check_D(D)
     Q = check_budget("backtrack quota Q", Q, 0)
     B = check_budget("backtrack stride B", B, 1)
     if B > D:
         raise ValueError(f"backtrack stride B={B} exceeds the length D={D}")
+    from theorylab.generation.algorithms import check_top_p  # noqa: PLC0415 (algorithms imports this module)
+    from theorylab.generation.decoding import nucleus  # noqa: PLC0415 (decoding imports this module)
+
+    check_top_p(top_p)
+
     x = tuple(int(t) for t in prompt)
     member = _membership(A) if A is not None else (lambda s: verifier.peek(x + s))
     one = Fraction(1) if _exact(oracle) else 1.0
@@ -272,7 +279,8 @@ def authors_backtracking_law(
         if argmax and len(s) < erased:
             steps = [(argmax_token(probs(s)), one)]
         else:
-            steps = [(t, p) for t, p in enumerate(probs(s)) if p != 0]
+            law_s = probs(s) if top_p >= 1 else nucleus(probs(s), top_p)
+            steps = [(t, p) for t, p in enumerate(law_s) if p != 0]
         law: dict[Prefix, Real] = {}
         expected, worst = 0 * one, 0
         for t, p in steps:
