@@ -211,6 +211,10 @@ def test_hf_records_round_trip_and_convention_check():
         task = hf.HFTask(kind, cfg, random_length=True)
         batch = task.sample_batch(rng, 12, 10)
         assert not batch.mask.all() and batch.mask[:, 0].all()
+        if kind == "adder":  # each sequence ends in its 0 pad column
+            assert (batch.inputs[np.arange(12), batch.mask.sum(1) - 1] == 0).all() and batch.mask.sum(
+                1
+            ).min() >= 2
         records = hf.to_hf_records(task, batch)
         assert records[0]["input_ids"].dtype == np.int32
         assert records[0]["label_ids"].dtype == (np.float32 if kind == "flipflop" else np.int32)

@@ -319,14 +319,18 @@ class HFTask:
         words = self.sample_words(rng, batch, T)
         mask = np.ones(words.shape, dtype=bool)
         if self.random_length:
-            mask = variable_length_mask(rng, batch, words.shape[1])
+            mask = variable_length_mask(rng, batch, T)
+            if self.dataset_type == "adder":  # length L of bits, then the 0 pad column at position L
+                mask = np.concatenate([np.ones((batch, 1), dtype=bool), mask], axis=1)
             words = np.where(mask, words, 0)
+            if self.dataset_type == "adder":
+                words[np.arange(batch), mask.sum(axis=1) - 1] = 0
         return Batch(inputs=words, targets=self.labels(words), mask=mask)
 
 
 def to_hf_records(task: HFTask, batch) -> list[dict]:
     """The script's records ``{"input_ids": int32 [T_b], "label_ids": [T_b]}`` of a batch (masked positions
-    dropped; label_ids are float32 for the flip-flop, int32 otherwise, as the script stores them)."""
+    dropped; label_ids are float32 for the flip-flop, as its sampler returns them, int32 otherwise)."""
     if not isinstance(task, HFTask):
         raise TypeError(f"task must be an HFTask, got {type(task).__name__}")
     dtype = np.float32 if task.dataset_type == "flipflop" else np.int32
