@@ -1,9 +1,6 @@
 """theorylab.automata"""
 
-from theorylab.automata import (
-    hf,  # noqa: E402,F401
-    zoo,  # noqa: E402,F401
-)
+from theorylab.automata import zoo  # noqa: E402,F401
 from theorylab.automata.constructions import (  # noqa: E402,F401
     CompiledTransformer,
     compile_constant_depth,
