@@ -291,8 +291,8 @@ def authors_backtracking_law(
             worst = max(worst, 1 + sub_max)
         return tuple(law.items()), expected, worst
 
-    law = dict(state((), Q, 0)[0])
-    _, expected, worst = state((), Q, 0)
+    law_items, expected, worst = state((), Q, 0)
+    law = dict(law_items)
     return GenerationLaw(law, sum(p for s, p in law.items() if member(s)), expected, worst)
 
 
