@@ -20,6 +20,7 @@ import textwrap
 from pathlib import Path
 
 from theorylab import claims as registry
+from theorylab._extras import MissingExtraError, require
 from theorylab.claims.registry import PROVENANCES, STATUSES, did_you_mean
 
 
@@ -230,6 +231,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _run(argv: list[str]) -> int:
     if argv[:1] == ["check"]:
+        require("pytest", extra="checks")
         return _check(argv[1:])
     args = build_parser().parse_args(argv)
     if args.command == "claims":
@@ -249,7 +251,7 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     try:
         return _run(argv)
-    except (CLIError, registry.ClaimRegistryError) as exc:
+    except (CLIError, registry.ClaimRegistryError, MissingExtraError) as exc:
         print(f"theorylab: error: {exc}", file=sys.stderr)
         return 2
     except OSError as exc:

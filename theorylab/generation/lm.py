@@ -6,6 +6,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from theorylab._extras import require
 from theorylab.generation.oracles import Oracle
 
 __all__ = ["ModelOracle"]
@@ -25,7 +26,7 @@ class ModelOracle(Oracle):
 
     def _law(self, prefix: tuple[int, ...]) -> Sequence[float]:
         if prefix not in self._cache:
-            import torch  # noqa: PLC0415
+            torch = require("torch", extra="trained")
 
             x = torch.tensor([self.start + prefix], dtype=torch.long)
             with torch.no_grad():

@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from theorylab._extras import require
 from theorylab.instruments.budget import Budget, as_budget
 from theorylab.instruments.search import (
     PredicateError,
@@ -132,6 +133,7 @@ def tightness(
         return r
 
     if strategy is not None:
+        require("hypothesis", extra="checks")
         from hypothesis import HealthCheck, Phase, given, settings, target
         from hypothesis import seed as hseed
 

@@ -24,8 +24,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
-import torch
-from torch.func import functional_call, grad, hessian, jacrev, jvp, vmap
+
+from theorylab._extras import needs
+
+with needs("trained"):
+    import torch
+    from torch.func import functional_call, grad, hessian, jacrev, jvp, vmap
 
 __all__ = [
     "TraceEstimate",

@@ -20,6 +20,7 @@ from fractions import Fraction
 
 import numpy as np
 
+from theorylab._extras import require
 from theorylab.nn.tasks import Batch
 
 W, R, I, ZERO, ONE = 0, 1, 2, 3, 4
@@ -377,7 +378,7 @@ def attention_on_written_bit(model, x: np.ndarray, layer: int = -1, or_read_bits
     The layer-2 head of the Prop 3 construction scores 1 here; a trained model may solve the task otherwise (the
     thesis's remark: a dense head attending to all writes of the right type), so this is a measurement.
     """
-    import torch
+    torch = require("torch", extra="trained")
 
     x = np.atleast_2d(np.asarray(x, dtype=np.int64))
     with torch.no_grad():

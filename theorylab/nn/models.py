@@ -12,9 +12,12 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-import torch
-import torch.nn.functional as F
-from torch import nn
+from theorylab._extras import needs
+
+with needs("trained"):
+    import torch
+    import torch.nn.functional as F
+    from torch import nn
 
 NORMS = ("pre", "post", "none")
 ATTENTIONS = ("softmax", "linear")

@@ -11,8 +11,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import torch
-from torch import nn
+from theorylab._extras import needs
+
+with needs("trained"):
+    import torch
+    from torch import nn
 
 from theorylab.nn.models import TransformerConfig
 

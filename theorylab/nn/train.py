@@ -28,9 +28,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
-import torch
-from torch import nn
-from torch.func import functional_call, vmap
+
+from theorylab._extras import needs
+
+with needs("trained"):
+    import torch
+    from torch import nn
+    from torch.func import functional_call, vmap
 
 from theorylab.nn.tasks import Batch, Task, check_batch, check_task, sample_fixed_dataset
 
