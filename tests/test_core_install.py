@@ -99,7 +99,9 @@ def test_missing_extra_is_one_line_naming_the_extra():
 
 
 def test_cli_check_without_pytest_names_the_checks_extra():
-    r = _run_blocked("from theorylab.cli import main; sys.exit(main(sys.argv[1:]))", "check", "--tier", "exact")
+    r = _run_blocked(
+        "from theorylab.cli import main; sys.exit(main(sys.argv[1:]))", "check", "--tier", "exact"
+    )
     assert r.returncode == 2
     assert r.stderr.strip().count("\n") == 0
     assert "theorylab[checks]" in r.stderr
