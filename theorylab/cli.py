@@ -4,7 +4,7 @@ theorylab claims [--family F] [--status S] [--provenance P] [--format text|markd
 theorylab claims show ID [--checks-dir DIR ...]
 theorylab check [PYTEST ARGS ...]          e.g. theorylab check --tier exact
 theorylab report CLAIMS_JSON [--out report.md|report.html]
-theorylab counterexample [ID] [--out FILE.npz]
+theorylab counterexample [ID] [--out FILE.npz] [--param NAME=VALUE ...]
 theorylab verify FILE.npz
 theorylab search [ID] [--out FILE.npz] [--seed N] [--max-examples N] [--seconds S]
 
@@ -142,7 +142,8 @@ def _counterexample(args: argparse.Namespace) -> int:
     if not args.id:
         width = max((len(g) for g in gens), default=0)
         for gid, gen in gens.items():
-            print(f"{gid.ljust(width)}  {gen.description}")
+            params = " ".join(f"{k}={v}" for k, v in gen.parameters.items())
+            print(f"{gid.ljust(width)}  {gen.description}" + (f"  [--param {params}]" if params else ""))
         if not gens:
             print("no counterexample generators registered")
         return 0
@@ -154,13 +155,32 @@ def _counterexample(args: argparse.Namespace) -> int:
     out = Path(args.out or f"{args.id}.npz")
     if not out.parent.is_dir():
         raise CLIError(f"output folder {str(out.parent)!r} does not exist")
-    path = counterexamples.save(args.id, out)
+    try:
+        path = counterexamples.save(args.id, out, **_generator_params(args.param))
+    except (TypeError, ValueError) as exc:
+        raise CLIError(f"counterexample {args.id}: {exc}") from None
     import numpy as np
 
     with np.load(path) as data:
         shapes = ", ".join(f"{k}{list(data[k].shape)}" for k in data.files if not k.startswith("_"))
     print(f"wrote {path}: {shapes}")
     return 0
+
+
+def _generator_params(pairs: list[str] | None) -> dict[str, object]:
+    """``["t=4", "name=x"]`` -> ``{"t": 4, "name": "x"}`` (values read as Python literals, else as strings)."""
+    import ast
+
+    params: dict[str, object] = {}
+    for pair in pairs or []:
+        name, sep, text = pair.partition("=")
+        if not sep or not name.strip().isidentifier():
+            raise CLIError(f"--param takes NAME=VALUE, not {pair!r}")
+        try:
+            params[name.strip()] = ast.literal_eval(text.strip())
+        except (ValueError, SyntaxError):
+            params[name.strip()] = text.strip()
+    return params
 
 
 def _check(pytest_args: list[str]) -> int:
@@ -222,6 +242,12 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("counterexample", help="write a counterexample to .npz; no ID lists the generators")
     p.add_argument("id", nargs="?")
     p.add_argument("--out", help="output .npz file (default: ID.npz)")
+    p.add_argument(
+        "--param",
+        action="append",
+        metavar="NAME=VALUE",
+        help="a generator parameter (repeatable; the listing shows each generator's parameters)",
+    )
 
     from theorylab.instruments.cli import add_subcommands
 
