@@ -62,7 +62,6 @@ def holonomy_bound_examples() -> dict[str, np.ndarray]:
 @register(
     "automata.fn17_smallest_nonsolvable",
     "a 5-state non-solvable semiautomaton (A5 on 5 points)",
-    kind="witness",
 )
 def _fn17() -> dict[str, np.ndarray]:
     return {"delta": smallest_nonsolvable(), "n_states": np.array(5), "group_order": np.array(60)}

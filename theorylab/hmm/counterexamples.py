@@ -156,7 +156,6 @@ def _example247(a) -> tuple[bool, str]:
 @register(
     "hmm.thm8",
     "two G-HMMs (d=4, k=3, orthonormal means) with equal x1(x)x3|x2 predictors (Thm 8 case 2)",
-    kind="witness",
 )
 def theorem8_case2() -> dict[str, np.ndarray]:
     M = np.linalg.qr(np.random.default_rng(8).standard_normal((4, 3)))[0]

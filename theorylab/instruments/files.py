@@ -263,8 +263,8 @@ def verify_file(path: str | Path) -> Verification:
 def generator_metadata(gen, arrays: Mapping[str, Any]) -> dict[str, np.ndarray]:
     """Metadata for a file written by ``theorylab counterexample`` from the generator ``gen``: the claim (the
     generator id, or the claim whose record names this generator); for a refutation the printed statement it
-    refutes (the erratum's, else the claim's statement, else the generator's description), for a witness the
-    generator's description (the property the instance has); the scalar arrays as parameters; the kind and the
+    refutes (the erratum's printed statement, else the generator's description), for a witness the generator's
+    description (the property the instance has); the scalar arrays as parameters; the kind and the
     conventions of the generator's module."""
     from theorylab import claims as registry
 
@@ -276,7 +276,7 @@ def generator_metadata(gen, arrays: Mapping[str, Any]) -> dict[str, np.ndarray]:
     record = records.get(gen.id) or next((c for c in records.values() if c.counterexample == gen.id), None)
     if record is not None:
         claim = record.id
-        if gen.kind == "refutation":
-            statement = record.erratum.printed if record.erratum else record.statement
+        if gen.kind == "refutation" and record.erratum:
+            statement = record.erratum.printed
     scalars = {k: v for k, v in arrays.items() if not k.startswith("_") and np.ndim(v) == 0}
     return metadata_arrays(claim, statement, scalars, kind=gen.kind, conventions=gen.conventions)
