@@ -131,18 +131,22 @@ def _necessity_check(a) -> tuple[bool, str]:
     "dyck.thm1_balance_sufficiency",
     "prefixes where the sufficiency proof's decoder (no residual subtraction) errs",
 )
-def thm1_decoder() -> dict[str, np.ndarray]:
+def thm1_decoder(length: int = 10, keep: int = 32) -> dict[str, np.ndarray]:
+    """All prefixes up to ``length`` are decoded; the first ``keep`` failing ones are stored."""
     rng = np.random.default_rng(2)
     sol = construct_solution(2, 4, random_balanced_attention(2, 4, rng, scale=1.0))
     printed = replace(sol, subtract_residual=False)
     lang = sol.language
-    prefixes = lang.all_prefixes(10)
+    prefixes = lang.all_prefixes(length)
     truth = lang.next_token_distributions(prefixes)
     wrong = np.any(np.abs(printed.predict(prefixes) - truth) > 0, axis=(1, 2))
     fixed_err = np.abs(sol.predict(prefixes) - truth).max()
     return {
         **_model_arrays(sol),
-        "failing_prefixes": prefixes[wrong],
+        # a sample is enough to refute, and `theorylab verify` re-decodes each stored prefix (~20 ms each)
+        "failing_prefixes": prefixes[wrong][:keep],
+        "n_failing": np.array(int(wrong.sum())),
+        "n_prefixes": np.array(len(prefixes)),
         "failure_rate": np.array(wrong.mean()),
         "fixed_decoder_max_error": np.array(fixed_err),
     }
