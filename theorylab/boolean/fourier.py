@@ -99,7 +99,9 @@ def _values(f: Callable[[np.ndarray], np.ndarray] | np.ndarray, d: int) -> np.nd
     bad = ~np.isfinite(vals) if np.issubdtype(vals.dtype, np.floating) else None
     if bad is not None and bad.any():
         i = int(np.flatnonzero(bad)[0])
-        raise ValueError(f"f has {int(bad.sum())} NaN or infinite values (first at point {i}: {float(vals[i])})")
+        raise ValueError(
+            f"f has {int(bad.sum())} NaN or infinite values (first at point {i}: {float(vals[i])})"
+        )
     return vals
 
 

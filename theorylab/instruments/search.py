@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 
 from theorylab._extras import require
+from theorylab._fmt import plain
 from theorylab.instruments.budget import Budget, as_budget
 
 __all__ = [
@@ -454,7 +455,7 @@ def search_counterexample(
     if (strategy is None) == (space is None):
         raise TypeError("give exactly one of strategy (hypothesis) or space (continuous parameters)")
     if not isinstance(seed, int) or isinstance(seed, bool):
-        raise TypeError(f"seed must be an int, got {seed!r}")
+        raise TypeError(f"seed must be an int, got {plain(seed)}")
     budget = as_budget(budget)
     if strategy is not None:
         method = "hypothesis"

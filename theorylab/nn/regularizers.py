@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from theorylab._extras import needs
+from theorylab._fmt import plain
 
 with needs("trained"):
     import torch
@@ -77,7 +78,7 @@ class AttentionSharpening:
                 f"AttentionSharpening wraps a TransformerConfig, got {type(self.config).__name__}"
             )
         if not self.lam >= 0:
-            raise ValueError(f"lam must be >= 0, got {self.lam!r}")
+            raise ValueError(f"lam must be >= 0, got {plain(self.lam)}")
         if self.kind not in KINDS:
             raise ValueError(f"kind must be one of {KINDS}, got {self.kind!r}")
         if self.config.uniform_attention:

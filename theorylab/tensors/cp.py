@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from theorylab._extras import require
+from theorylab._fmt import plain
 
 __all__ = ["CPDecomposition", "cp_to_tensor", "cp_decompose", "nonunique_decomposition"]
 
@@ -81,7 +82,7 @@ def _check_tensor(W, rank: int) -> np.ndarray:
     if not np.all(np.isfinite(W)):
         raise ValueError("tensor contains NaN or infinite entries")
     if not isinstance(rank, int | np.integer) or rank < 1:
-        raise ValueError(f"rank must be a positive integer, got {rank!r}")
+        raise ValueError(f"rank must be a positive integer, got {plain(rank)}")
     return W
 
 
