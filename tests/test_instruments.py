@@ -283,8 +283,10 @@ def test_cli_verify_exit_codes(tmp_path, capsys):
     assert main(["verify", str(holds)]) == 1 and "HOLDS" in capsys.readouterr().out
     assert main(["verify", str(tmp_path / "missing.npz")]) == 2
     assert "no such counterexample file" in capsys.readouterr().err
-    nover = write_counterexample(tmp_path / "n", {"a": 1}, claim="hmm.thm4", statement="s")
+    nover = write_counterexample(tmp_path / "n", {"a": 1}, claim="hmm.thm5", statement="s")
     assert main(["verify", str(nover)]) == 2 and "no refutation registered" in capsys.readouterr().err
+    lacking = write_counterexample(tmp_path / "l", {"a": 1}, claim="hmm.thm4", statement="s")
+    assert main(["verify", str(lacking)]) == 2 and "lacks the arrays" in capsys.readouterr().err
     broken = write_counterexample(tmp_path / "b", {"M": M}, claim="hmm.lemma7", statement="s")
     assert main(["verify", str(broken)]) == 2 and "lacks the arrays ['M_tilde']" in capsys.readouterr().err
 

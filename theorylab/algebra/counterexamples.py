@@ -6,7 +6,12 @@ import itertools
 
 import numpy as np
 
-from theorylab.counterexamples import register
+from theorylab.counterexamples import register, verifier
+
+CONVENTIONS = (
+    "a semiautomaton's transition table delta has shape [symbols, states]: delta[a, q] is the state after reading "
+    "symbol a in state q; states and symbols are 0-based"
+)
 
 __all__ = ["smallest_nonsolvable", "holonomy_bound_examples", "nonsolvable_below_largest_subgroup"]
 
@@ -54,7 +59,10 @@ def holonomy_bound_examples() -> dict[str, np.ndarray]:
     }
 
 
-@register("automata.fn17_smallest_nonsolvable", "a 5-state non-solvable semiautomaton (A5 on 5 points)")
+@register(
+    "automata.fn17_smallest_nonsolvable",
+    "a 5-state non-solvable semiautomaton (A5 on 5 points)",
+)
 def _fn17() -> dict[str, np.ndarray]:
     return {"delta": smallest_nonsolvable(), "n_states": np.array(5), "group_order": np.array(60)}
 
@@ -62,3 +70,46 @@ def _fn17() -> dict[str, np.ndarray]:
 @register("automata.thm15_bounds", "holonomy cascades exceeding |Q| levels, |Q| states, subgroup-of-T(A)")
 def _thm15_bounds() -> dict[str, np.ndarray]:
     return holonomy_bound_examples()
+
+
+@verifier("automata.fn17_smallest_nonsolvable")
+def _fn17_check(a) -> tuple[bool, str]:
+    """Every symbol permutes the n_states states and the group they generate (Schreier-Sims) has order
+    group_order and is not solvable."""
+    from theorylab.algebra import permutation_group
+
+    delta = np.asarray(a["delta"], np.int64)
+    n = delta.shape[1]
+    perms = all(sorted(row) == list(range(n)) for row in delta.tolist())
+    G = permutation_group(delta) if perms else None
+    ok = perms and n == int(a["n_states"]) and G.order == int(a["group_order"]) and not G.is_solvable()
+    detail = f"{n} states; symbols are permutations: {perms}"
+    return ok, detail + (f"; group order {G.order}, solvable: {G.is_solvable()}" if G is not None else "")
+
+
+@verifier("automata.thm15_bounds")
+def _thm15_check(a) -> tuple[bool, str]:
+    """Each printed bound of Thm 15 fails on its instance: more levels than |Q|; a component with more states than
+    |Q|; a component group (C2 x C2, three involutions) that is no subgroup of T(A) (all have <= 1 involution)."""
+    from theorylab.algebra import holonomy_decomposition, maximal_subgroups
+    from theorylab.automata.semiautomaton import Semiautomaton
+
+    def involutions(G) -> int:
+        t = G.table
+        return int((t[np.arange(G.order), np.arange(G.order)] == 0).sum()) - 1
+
+    aut1 = Semiautomaton(np.asarray(a["delta_more_levels_than_states"]))
+    c1 = holonomy_decomposition(aut1)
+    aut2 = Semiautomaton(np.asarray(a["delta_component_larger_than_Q"]))
+    c2 = holonomy_decomposition(aut2)
+    big = max(comp.n_states for comp in c2.components)
+    aut3 = Semiautomaton(np.asarray(a["delta_group_divisor_not_subgroup"]))
+    top = holonomy_decomposition(aut3).components[0].group
+    sub_inv = max(involutions(G.group) for G in maximal_subgroups(aut3))
+    ok = c1.n_levels > aut1.n_states and big > aut2.n_states and top.order == 4 and involutions(top) == 3
+    ok = ok and sub_inv <= 1
+    return ok, (
+        f"levels {c1.n_levels} > |Q| = {aut1.n_states}; largest component {big} states > |Q| = {aut2.n_states}; "
+        f"top component group of order {top.order} with {involutions(top)} involutions, maximal subgroups of "
+        f"T(A) have at most {sub_inv}"
+    )

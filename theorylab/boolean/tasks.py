@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from theorylab._fmt import plain
 from theorylab.boolean.fourier import MAX_CUBE_D, hypercube, parity
 
 
@@ -38,7 +39,7 @@ class SparseParity:
     def __post_init__(self) -> None:
         _check_width("d", self.d)
         if isinstance(self.k, bool) or not isinstance(self.k, int | np.integer) or self.k < 0:
-            raise ValueError(f"k must be an int >= 0, got {self.k!r}")
+            raise ValueError(f"k must be an int >= 0, got {plain(self.k)}")
         if self.k > self.d:
             raise ValueError(f"sparsity k = {self.k} exceeds the dimension d = {self.d}")
         S = tuple(int(i) for i in self.S) if self.S else tuple(range(self.k))

@@ -15,6 +15,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from theorylab._extras import require
+from theorylab._fmt import plain
+
 __all__ = ["CPDecomposition", "cp_to_tensor", "cp_decompose", "nonunique_decomposition"]
 
 
@@ -47,7 +50,7 @@ class CPDecomposition:
 
     def to_tensorly(self):
         """A ``tensorly.cp_tensor.CPTensor`` (imports tensorly)."""
-        from tensorly.cp_tensor import CPTensor
+        CPTensor = require("tensorly.cp_tensor", extra="tensors").CPTensor
 
         return CPTensor((self.weights, [self.A, self.B, self.C]))
 
@@ -79,7 +82,7 @@ def _check_tensor(W, rank: int) -> np.ndarray:
     if not np.all(np.isfinite(W)):
         raise ValueError("tensor contains NaN or infinite entries")
     if not isinstance(rank, int | np.integer) or rank < 1:
-        raise ValueError(f"rank must be a positive integer, got {rank!r}")
+        raise ValueError(f"rank must be a positive integer, got {plain(rank)}")
     return W
 
 
@@ -109,9 +112,9 @@ def _jennrich_once(W: np.ndarray, R: int, rng: np.random.Generator):
 
 
 def _als(W: np.ndarray, R: int, init, n_iter: int, tol: float, seed: int):
-    import tensorly as tl
-    from tensorly.cp_tensor import CPTensor
-    from tensorly.decomposition import parafac
+    tl = require("tensorly", extra="tensors")
+    CPTensor = require("tensorly.cp_tensor", extra="tensors").CPTensor
+    parafac = require("tensorly.decomposition", extra="tensors").parafac
 
     if init is None:
         init = "svd"
