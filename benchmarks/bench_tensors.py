@@ -14,9 +14,9 @@ from __future__ import annotations
 import argparse
 import itertools
 import json
-import time
 
 import numpy as np
+from timing import timed
 
 from theorylab.hmm import optimal_predictor, random_hmm
 from theorylab.tensors import CPDecomposition, cp_decompose, kruskal_rank, match_factors
@@ -35,9 +35,8 @@ def brute_kruskal_rank(A: np.ndarray, tol: float) -> tuple[int, int]:
 
 
 def _timed(fn, *args, **kwargs):
-    t = time.perf_counter()
-    out = fn(*args, **kwargs)
-    return out, time.perf_counter() - t
+    t, out = timed(fn, *args, **kwargs)
+    return out, t
 
 
 def bench_kruskal(sizes, rng) -> list[dict]:

@@ -29,6 +29,7 @@ import numpy as np
 
 from theorylab.algebra.cascade import Cascade, CascadeComponent, HolonomyCascade, reachable_states
 from theorylab.algebra.semigroup import _require_aut, transformation_semigroup
+from theorylab.caching import MemoCache
 
 if TYPE_CHECKING:
     from theorylab.automata.semiautomaton import Semiautomaton
@@ -127,8 +128,7 @@ class _Skeleton:
             self.tiles_rel[P] = mapped
 
 
-_CACHE: dict[tuple, Cascade] = {}
-_CACHE_SIZE = 128
+_CACHE: MemoCache[Cascade] = MemoCache("algebra.holonomy_decomposition", 128)
 
 
 def holonomy_decomposition(aut: Semiautomaton) -> Cascade:
@@ -145,9 +145,7 @@ def holonomy_decomposition(aut: Semiautomaton) -> Cascade:
         hit = _holonomy(aut)
         for a in (hit.states, hit.decode_table, hit.transition, hit.inputs, hit.initial_index):
             a.setflags(write=False)
-        if len(_CACHE) >= _CACHE_SIZE:
-            _CACHE.pop(next(iter(_CACHE)))
-        _CACHE[key] = hit
+        _CACHE.put(key, hit)
     return hit if hit.automaton is aut else dataclasses.replace(hit, automaton=aut)
 
 

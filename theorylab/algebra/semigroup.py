@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from theorylab.algebra.groups import CompositionFactor, PermutationGroup
+from theorylab.caching import MemoCache
 
 if TYPE_CHECKING:
     from theorylab.automata.semiautomaton import Semiautomaton
@@ -146,14 +147,11 @@ def transformation_semigroup(aut: Semiautomaton, max_size: int = MAX_SIZE) -> Tr
         hit = _enumerate(aut, max_size)
         hit.elements.setflags(write=False)
         hit.right.setflags(write=False)
-        if len(_CACHE) >= _CACHE_SIZE:
-            _CACHE.pop(next(iter(_CACHE)))
-        _CACHE[key] = hit
+        _CACHE.put(key, hit)
     return hit if hit.automaton is aut else dataclasses.replace(hit, automaton=aut)
 
 
-_CACHE: dict[tuple, TransformationSemigroup] = {}
-_CACHE_SIZE = 128
+_CACHE: MemoCache[TransformationSemigroup] = MemoCache("algebra.transformation_semigroup", 128)
 
 
 def _enumerate(aut: Semiautomaton, max_size: int) -> TransformationSemigroup:
