@@ -338,3 +338,65 @@ def test_cascade_from_functions_bad_input():
         compile_cascade("not a cascade", 4)
     c = Cascade.from_functions((par,), (7,), lambda i, x, a: a, (1,), lambda x: x[0], 2)
     assert c.levels == ((0,),) and c.encode(1).tolist() == [1] and c.step((1,), 1) == (0,)
+
+
+def _queue_reference(delta: np.ndarray):
+    """The plain queue over tuples (the definition of the order): elements, right Cayley graph, words."""
+    gens = [tuple(int(x) for x in row) for row in delta]
+    index, rows, words, right = {}, [], [], []
+    for s, g in enumerate(gens):
+        if g not in index:
+            index[g] = len(rows)
+            rows.append(g)
+            words.append((s,))
+    i = 0
+    while i < len(rows):
+        r = []
+        for s, g in enumerate(gens):
+            h = tuple(g[x] for x in rows[i])
+            if h not in index:
+                index[h] = len(rows)
+                rows.append(h)
+                words.append(words[i] + (s,))
+            r.append(index[h])
+        right.append(r)
+        i += 1
+    return np.array(rows), np.array(right), tuple(words)
+
+
+def _semigroup_cases():
+    """Direct-address codes (<= 7 states), sorted codes (8-15 states), tuples (> 15 states), duplicate and
+    constant generators."""
+    cases = [zoo.random(n, k, seed=s) for n, k, s in [(3, 2, 0), (5, 3, 1), (6, 2, 2), (7, 2, 2), (8, 3, 0)]]
+    cases += [zoo.random(9, 2, seed=0), zoo.gridworld(9), zoo.dyck(2, 4), zoo.alternating(4)]
+    cases += [Semiautomaton(np.array([[1, 0, 2], [1, 0, 2], [0, 0, 1]])), Semiautomaton(np.array([[0, 0]]))]
+    return cases
+
+
+@pytest.mark.parametrize("vector_from", [1, 64, 10**9])
+def test_vectorised_enumeration_keeps_the_queue_order(monkeypatch, vector_from):
+    """Whole levels in numpy (from the first level, from 64 products, never) give the queue's elements, right
+    Cayley graph and shortest words, in the same order."""
+    import theorylab.algebra.semigroup as sg
+
+    monkeypatch.setattr(sg, "_VECTOR_FROM", vector_from)
+    for aut in _semigroup_cases():
+        elements, right, words = _queue_reference(aut.delta)
+        S = sg._enumerate(aut, 10**6)
+        assert np.array_equal(S.elements, elements) and np.array_equal(S.right, right), aut
+        assert tuple(S.words) == words and S.words[-1] == words[-1] and len(S.words) == len(words)
+    with pytest.raises(ValueError, match="more than 100 elements"):
+        sg._enumerate(zoo.random(7, 3, seed=0), 100)
+
+
+def test_libsemigroups_backend_gives_the_same_object():
+    pytest.importorskip("libsemigroups_pybind11")
+    for aut in _semigroup_cases():
+        A = transformation_semigroup(aut)
+        B = transformation_semigroup(aut, backend="libsemigroups")
+        assert np.array_equal(A.elements, B.elements) and np.array_equal(A.right, B.right), aut
+        assert tuple(A.words) == tuple(B.words)
+    with pytest.raises(ValueError, match="more than 1000 elements"):
+        transformation_semigroup(zoo.random(7, 3, seed=0), max_size=1000, backend="libsemigroups")
+    with pytest.raises(ValueError, match="backend"):
+        transformation_semigroup(zoo.parity(), backend="gap")
