@@ -400,3 +400,58 @@ def test_libsemigroups_backend_gives_the_same_object():
         transformation_semigroup(zoo.random(7, 3, seed=0), max_size=1000, backend="libsemigroups")
     with pytest.raises(ValueError, match="backend"):
         transformation_semigroup(zoo.parity(), backend="gap")
+
+
+# ------------------------------------------------------------------ the shape of the house
+
+
+def test_algebra_never_imports_automata():
+    """``theorylab.algebra`` is the floor ``theorylab.automata`` builds on: no module of it imports the automata
+    family, lazily or not (source scan), and using it end to end loads none (a fresh interpreter)."""
+    import ast
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    import theorylab.algebra
+
+    offenders = []
+    for path in Path(theorylab.algebra.__file__).parent.glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else []
+            names += [node.module or ""] if isinstance(node, ast.ImportFrom) else []
+            offenders += [f"{path.name}: {n}" for n in names if n.startswith("theorylab.automata")]
+    assert offenders == []
+    code = (
+        "import sys, numpy as np\n"
+        "from theorylab.algebra import transformation_semigroup, holonomy_decomposition, is_solvable\n"
+        "from theorylab.algebra.counterexamples import holonomy_bound_examples, smallest_nonsolvable\n"
+        "d = np.array([[1, 2, 0], [0, 0, 2]])\n"
+        "assert transformation_semigroup(d).size == 24 and holonomy_decomposition(d).n_components >= 1\n"
+        "assert not is_solvable(smallest_nonsolvable()) and len(holonomy_bound_examples()) == 3\n"
+        "loaded = sorted(m for m in sys.modules if m.startswith('theorylab.automata'))\n"
+        "assert not loaded, loaded\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+
+
+def test_algebra_counterexample_tables_are_the_zoo_tables():
+    from theorylab.algebra.counterexamples import holonomy_bound_examples, smallest_nonsolvable
+
+    assert np.array_equal(smallest_nonsolvable(), zoo.alternating(5, regular=False).delta)
+    ex = holonomy_bound_examples()
+    assert np.array_equal(ex["delta_more_levels_than_states"], zoo.random(5, 2, seed=14).delta)
+    assert np.array_equal(ex["delta_group_divisor_not_subgroup"][:2], zoo.quaternion().delta)
+
+
+def test_algebra_takes_plain_transition_tables():
+    d = np.array([[1, 2, 0], [0, 0, 2]])
+    assert np.array_equal(
+        transformation_semigroup(d).elements, transformation_semigroup(Semiautomaton(d)).elements
+    )
+    assert transformation_semigroup([[1, 0], [0, 0]]).size == 4
+    with pytest.raises(TypeError, match="transition table"):
+        transformation_semigroup("abc")
+    with pytest.raises(TypeError, match="integer"):
+        transformation_semigroup(np.array([[0.5, 1.0]]))

@@ -23,16 +23,13 @@ after a reset they have forgotten which tile the old chain went through.
 from __future__ import annotations
 
 import dataclasses
-from typing import TYPE_CHECKING
 
 import numpy as np
 
 from theorylab.algebra.cascade import Cascade, CascadeComponent, HolonomyCascade, reachable_states
+from theorylab.algebra.semiautomaton import Semiautomaton
 from theorylab.algebra.semigroup import _require_aut, transformation_semigroup
 from theorylab.caching import MemoCache
-
-if TYPE_CHECKING:
-    from theorylab.automata.semiautomaton import Semiautomaton
 
 __all__ = ["CascadeComponent", "HolonomyCascade", "holonomy_decomposition"]
 
@@ -281,6 +278,4 @@ def _holonomy(aut: Semiautomaton) -> Cascade:
 
 
 def _semiautomaton(delta, labels, name):
-    from theorylab.automata.semiautomaton import Semiautomaton
-
     return Semiautomaton(delta, state_labels=labels, name=name)

@@ -15,15 +15,12 @@ import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
-from typing import TYPE_CHECKING
 
 import numpy as np
 
 from theorylab.algebra.groups import CompositionFactor, PermutationGroup
+from theorylab.algebra.semiautomaton import Semiautomaton
 from theorylab.caching import MemoCache
-
-if TYPE_CHECKING:
-    from theorylab.automata.semiautomaton import Semiautomaton
 
 __all__ = [
     "TransformationSemigroup",
@@ -51,17 +48,18 @@ class NotSolvableError(ValueError):
         self.subgroup = subgroup
 
 
-def _semiautomaton_class():
-    # imported lazily: theorylab.automata imports theorylab.algebra (holonomy) for its constructions
-    from theorylab.automata.semiautomaton import Semiautomaton
-
-    return Semiautomaton
-
-
 def _require_aut(aut) -> Semiautomaton:
-    if not isinstance(aut, _semiautomaton_class()):
-        raise TypeError(f"expected a theorylab.automata.Semiautomaton, got {type(aut).__name__}")
-    return aut
+    """A :class:`Semiautomaton`, or a transition table ``delta[symbol, state]`` (a 2-D integer array, or
+    nested lists) made into one."""
+    if isinstance(aut, Semiautomaton):
+        return aut
+    if isinstance(aut, np.ndarray) or (
+        isinstance(aut, (list, tuple)) and len(aut) and hasattr(aut[0], "__len__")
+    ):
+        return Semiautomaton(np.asarray(aut))
+    raise TypeError(
+        f"expected a Semiautomaton or a transition table delta[symbol, state], got {type(aut).__name__}"
+    )
 
 
 @dataclass(frozen=True, eq=False)
@@ -414,7 +412,7 @@ def _kernel_labels(rows: np.ndarray) -> np.ndarray:
 def maximal_subgroups(S: TransformationSemigroup | Semiautomaton) -> list[MaximalSubgroup]:
     """All maximal subgroups of $\\mathcal T(\\mathcal A)$, one per idempotent (isomorphic ones for $\\mathcal
     D$-related idempotents are all listed)."""
-    if isinstance(S, _semiautomaton_class()):
+    if not isinstance(S, TransformationSemigroup):
         S = transformation_semigroup(S)
     if not isinstance(S, TransformationSemigroup):
         raise TypeError(f"expected a TransformationSemigroup or Semiautomaton, got {type(S).__name__}")
@@ -494,7 +492,7 @@ def is_aperiodic(aut: Semiautomaton | TransformationSemigroup) -> bool:
 def is_permutation_reset(aut) -> bool:
     """Def 7: every symbol acts as a permutation or as a constant map. ``aut``: a :class:`Semiautomaton` or
     its transition table ``delta[symbol, state]``."""
-    if isinstance(aut, _semiautomaton_class()):
+    if isinstance(aut, Semiautomaton):
         d = aut.delta
     else:
         d = np.asarray(aut)

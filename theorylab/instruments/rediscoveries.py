@@ -20,7 +20,7 @@ from functools import lru_cache
 import numpy as np
 
 from theorylab.instruments.budget import Budget
-from theorylab.instruments.files import Refutation, register_refutation
+from theorylab.instruments.refutations import Refutation, register_refutation
 from theorylab.instruments.search import search_counterexample
 
 __all__ = [
