@@ -14,8 +14,9 @@ from __future__ import annotations
 import argparse
 import json
 import tempfile
-import time
 from pathlib import Path
+
+from timing import timed
 
 from theorylab.runs import Run, RunStore
 from theorylab.runs.store import _COLUMNS
@@ -45,21 +46,15 @@ def bench_sweep(quick: bool, tmp: Path) -> dict:
     spec = sweep_spec(quick)
     out: dict = {"models": spec.n_runs}
     local = RunStore(tmp / "local.sqlite")
-    t = time.perf_counter()
-    run_sweep(spec, local, progress=False)
-    out["local_s"] = time.perf_counter() - t
+    out["local_s"], _ = timed(run_sweep, spec, local, progress=False)
     if quick:
         return out
     import ray
 
-    t = time.perf_counter()
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
-    out["ray_start_s"] = time.perf_counter() - t
+    out["ray_start_s"], _ = timed(ray.init, num_cpus=2, include_dashboard=False, log_to_driver=False)
     try:
         remote = RunStore(tmp / "ray.sqlite")
-        t = time.perf_counter()
-        run_sweep(spec, remote, executor="ray", progress=False)
-        out["ray_s"] = time.perf_counter() - t
+        out["ray_s"], _ = timed(run_sweep, spec, remote, executor="ray", progress=False)
     finally:
         ray.shutdown()
     rows = lambda s: {(r.config_hash, r.seed): r.metrics for r in s.query()}  # noqa: E731
@@ -88,24 +83,28 @@ def bench_store(n: int, tmp: Path) -> dict:
     ]
     out: dict = {"rows": n}
     store = RunStore(tmp / "store.sqlite")
-    t = time.perf_counter()
-    assert store.finish_many(runs) == n
-    out["write_rows_per_s"] = n / (time.perf_counter() - t)
+    seconds, written = timed(store.finish_many, runs)
+    assert written == n
+    out["write_rows_per_s"] = n / seconds
     # the peer: one Run._row() per run (canonical JSON and hashes of the config recomputed per row)
     peer = RunStore(tmp / "peer.sqlite")
-    t = time.perf_counter()
-    rows = [r._row() for r in runs]
-    with peer._transaction():
-        peer._con.executemany(f"INSERT INTO runs VALUES ({','.join('?' * len(_COLUMNS))})", rows)
-    out["write_rows_per_s_per_row_path"] = n / (time.perf_counter() - t)
+
+    def per_row_write() -> list[tuple]:
+        rows = [r._row() for r in runs]
+        with peer._transaction():
+            peer._con.executemany(f"INSERT INTO runs VALUES ({','.join('?' * len(_COLUMNS))})", rows)
+        return rows
+
+    seconds, rows = timed(per_row_write)
+    out["write_rows_per_s_per_row_path"] = n / seconds
     out["write_speedup"] = out["write_rows_per_s"] / out["write_rows_per_s_per_row_path"]
     keys = [r[0] for r in rows]
-    t = time.perf_counter()
-    assert len(store.done_keys(keys)) == n
-    out["done_keys_per_s"] = n / (time.perf_counter() - t)
-    t = time.perf_counter()
-    assert len(store.query(kind="sweep", name="store-bench")) == n
-    out["query_rows_per_s"] = n / (time.perf_counter() - t)
+    seconds, done = timed(store.done_keys, keys)
+    assert len(done) == n
+    out["done_keys_per_s"] = n / seconds
+    seconds, got = timed(store.query, kind="sweep", name="store-bench")
+    assert len(got) == n
+    out["query_rows_per_s"] = n / seconds
     return out
 
 

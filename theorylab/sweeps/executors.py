@@ -41,12 +41,9 @@ class RayExecutor:
     name = "ray"
 
     def __init__(self, address: str | None = None, max_retries: int = 3, **init_kwargs) -> None:
-        try:
-            import ray
-        except ImportError as exc:  # pragma: no cover - depends on the installation
-            raise ImportError(
-                "the ray executor needs Ray: pip install 'theorylab[distributed]' (or pip install 'ray[default]')"
-            ) from exc
+        from theorylab._extras import require
+
+        ray = require("ray", extra="distributed")
         if isinstance(max_retries, bool) or not isinstance(max_retries, int) or max_retries < 0:
             raise ValueError(f"max_retries must be an int >= 0, got {max_retries!r}")
         self.ray = ray

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
+from theorylab._extras import require
 from theorylab.sweeps.run import SweepResults
 
 
@@ -27,7 +28,7 @@ def _floor(results: SweepResults) -> float:
 
 def plot_violins(results: SweepResults, metric: str = "ood_error", ax=None):
     """One violin of log10(``metric``) per configuration, the runs as dots; zeros at the floor."""
-    import matplotlib.pyplot as plt
+    plt = require("matplotlib.pyplot")
 
     if ax is None:
         _, ax = plt.subplots(figsize=(max(4, 1.2 * len(results.spec.configs())), 3.5))
@@ -57,7 +58,7 @@ def plot_violins(results: SweepResults, metric: str = "ood_error", ax=None):
 
 def plot_dense_sparse(results: SweepResults, ax=None):
     """Every model's sparse FFL(0.98) error (x) against its dense FFL(0.1) error (y), log-log, by configuration."""
-    import matplotlib.pyplot as plt
+    plt = require("matplotlib.pyplot")
 
     if ax is None:
         _, ax = plt.subplots(figsize=(4.5, 4))
@@ -85,10 +86,10 @@ def plot_dense_sparse(results: SweepResults, ax=None):
 
 def plot_sweep(results: SweepResults, out_dir: str | Path, metric: str = "ood_error") -> list[Path]:
     """Write ``<name>_violins.png`` and (when the runs have glitch metrics) ``<name>_dense_sparse.png``."""
-    import matplotlib
+    matplotlib = require("matplotlib")
 
     matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = require("matplotlib.pyplot")
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
