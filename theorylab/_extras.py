@@ -24,6 +24,7 @@ EXTRAS: dict[str, tuple[str, str]] = {
     "xdist": ("pytest-xdist", "checks"),
     "threadpoolctl": ("threadpoolctl", "checks"),
     "latex2mathml": ("latex2mathml", "docs"),
+    "ray": ("ray", "distributed"),
 }
 
 

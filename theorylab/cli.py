@@ -7,6 +7,7 @@ theorylab report CLAIMS_JSON [--out report.md|report.html]
 theorylab counterexample [ID] [--out FILE.npz] [--param NAME=VALUE ...]
 theorylab verify FILE.npz
 theorylab search [ID] [--out FILE.npz] [--seed N] [--max-examples N] [--seconds S]
+theorylab sweep run|status|plot SPEC.toml [--store FILE] [--executor local|ray --address ADDR]
 
 Errors are one line on stderr (``theorylab: error: ...``) with exit status 2 for bad input (unknown claim, missing
 file, bad option) and 1 for a failed run.
@@ -393,6 +394,9 @@ def build_parser() -> argparse.ArgumentParser:
     from theorylab.instruments.cli import add_subcommands
 
     add_subcommands(sub)
+    from theorylab.sweeps.cli import add_subcommands as add_sweep_subcommands
+
+    add_sweep_subcommands(sub)
     return parser
 
 
