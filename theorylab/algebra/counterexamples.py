@@ -17,10 +17,12 @@ __all__ = ["smallest_nonsolvable", "holonomy_bound_examples", "nonsolvable_below
 
 
 def smallest_nonsolvable() -> np.ndarray:
-    """Transition table ``[3, 5]``: $A_5$ on 5 points by the 3-cycles $(0\\,1\\,i)$, $i = 2, 3, 4$."""
-    from theorylab.automata.zoo import alternating
-
-    return alternating(5, regular=False).delta.copy()
+    """Transition table ``[3, 5]``: $A_5$ on 5 points by the 3-cycles $(0\\,1\\,i)$, $i = 2, 3, 4$ (the
+    table of ``zoo.alternating(5, regular=False)``)."""
+    out = np.tile(np.arange(5, dtype=np.int64), (3, 1))
+    for row, i in zip(out, (2, 3, 4), strict=True):
+        row[[0, 1, i]] = [1, i, 0]
+    return out
 
 
 def nonsolvable_below_largest_subgroup() -> np.ndarray:
@@ -46,16 +48,17 @@ def nonsolvable_below_largest_subgroup() -> np.ndarray:
 
 
 def holonomy_bound_examples() -> dict[str, np.ndarray]:
-    """Semiautomata whose holonomy decomposition exceeds the bounds printed in Thm 15 (ii)-(iii)."""
-    from theorylab.automata.zoo import quaternion
-    from theorylab.automata.zoo import random as random_aut
-
+    """Semiautomata whose holonomy decomposition exceeds the bounds printed in Thm 15 (ii)-(iii): the tables
+    of ``zoo.random(5, 2, seed=14)``, of the 2-subsets of 4 states, and of ``zoo.quaternion()`` (Q8 acting on
+    itself) plus a collapse onto $\\{1, -1\\}$."""
+    random_5_2_14 = np.array([[0, 4, 3, 1, 0], [3, 1, 4, 1, 3]], dtype=np.int64)
+    quaternion = np.array([[1, 4, 3, 6, 5, 0, 7, 2], [2, 7, 4, 1, 6, 3, 0, 5]], dtype=np.int64)
     rank2 = np.array([[a, b, a, b] for a, b in itertools.combinations(range(4), 2)], dtype=np.int64)
     collapse = np.array([[0, 0, 0, 0, 4, 4, 4, 4]], dtype=np.int64)  # Q8 -> {1, -1} (states 0 and 4)
     return {
-        "delta_more_levels_than_states": random_aut(5, 2, seed=14).delta.copy(),
+        "delta_more_levels_than_states": random_5_2_14,
         "delta_component_larger_than_Q": rank2,
-        "delta_group_divisor_not_subgroup": np.vstack([quaternion().delta, collapse]),
+        "delta_group_divisor_not_subgroup": np.vstack([quaternion, collapse]),
     }
 
 

@@ -14,12 +14,14 @@ printed statement fails on that instance (``fails``), and optionally how to sear
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from theorylab.instruments.refutations import Refutation, refutation, refutations, register_refutation
 
 __all__ = [
     "FORMAT_VERSION",
@@ -47,51 +49,6 @@ META_KEYS = (
     "_kind",
     "_conventions",
 )
-
-
-@dataclass(frozen=True)
-class Refutation:
-    """``fails(arrays) -> (fails?, detail)``; ``search(seed, budget) -> Counterexample | NoCounterexample``;
-    ``to_arrays(counterexample) -> arrays`` (what ``theorylab search`` writes, readable by ``fails``)."""
-
-    claim: str
-    statement: str
-    fails: Callable[[Mapping[str, np.ndarray]], tuple[bool, str]]
-    search: Callable[..., Any] | None = None
-    to_arrays: Callable[[Any], dict[str, np.ndarray]] | None = None
-    aliases: tuple[str, ...] = ()
-
-
-_REFUTATIONS: dict[str, Refutation] = {}
-
-
-def register_refutation(r: Refutation) -> Refutation:
-    for key in (r.claim, *r.aliases):
-        old = _REFUTATIONS.get(key)
-        if old is not None and old.claim != r.claim:
-            raise ValueError(f"refutation {key!r} registered twice ({old.claim} and {r.claim})")
-        _REFUTATIONS[key] = r
-    return r
-
-
-def refutations() -> dict[str, Refutation]:
-    """Registered refutations by claim id (aliases excluded)."""
-    from theorylab.instruments import rediscoveries  # noqa: F401 - registers the built-in ones
-
-    return {k: v for k, v in sorted(_REFUTATIONS.items()) if k == v.claim}
-
-
-def refutation(claim: str) -> Refutation:
-    refutations()
-    if claim not in _REFUTATIONS:
-        import difflib
-
-        close = difflib.get_close_matches(claim, list(_REFUTATIONS), n=3)
-        hint = f" (did you mean {', '.join(close)}?)" if close else ""
-        raise KeyError(
-            f"no refutation registered for claim {claim!r}{hint}; registered: {', '.join(refutations())}"
-        )
-    return _REFUTATIONS[claim]
 
 
 def _jsonable(v: Any) -> Any:

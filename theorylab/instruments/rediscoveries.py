@@ -21,7 +21,7 @@ import numpy as np
 
 from theorylab._extras import require
 from theorylab.instruments.budget import Budget
-from theorylab.instruments.files import Refutation, register_refutation
+from theorylab.instruments.refutations import Refutation, register_refutation
 from theorylab.instruments.search import search_counterexample
 
 __all__ = [
