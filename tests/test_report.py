@@ -78,7 +78,9 @@ def test_claims_table_fits_the_width_and_says_what_it_left_out():
     row = ["fam.a_long_claim_id", "Some Author", "T" * 70, "Theorem 1 (§2.1)", "exact, property", "holds"]
     rows = [row + ["printed", "loose by 2x"], row[:4] + ["trained", "open", "reconstructed", "-"]]
     wide = _fit_table(header, rows, width=200)
-    assert all(len(line) <= 200 for line in wide) and "T" * 57 + "..." in wide[2] and "not shown" not in wide[-1]
+    assert (
+        all(len(line) <= 200 for line in wide) and "T" * 57 + "..." in wide[2] and "not shown" not in wide[-1]
+    )
     narrow = _fit_table(header, rows, width=90)
     assert all(len(line) <= 90 for line in narrow)
     assert "EP " in narrow[2] and "tightness" not in narrow[0] and "not shown" in " ".join(narrow[-2:])
