@@ -105,3 +105,15 @@ def test_cli_check_without_pytest_names_the_checks_extra():
     assert r.returncode == 2
     assert r.stderr.strip().count("\n") == 0
     assert "theorylab[checks]" in r.stderr
+
+
+def test_verify_without_torch_names_the_trained_extra(tmp_path):
+    """flat.lemF.4's check differentiates with torch: without it, verify says which extra to install."""
+    path = tmp_path / "f4.npz"
+    code = f"""
+    from theorylab.cli import main
+    assert main(["counterexample", "flat.lemF.4", "--out", {str(path)!r}]) == 0
+    sys.exit(main(["verify", {str(path)!r}]))
+    """
+    r = _run_blocked(code)
+    assert r.returncode == 2 and "theorylab[trained]" in r.stderr and "Traceback" not in r.stderr

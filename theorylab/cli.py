@@ -62,12 +62,8 @@ def _claims_table(args: argparse.Namespace) -> int:
     print(f"{len(records)} claims: " + ", ".join(f"{n} {s}" for s, n in counts.items()))
     unchecked = [c.id for c in records if not checked.get(c.id)]
     if unchecked:
-        import shutil
-
         text = f"{len(unchecked)} with no check found: {', '.join(unchecked)}"
-        print(
-            textwrap.fill(text, max(40, shutil.get_terminal_size((120, 24)).columns), subsequent_indent="  ")
-        )
+        print(textwrap.fill(text, max(40, _table_width()), subsequent_indent="  "))
     else:
         print("every listed claim has a check")
     return 0
@@ -84,7 +80,22 @@ def _check_counts(checks_dirs: list[str] | None) -> dict[str, int]:
     return counts
 
 
-_GIVE_WAY = (("document", 14), ("source", 16), ("title", 16))  # (column, narrowest), in the order they shrink
+def _table_width() -> int:
+    """``COLUMNS`` if set, else the terminal's width, else (output to a file or a pipe) 160 columns."""
+    import os
+    import shutil
+
+    if os.environ.get("COLUMNS", "").isdigit() or sys.stdout.isatty():
+        return shutil.get_terminal_size((120, 24)).columns
+    return 160
+
+
+_GIVE_WAY = (
+    ("tightness", 16),
+    ("document", 14),
+    ("source", 16),
+    ("title", 16),
+)  # (column, narrowest), in the order they shrink
 _TIER_LETTERS = {"exact": "E", "property": "P", "trained": "T"}
 
 
@@ -101,14 +112,13 @@ def _letters(header: list[str], rows: list[list[str]], name: str):
 
 
 def _fit_table(header: list[str], rows: list[list[str]], width: int | None = None) -> list[str]:
-    """The text table fitted to the terminal's width: the document, source and title columns are shortened (down
-    to 14, 16 and 16 characters); if that is not enough, the tightness and provenance columns are left out and the
-    tiers written as letters, with a note saying so."""
-    import shutil
+    """The text table fitted to ``width`` (default: the terminal's): the tightness, document, source and title
+    columns are shortened (down to 16, 14, 16 and 16 characters); if that is not enough, the tightness and
+    provenance columns are left out and the tiers written as letters, with a note saying so."""
 
     from theorylab.report import to_text
 
-    width = width or shutil.get_terminal_size((120, 24)).columns
+    width = width or _table_width()
     steps = [
         ("tightness", _drop, "tightness"),
         ("provenance", _drop, "provenance"),

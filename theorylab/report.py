@@ -53,9 +53,11 @@ def _mathml(tex: str, display: bool) -> str | None:
     except ImportError:
         return None
     try:
-        return convert(tex, display="block" if display else "inline")
+        mathml = convert(tex, display="block" if display else "inline")
     except Exception:  # latex2mathml raises assorted errors on TeX it does not know
         return None
+    # HTML5 knows <math> without the namespace attribute (the page then holds no URL at all)
+    return mathml.replace(' xmlns="http://www.w3.org/1998/Math/MathML"', "")
 
 
 def tex_html(text: str) -> str:

@@ -95,7 +95,7 @@ def _thm15_check(a) -> tuple[bool, str]:
     """Each printed bound of Thm 15 fails on its instance: more levels than |Q|; a component with more states than
     |Q|; a component group (C2 x C2, three involutions) that is no subgroup of T(A) (all have <= 1 involution)."""
     from theorylab.algebra import holonomy_decomposition, maximal_subgroups
-    from theorylab.automata.semiautomaton import Semiautomaton
+    from theorylab.algebra.semiautomaton import Semiautomaton
 
     def involutions(G) -> int:
         t = G.table

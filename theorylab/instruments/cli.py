@@ -17,7 +17,7 @@ def _verify(args: argparse.Namespace) -> int:
 
     try:
         result = verify_file(args.file)
-    except (FileNotFoundError, ValueError, KeyError) as exc:
+    except (FileNotFoundError, ValueError, KeyError, ImportError) as exc:  # ImportError: a missing extra
         print(f"theorylab verify: {exc.args[0] if exc.args else exc}", file=sys.stderr)
         return 2
     print(result)

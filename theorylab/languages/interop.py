@@ -22,6 +22,7 @@ from fractions import Fraction
 
 import numpy as np
 
+from theorylab._fmt import plain
 from theorylab.languages.flipflop import TOKENS, R, W, _check_length, _check_probs, _check_tokens, is_valid
 
 __all__ = [
@@ -129,7 +130,7 @@ def depth_exceedance(D: int, cap: int, q: Fraction | float = Fraction(1, 2)) -> 
     ``q``, by a forward pass over depths ($O(D^2)$)."""
     for name, v in (("D", D), ("cap", cap)):
         if isinstance(v, bool) or not isinstance(v, int | np.integer) or v < 0:
-            raise ValueError(f"{name} must be a non-negative int, got {v!r}")
+            raise ValueError(f"{name} must be a non-negative int, got {plain(v)}")
     if D % 2 or D < 2:
         raise ValueError(f"D must be an even length >= 2, got {D}")
     one = Fraction(1) if isinstance(q, Fraction) else 1.0
