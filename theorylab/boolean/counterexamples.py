@@ -62,3 +62,16 @@ def hierarchical_printed_classes() -> dict[str, np.ndarray]:
         "classes_per_input": printed.sum(axis=1)[bad][:16],
         "fraction_bad": np.array(bad.mean()),
     }
+
+
+@register("distill.lem65", "the printed first-phase batch k^2 |zeta_{k-1}|^2 against Claim 8's k^2 |zeta_{k-1}|^-2")
+def lemma65_printed_batch() -> dict[str, np.ndarray]:
+    from theorylab.boolean.sample_complexity import first_phase_batch
+
+    d = np.array([101, 1001, 10001])
+    return {
+        "d": d,
+        "k": np.array(4),
+        "printed": np.array([float(first_phase_batch(int(v), 4, printed=True)) for v in d]),
+        "needed": np.array([float(first_phase_batch(int(v), 4)) for v in d]),
+    }
