@@ -1,0 +1,60 @@
+"""Helper lemmas of the Dyck balance results (Liu thesis §3.6.4 = Li thesis §2.2.5; the Dyck appendix numbering):
+
+- Lemma 28 (composition of approximations): if ``||f_i(x) - g_i(x)|| <= eps_i ||x||``, ``g_1`` is
+  lambda_1-Lipschitz and ``||g_2(x)|| <= lambda_2 ||x||``, then ``g_1 o g_2`` is approximated by ``f_1 o f_2`` with
+  ``eps' = lambda_1 eps_2 + lambda_2 eps_1 + eps_1 eps_2 = (lambda_1 + eps_1)(lambda_2 + eps_2) - lambda_1 lambda_2``
+  (the printed ``(lambda_2 + eps_1)(lambda_1 + eps_2) - lambda_1 lambda_2`` swaps the indices);
+- Lemma 35: ``LN_C([P x; 0]) = [LN_C(x); 0]`` for ``LN_C(x) = P x / max(||P x||, C)`` (``bounds.layer_norm_c``);
+- Lemma 38: n points are interpolated by a width-2n ReLU network built along a separating direction;
+- Lemma 43: ``f(x) = [I, -I] ReLU([W x; -W x]) = W x`` with weight spectral norms ``<= sqrt(2) ||W||``.
+Exact for Fraction inputs where the operations are rational.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+import numpy as np
+
+
+def composition_error(lam1, eps1, lam2, eps2, *, printed: bool = False):
+    """Lemma 28's eps' (``printed``: the text's index-swapped form)."""
+    if min(lam1, eps1, lam2, eps2) < 0:
+        raise ValueError("Lipschitz constants and approximation errors must be >= 0")
+    if printed:
+        return (lam2 + eps1) * (lam1 + eps2) - lam1 * lam2
+    return (lam1 + eps1) * (lam2 + eps2) - lam1 * lam2
+
+
+def interpolating_mlp(xs: np.ndarray, ys, w: np.ndarray):
+    """Lemma 38's construction along a direction w separating the points: sort by ``<w, x_i>``, ``gamma`` half the
+    smallest gap, ``z_1 = y_1/gamma``, ``z_i = y_i/gamma - 2 sum_{j<i} z_j``; returns
+    ``f(x) = sum_i z_i (relu(<w, x - x_i> + gamma) - relu(<w, x - x_i> - gamma))`` as a callable (exact for
+    Fractions) together with (gamma, z)."""
+    proj = [sum(wi * xi for wi, xi in zip(w, x, strict=True)) for x in xs]
+    order = sorted(range(len(xs)), key=lambda i: proj[i])
+    p = [proj[i] for i in order]
+    gaps = [b - a for a, b in zip(p, p[1:], strict=False)]
+    if gaps and min(gaps) <= 0:
+        raise ValueError("w does not separate the points (two projections coincide)")
+    gamma = min(gaps) / 2 if gaps else Fraction(1)
+    y = [ys[i] for i in order]
+    z: list = []
+    for i in range(len(y)):
+        z.append(y[i] / gamma - 2 * sum(z))
+
+    def relu(v):
+        return v if v > 0 else 0 * v
+
+    def f(x):
+        px = sum(wi * xi for wi, xi in zip(w, x, strict=True))
+        return sum(zi * (relu(px - pi + gamma) - relu(px - pi - gamma)) for zi, pi in zip(z, p, strict=True))
+
+    return f, gamma, z
+
+
+def identity_through_relu(W: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Lemma 43's weights: first layer ``[W; -W]`` (2n x n), second ``[I, -I]`` (n x 2n)."""
+    W = np.asarray(W)
+    n = W.shape[0]
+    return np.vstack([W, -W]), np.hstack([np.eye(n, dtype=W.dtype), -np.eye(n, dtype=W.dtype)])
