@@ -149,3 +149,69 @@ def test_lemma43_control_one_sided() -> None:
     W = np.array([[1, -2], [0, 1]])
     x = np.array([1, 1])
     assert not np.array_equal(np.maximum(W @ x, 0), W @ x)
+
+
+# ------------------------------------------------------------------------------------------------ Li §2.2.5.2
+def _random_model(rng, L: int, m: int = 6, ma: int = 4, width: int = 8, vocab: int = 5):
+    from theorylab.attention.dyck.architecture import TheoryLayer
+
+    def layer():
+        shapes = [(ma, m), (ma, m), (m, m), (width, m), (width,), (m, width), (m,)]
+        return TheoryLayer(*(rng.normal(size=s) for s in shapes))
+
+    return (
+        [layer() for _ in range(L)],
+        rng.normal(size=(m, vocab)),
+        (rng.normal(size=(4, m)), rng.normal(size=4)),
+    )
+
+
+@pytest.mark.claim("dyck.sec2_2_5_2_deeper", tier="exact")
+def test_identity_layers_extend_solutions_exactly() -> None:
+    # identity layers (zero W_V, LN(0) = 0, the residual, FFN [I, -I] ReLU([X; -X])) inserted at any depth leave the
+    # logits bit-for-bit unchanged: relu(x) - relu(-x) = x and products with I are exact in floating point
+    from theorylab.attention.dyck.architecture import theory_transformer
+    from theorylab.attention.dyck.helpers import deepen
+    from theorylab.languages.dyck import Dyck
+
+    rng = np.random.default_rng(7)
+    layers, E, head = _random_model(rng, 2)
+    tokens = Dyck(2, 2).all_prefixes(6)
+    base = theory_transformer(layers, E, *head, tokens)
+    for positions in ([2], [0], [1, 1, 2], [0, 1, 2, 2]):
+        assert np.array_equal(theory_transformer(deepen(layers, 6, positions), E, *head, tokens), base)
+    rejects(lambda: deepen(layers, 6, [3]), r"insertion position 3 outside 0..2")
+
+
+@pytest.mark.claim("dyck.sec2_2_5_2_deeper", tier="exact", control=True)
+def test_identity_layers_control_post_ln_block() -> None:
+    # in the post-LN block g(LN(attn + X)) of (2.85) the same layer computes g(LN(X)) = LN(X) != X: no identity
+    from theorylab.attention.dyck.architecture import theory_transformer
+    from theorylab.attention.dyck.helpers import deepen
+    from theorylab.languages.dyck import Dyck
+
+    layers, E, head = _random_model(np.random.default_rng(7), 2)
+    tokens = Dyck(2, 2).all_prefixes(6)
+    base = theory_transformer(layers, E, *head, tokens, block="post_ln")
+    deep = theory_transformer(deepen(layers, 6, [2]), E, *head, tokens, block="post_ln")
+    assert np.abs(deep - base).max() > 1e-2
+
+
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    L=st.integers(1, 3),
+    extra=st.lists(st.integers(0, 3), min_size=1, max_size=3),
+)
+@settings(deadline=None)
+@pytest.mark.claim("dyck.sec2_2_5_2_deeper", tier="property")
+def test_identity_layers_property(seed: int, L: int, extra: list[int]) -> None:
+    from theorylab.attention.dyck.architecture import theory_transformer
+    from theorylab.attention.dyck.helpers import deepen
+
+    rng = np.random.default_rng(seed)
+    layers, E, head = _random_model(rng, L)
+    tokens = rng.integers(0, 4, size=(8, 5))
+    base = theory_transformer(layers, E, *head, tokens)
+    trivial(bool(np.abs(base).max() == 0))  # a model that outputs 0 everywhere
+    positions = [min(p, L) for p in extra]
+    assert np.array_equal(theory_transformer(deepen(layers, 6, positions), E, *head, tokens), base)

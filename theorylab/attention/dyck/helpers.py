@@ -58,3 +58,26 @@ def identity_through_relu(W: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     W = np.asarray(W)
     n = W.shape[0]
     return np.vstack([W, -W]), np.hstack([np.eye(n, dtype=W.dtype), -np.eye(n, dtype=W.dtype)])
+
+
+def identity_layer(m: int):
+    """Li §2.2.5.2: a layer (3.23) computing the identity: zero value matrix (the attention output is 0 and
+    ``LN(0) = 0``), so the residual passes X, and the FFN ``[I, -I] ReLU([X; -X])`` of Lemma 43 with W = I."""
+    from theorylab.attention.dyck.architecture import TheoryLayer
+
+    if m < 1:
+        raise ValueError(f"the width m must be >= 1, got {m}")
+    W1, W2 = identity_through_relu(np.eye(m))
+    return TheoryLayer(
+        np.zeros((1, m)), np.zeros((1, m)), np.zeros((m, m)), W1, np.zeros(2 * m), W2, np.zeros(m)
+    )
+
+
+def deepen(layers: list, m: int, positions) -> list:
+    """``layers`` with an identity layer inserted before each index in ``positions`` (``len(layers)``: at the top)."""
+    out = list(layers)
+    for p in sorted(positions, reverse=True):
+        if not 0 <= p <= len(layers):
+            raise ValueError(f"insertion position {p} outside 0..{len(layers)}")
+        out.insert(p, identity_layer(m))
+    return out
