@@ -31,6 +31,7 @@ from theorylab.attention.scb.stage2 import (
     separation_threshold,
     simulate_stage2,
     support_gap,
+    transfer_first_step,
 )
 from theorylab.testing import rejects, trivial
 
@@ -425,3 +426,39 @@ def test_stage1_batch_control_other_exponents(measure) -> None:
     phi1 = 0.5 * (1 + math.erf(1 / math.sqrt(2)))
     se = math.sqrt(phi1 * (1 - phi1) / 4000)
     assert lin < phi1 - 4 * se - 0.005 and tlog < phi1 - 4 * se - 0.005
+
+
+# ------------------------------------------------------------------------------------------------ Thm 4.1 (transfer)
+def _pretrained() -> np.ndarray:
+    """A pretrained V_0: half the downstream P, half uniform (doubly stochastic, mu shared, alpha_0 = 1/2)."""
+    C = np.roll(np.eye(3), 1, axis=0)
+    return 0.5 * (0.9 * C + 0.05 * np.eye(3) + 0.05 * C @ C) + 0.5 / 3
+
+
+@pytest.mark.claim("scb.transfer_sim", tier="property")
+def test_transfer_batch_flat_in_T(measure) -> None:
+    # App. I's noise model, B = 1024 at every stage: one A-step from uniform attention (eta_A = 0.5/(alpha_0 K_P),
+    # seed 3), Lemma E.1's rounding, 300 proximal Stage-2 steps (seed 2): the support is recovered and
+    # ||Delta_A||_mu^2 <= 1e-3 at T = 32, 512 and 2048; no Stage 1, so no T^2 batch
+    out = []
+    for T in STAGE2_TS:
+        task = _strong_task(T)
+        A1, b1 = transfer_first_step(task, _pretrained(), np.random.default_rng(3), B=1024)
+        V, A = simulate_stage2(
+            task, np.random.default_rng(2), B=1024, steps=STAGE2_STEPS, lam=LAM, start=(_pretrained(), A1, b1)
+        )
+        _, beta, _, dA = line_coordinates(task, V, A)
+        kept = kept_support(A, separation_threshold(T, beta, support_gap(task)))
+        out.append((b1, mu_inner(dA, dA, task.mu), bool(np.array_equal(kept, task.Q > 0))))
+    measure("beta1_T32_512_2048", [o[0] for o in out])
+    measure("dA2_T32_512_2048", [o[1] for o in out])
+    assert all(abs(o[0] - 0.5) <= 0.1 and o[1] <= 1e-3 and o[2] for o in out)
+
+
+@pytest.mark.claim("scb.transfer_sim", tier="property", control=True)
+def test_transfer_control_scratch_at_the_same_batch(measure) -> None:
+    # from scratch, Stage 1 at the same batch B = 1024 escapes with the right sign only about half the time at
+    # T = 2048 (App. I's 2-D map, 4000 runs): the same "works at every T" verdict rejects scratch training
+    rate = noisy_two_d_escape(2048, 1024, np.random.default_rng(0), runs=4000, eta=ETA)
+    measure("scratch_right_sign_rate_T2048_B1024", rate)
+    assert rate < 0.6

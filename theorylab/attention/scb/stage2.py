@@ -234,19 +234,22 @@ def simulate_stage2(
     sigma: float = 1.0,
     alpha0: float = 0.3,
     beta0: float = 0.3,
+    start: tuple[np.ndarray, np.ndarray, float] | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """App. I's Gaussian-noise simulation of Stage 2: from the clean end of Stage 1 (rounded with Lemma E.1's
     threshold when proximal), steps of the exact expected preconditioned gradients (Lemmas B.7-B.8) plus i.i.d.
     ``N(0, sigma^2 / B)`` noise per entry, centred per column (the preconditioner's projection); proximal
-    (``lam``: l1 weight) or plain (``lam=None``). Returns the final (V, A)."""
+    (``lam``: l1 weight) or plain (``lam=None``). ``start = (V, A, beta)`` starts elsewhere (rounded at beta).
+    Returns the final (V, A)."""
     from theorylab.attention.scb.dynamics import expected_preconditioned_grads
 
     if B <= 0 or steps < 0:
         raise ValueError(f"need B > 0 and steps >= 0, got B={B}, steps={steps}")
     etaV, etaA, s = eta / task.K_Q, eta / task.K_P, sigma / math.sqrt(B)
-    V, A = line_point(task, alpha0, beta0)
+    V, A = line_point(task, alpha0, beta0) if start is None else (start[0], start[1])
     if lam is not None:
-        A = round_and_project(A, separation_threshold(task.T, beta0, support_gap(task)))
+        beta_r = beta0 if start is None else start[2]
+        A = round_and_project(A, separation_threshold(task.T, beta_r, support_gap(task)))
     for _ in range(steps):
         GV, GA = expected_preconditioned_grads(task, V, A)
         nV, nA = s * rng.standard_normal(V.shape), s * rng.standard_normal(A.shape)
@@ -255,3 +258,29 @@ def simulate_stage2(
         if lam is not None:
             A = prox_project(A, etaA * lam)
     return V, A
+
+
+def transfer_first_step(
+    task: SCBTask,
+    V0: np.ndarray,
+    rng: np.random.Generator,
+    *,
+    B: float,
+    beta1: float = 0.5,
+    sigma: float = 1.0,
+) -> tuple[np.ndarray, float]:
+    """Thm 4.1's first step (Lemma H.2, reconstructed) in App. I's noise model: from uniform attention and a
+    pretrained V_0 with ``alpha_0 = <V_0 - mu 1^T, P_c>_mu / K_P > 0``, one A-step of size
+    ``eta_A = beta1 / (alpha_0 K_P)`` with gradient noise ``N(0, sigma^2/B)`` per entry (centred per column); in
+    expectation it lands at ``beta = beta1`` whatever T (scb.transfer_one_step). Returns (A_1, beta_1)."""
+    from theorylab.attention.scb.dynamics import expected_preconditioned_grads
+
+    A0 = np.full((task.T, task.N), 1.0 / task.T)
+    alpha0 = line_coordinates(task, V0, A0)[0]
+    if not alpha0 > 0:
+        raise ValueError(f"the pretrained V_0 must correlate positively with P (alpha_0 = {alpha0:.3g})")
+    etaA = beta1 / (alpha0 * task.K_P)
+    _, GA = expected_preconditioned_grads(task, V0, A0)
+    n = sigma / math.sqrt(B) * rng.standard_normal(A0.shape)
+    A1 = A0 - etaA * (GA + n - n.mean(axis=0))
+    return A1, float(line_coordinates(task, V0, A1)[1])
