@@ -215,3 +215,58 @@ def test_identity_layers_property(seed: int, L: int, extra: list[int]) -> None:
     trivial(bool(np.abs(base).max() == 0))  # a model that outputs 0 everywhere
     positions = [min(p, L) for p in extra]
     assert np.array_equal(theory_transformer(deepen(layers, 6, positions), E, *head, tokens), base)
+
+
+# ------------------------------------------------------------------------------------------------ Lemmas 39, 40
+@pytest.mark.claim("dyck.lem40", tier="exact")
+def test_lemma40_selector_exact() -> None:
+    from theorylab.attention.dyck.helpers import selector_network
+
+    rng = np.random.default_rng(6)
+    for n, M in ((4, F(3)), (7, F(1, 2))):
+        f = selector_network(n, M)
+        for _ in range(30):
+            x = [M * F(int(v), 10) for v in rng.integers(0, 11, size=n)]  # x in [0, M]^n, endpoints included
+            y = int(rng.integers(1, n + 1))
+            assert f(x, y) == x[y - 1]
+    rejects(lambda: selector_network(0, 1), r"need n >= 1 and M > 0")
+
+
+@pytest.mark.claim("dyck.lem40", tier="exact", control=True)
+def test_lemma40_control_width_2n_without_offset() -> None:
+    # the 2n difference units alone return x_y + M (y - 1): the offset -M(y - 1) needs its own unit
+    from theorylab.attention.dyck.helpers import selector_network
+
+    f = selector_network(3, F(2), with_offset_unit=False)
+    x = [F(1), F(1, 2), F(3, 2)]
+    assert [f(x, y) for y in (1, 2, 3)] == [F(1), F(1, 2) + 2, F(3, 2) + 4]
+
+
+@pytest.mark.claim("dyck.lem39", tier="exact")
+def test_lemma39_basis_moves_every_point() -> None:
+    # the projector U U^T onto span(v, 1)^perp moves each x_i by at least |<v_perp, x_i>| > 0, v_perp the unit
+    # component of v orthogonal to 1
+    from theorylab.attention.dyck.helpers import separating_basis
+
+    rng = np.random.default_rng(8)
+    n = 6
+    xs = rng.normal(size=(20, n))
+    v = rng.normal(size=n)
+    U = separating_basis(xs, v)
+    assert np.abs(U.T @ U - np.eye(n - 2)).max() <= 1e-12 and np.abs(U.T @ np.ones(n)).max() <= 1e-12
+    vp = v - v.mean()
+    vp /= np.linalg.norm(vp)
+    moved = np.linalg.norm(xs - xs @ U @ U.T, axis=1)
+    assert (moved >= np.abs(xs @ vp) - 1e-12).all() and moved.min() > 1e-3
+    rejects(lambda: separating_basis(xs, np.ones(n)), r"v must not be parallel to the all-ones vector")
+
+
+@pytest.mark.claim("dyck.lem39", tier="exact", control=True)
+def test_lemma39_control_point_orthogonal_to_v() -> None:
+    # the proof needs v^T x_i != 0: a point orthogonal to v and to 1 is left in place
+    from theorylab.attention.dyck.helpers import separating_basis
+
+    v = np.array([1.0, -1.0, 0.0, 0.0, 2.0])
+    x = np.array([1.0, 1.0, -1.0, -1.0, 0.0])  # orthogonal to v and to 1
+    U = separating_basis(x[None], v)
+    assert np.abs(U @ U.T @ x - x).max() <= 1e-12

@@ -81,3 +81,30 @@ def deepen(layers: list, m: int, positions) -> list:
             raise ValueError(f"insertion position {p} outside 0..{len(layers)}")
         out.insert(p, identity_layer(m))
     return out
+
+
+def selector_network(n: int, M, *, with_offset_unit: bool = True):
+    """Lemma 40's network on ``x in [0, M]^n``, ``y in [n]`` (1-based): ``sum_i relu(x_i + M(y - i)) -
+    relu(x_i + M(y - i - 1)) - M(y - 1)``; the term ``-M(y - 1) = M - M relu(y)`` needs one more hidden unit
+    (``with_offset_unit``), so the printed width 2n becomes 2n + 1. Returns ``f(x, y)`` (exact for Fractions)."""
+    if n < 1 or not M > 0:
+        raise ValueError(f"need n >= 1 and M > 0, got n={n}, M={M}")
+
+    def relu(v):
+        return v if v > 0 else 0 * v
+
+    def f(x, y):
+        s = sum(relu(x[i - 1] + M * (y - i)) - relu(x[i - 1] + M * (y - i - 1)) for i in range(1, n + 1))
+        return s + (M - M * relu(y) if with_offset_unit else 0)
+
+    return f
+
+
+def separating_basis(xs: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """Lemma 39's construction: an orthonormal basis ``U [n, n-2]`` of the orthogonal complement of span(v, 1); then
+    ``U U^T x_i != x_i`` for every nonzero ``x_i`` with ``v^T x_i != 0``."""
+    n = len(v)
+    Q, _ = np.linalg.qr(np.column_stack([np.ones(n), v, np.eye(n)]))
+    if np.linalg.matrix_rank(np.column_stack([np.ones(n), v])) < 2:
+        raise ValueError("v must not be parallel to the all-ones vector")
+    return Q[:, 2:n]
