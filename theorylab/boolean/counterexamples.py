@@ -64,7 +64,9 @@ def hierarchical_printed_classes() -> dict[str, np.ndarray]:
     }
 
 
-@register("distill.lem65", "the printed first-phase batch k^2 |zeta_{k-1}|^2 against Claim 8's k^2 |zeta_{k-1}|^-2")
+@register(
+    "distill.lem65", "the printed first-phase batch k^2 |zeta_{k-1}|^2 against Claim 8's k^2 |zeta_{k-1}|^-2"
+)
 def lemma65_printed_batch() -> dict[str, np.ndarray]:
     from theorylab.boolean.sample_complexity import first_phase_batch
 
