@@ -107,3 +107,30 @@ def _hier_check(a) -> tuple[bool, str]:
     counts = np.stack([h.membership(x, i, printed=True) for i in range(1, h.K + 1)], axis=1).sum(axis=1)
     ok = len(x) > 0 and bool((counts != 1).all())
     return ok, f"{len(x)} inputs (D = 3, k = 2, d = {x.shape[1]}): classes per input {counts.tolist()}"
+
+
+@register(
+    "distill.lem65", "the printed first-phase batch k^2 |zeta_{k-1}|^2 against Claim 8's k^2 |zeta_{k-1}|^-2"
+)
+def lemma65_printed_batch() -> dict[str, np.ndarray]:
+    from theorylab.boolean.sample_complexity import first_phase_batch
+
+    d = np.array([101, 1001, 10001])
+    return {
+        "d": d,
+        "k": np.array(4),
+        "printed": np.array([float(first_phase_batch(int(v), 4, printed=True)) for v in d]),
+        "needed": np.array([float(first_phase_batch(int(v), 4)) for v in d]),
+    }
+
+
+@verifier("distill.lem65")
+def _lem65_check(a) -> tuple[bool, str]:
+    """The printed batch is far below the one Claim 8 needs at every stored d (recomputed)."""
+    from theorylab.boolean.sample_complexity import first_phase_batch
+
+    d, k = np.asarray(a["d"]), int(a["k"])
+    printed = np.array([float(first_phase_batch(int(v), k, printed=True)) for v in d])
+    needed = np.array([float(first_phase_batch(int(v), k)) for v in d])
+    ok = len(d) > 0 and bool((printed < needed).all())
+    return ok, f"d = {d.tolist()}, k = {k}: printed {printed.tolist()} vs needed {needed.tolist()}"
