@@ -58,7 +58,7 @@ def main() -> None:
             bench_sampler("cfg3b-style", cfg, 500 * scale, 50 * scale),
             bench_sampler("paper-000", flat, 5000 * scale, 500 * scale),
         ],
-        "inside_paper_000": bench_inside(flat, 2 * scale),
+        "inside_paper_000": bench_inside(flat, 5 * scale),
     }
     print(json.dumps(results, indent=2))
     if args.out:
