@@ -1,4 +1,4 @@
-"""Claim checks of the NCE proofs of Liu §4.1 that the main NCE checks do not cover (Prop 8, Lemma 52)."""
+"""Claim checks of the NCE proofs of Liu §4.1 that the main NCE checks do not cover (Prop 8, Lemmas 52 and 60)."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from theorylab.estimation import nce
 from theorylab.estimation import nce_proofs_counterexamples as cx
 
 
@@ -106,3 +107,74 @@ def test_lem52_finite_families(k: int, d: int, frac: float, seed: int) -> None:
     assert delta2 <= 4 / lam
     bc = float(np.sum(np.sqrt(_finite_family(stats, t1) * _finite_family(stats, t1 + step * u))))
     assert bc >= 1 - lam * delta2 / 8 - 1e-9 and bc >= 0.5
+
+
+# ------------------------------------------------------------------------------------------ lem60
+def _lem60_instance(stats: np.ndarray, theta_star: np.ndarray, theta_q: np.ndarray) -> dict:
+    """kappa of H_* and of M = int min(p_*, q) T T^T, BC, and lambda_max/min of E_theta[T T^T] over the three
+    parameters the proof uses (theta_*, theta_q and their midpoint)."""
+    fam = nce.finite_family(stats)
+    ts, tq = fam.normalised(theta_star), fam.normalised(theta_q)
+    hess = nce.nce_hessian(fam, ts, ts, tq)
+    ps, pq = np.exp(fam.log_density(ts)), np.exp(fam.log_density(tq))
+    m = (fam.stats * np.minimum(ps, pq)[:, None]).T @ fam.stats
+    eigs = [
+        np.linalg.eigvalsh(fam.second_moment(t)) for t in (theta_star, theta_q, (theta_star + theta_q) / 2)
+    ]
+    return {
+        "kappa_H": float(np.linalg.cond(hess)),
+        "kappa_M": float(np.linalg.cond(m)),
+        "bc": float(np.sum(np.sqrt(ps * pq))),
+        "lam_max": max(float(e[-1]) for e in eigs),
+        "lam_min": min(float(e[0]) for e in eigs),
+        "hess": hess,
+        "m": m,
+    }
+
+
+def _lem60_printed(t: dict) -> float:
+    return t["lam_max"] / (2 * t["lam_min"]) / t["bc"]
+
+
+def _lem60_corrected(t: dict) -> float:
+    return 2 * (t["lam_max"] / t["lam_min"]) ** 2 / t["bc"]
+
+
+@pytest.mark.claim("nce.lem60", tier="exact")
+def test_lem60_corrected_bound_holds_where_the_printed_one_fails(measure) -> None:
+    stats = np.array([[0.0], [1.0], [2.5], [-1.0]])
+    for eps in (0.0, 0.05):
+        t = _lem60_instance(stats, np.array([0.3 + eps]), np.array([0.3]))
+        assert t["kappa_H"] <= 2 * t["kappa_M"] * (1 + 1e-12)  # H_* between M/4 and M/2
+        assert t["kappa_M"] <= _lem60_corrected(t)
+        assert t["kappa_H"] <= 2 * _lem60_corrected(t)
+        if eps == 0.0:  # P_* = Q: H_* = E[T T^T]/4 exactly, so kappa_* = lambda_max/lambda_min
+            assert abs(t["kappa_H"] / (t["lam_max"] / t["lam_min"]) - 1) < 1e-12
+            measure("kappa_star_over_printed_bound_at_P_eq_Q", t["kappa_H"] / _lem60_printed(t))
+
+
+@pytest.mark.claim("nce.lem60", tier="exact", control=True)
+def test_lem60_control_the_printed_bound_is_exceeded_near_p_equals_q() -> None:
+    stats = np.array([[0.0], [1.0], [2.5], [-1.0]])
+    for eps in (0.0, 0.05):
+        t = _lem60_instance(stats, np.array([0.3 + eps]), np.array([0.3]))
+        assert t["kappa_H"] > 1.8 * _lem60_printed(t)  # the printed bound fails by a factor ~2 (1.87 at 0.05)
+
+
+@given(k=st.integers(3, 10), d=st.integers(1, 3), scale=st.floats(0.1, 2.0), seed=st.integers(0, 2**32 - 1))
+@settings(deadline=None, max_examples=30)
+@pytest.mark.claim("nce.lem60", tier="property", no_trivial="scale >= 0.1: P_* differs from Q in every draw")
+def test_lem60_sandwich_and_corrected_bound_on_finite_families(
+    k: int, d: int, scale: float, seed: int
+) -> None:
+    rng = np.random.default_rng(seed)
+    stats = rng.normal(size=(k, d))
+    tq = rng.normal(size=d)
+    t = _lem60_instance(stats, tq + scale * rng.normal(size=d), tq)
+    # H_* = 1/2 int p_* q/(p_* + q) T T^T lies between M/4 and M/2 (PSD order)
+    lo = np.linalg.eigvalsh(t["hess"] - t["m"] / 4)[0]
+    hi = np.linalg.eigvalsh(t["m"] / 2 - t["hess"])[0]
+    tol = 1e-12 * np.abs(t["m"]).max()
+    assert lo >= -tol and hi >= -tol
+    assert t["kappa_M"] <= _lem60_corrected(t) * (1 + 1e-9)
+    assert t["kappa_H"] <= 2 * _lem60_corrected(t) * (1 + 1e-9)

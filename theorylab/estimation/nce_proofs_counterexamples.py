@@ -33,3 +33,19 @@ def prop8_excess(R: float, delta: float, n_directions: int = 64) -> dict[str, np
 @register("nce.prop8", "R = 4, delta = 0.01: the excess loss ranges over a factor 87 across directions")
 def prop8_r4() -> dict[str, np.ndarray]:
     return prop8_excess(4.0, 0.01)
+
+
+@register("nce.lem60", "P_* = Q: kappa_* = lambda_max/lambda_min, twice Lemma 60's printed bound")
+def lem60_p_equals_q() -> dict[str, np.ndarray]:
+    fam = nce.finite_family(np.array([[0.0], [1.0], [2.5], [-1.0]]))
+    theta = np.array([0.3])
+    tau = fam.normalised(theta)
+    hess = nce.nce_hessian(fam, tau, tau, tau)
+    second = fam.second_moment(theta)
+    lam = np.linalg.eigvalsh(second)
+    return {
+        "hessian": hess,
+        "second_moment": second,
+        "kappa_star": np.asarray(np.linalg.cond(hess)),
+        "printed_bound": np.asarray(lam[-1] / (2 * lam[0])),
+    }
