@@ -383,3 +383,32 @@ def test_tasks_a_b_c_on_the_reconstructed_grammar(flat, measure) -> None:
         items = span_task(small, t, length, max_items=3)
         assert len(items) == 3 and all(0 <= lab < 8 for _, lab in items)
     assert np.mean(s.lengths >= 32) < np.mean(s.lengths >= 16) < np.mean(s.lengths >= 8)
+
+
+# ------------------------------------------------------------------------------------------------ the domain
+@pytest.mark.claim("distill.pcfg", tier="exact")
+def test_definitions_reject_bad_input_and_handle_their_edges() -> None:
+    from theorylab.languages.pcfg import logsumexp
+    from theorylab.languages.pcfg_grammars import compile_grammar
+    from theorylab.testing import rejects
+
+    # log-space sums shift each row by its own maximum: a row far below another does not underflow
+    out = logsumexp(np.array([[0.0, 0.0], [-800.0, -800.0]]), axis=1)
+    assert np.allclose(out, [np.log(2), -800 + np.log(2)], rtol=0, atol=1e-12)
+    g = tiny_grammar(0)
+    rejects(lambda: g.evidence([0, 1], masked=[3]), r"masked positions must lie in \[0, 2\), got \[3\]")
+    rejects(
+        lambda: flat_grammar(np.random.default_rng(0), n_rules=True),
+        r"n_rules must be an int, got bool",
+        TypeError,
+    )
+    rejects(lambda: ngram_context(True, 3, 4), r"i must be an int, got bool", TypeError)
+    rejects(lambda: ngram_context(0, 2.5, 4), r"n must be an int, got float", TypeError)
+    rejects(lambda: ngram_context(0, 3, 4.0), r"h must be an int, got float", TypeError)
+    # a grammar of emissions only (no binary rule): one-token sentences
+    only = compile_grammar(1, 2, np.array([1.0]), [(0, (("T", 0),), 0.25), (0, (("T", 1),), 0.75)])
+    assert len(only.rules) == 0 and abs(np.exp(only.log_prob(np.array([1]))) - 0.75) < 1e-15
+    # span tasks at L = 1 are defined; in paper 000's grammar only (unlabelled) preterminals span one token
+    small = flat_grammar(np.random.default_rng(0), n_nonterminals=5, n_vocab=10, max_level=3)
+    sents = small.sample(np.random.default_rng(1), 20)
+    assert span_task(small, sents, 1) == []
