@@ -119,13 +119,17 @@ def test_sampled_trees_are_parses_with_the_sampled_probability(seed: int, length
     trivial(len(parses) <= 1)
     z = sum(p for p, _ in parses)
     assert abs(np.exp(g.log_partition(ev)) - z) <= TOL * z
-    # the sampler's trees are parses of their sentences under the grammar
+    # both samplers' trees are parses of their sentences under the grammar
     s = g.sample(rng, 20)
     for k in range(20):
         tokens = s.sentence(k)
         if len(tokens) <= 4:
             trees = {t for _, t in enumerate_parses(g, g.evidence(tokens))}
             assert frozenset(s.constituents(k)) in trees
+        rec_tokens, rec_spans = g.sample_recursive(rng)
+        if len(rec_tokens) <= 4:
+            trees = {t for _, t in enumerate_parses(g, g.evidence(np.array(rec_tokens)))}
+            assert frozenset(rec_spans) in trees
 
 
 # ------------------------------------------------------------------------------------------------ distill.masked
