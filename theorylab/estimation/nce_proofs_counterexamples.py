@@ -6,8 +6,14 @@ import math
 
 import numpy as np
 
-from theorylab.counterexamples import register
+from theorylab.counterexamples import register, verifier
 from theorylab.estimation import nce
+
+CONVENTIONS = (
+    "prop8: Gaussian mean family of nce.gauss_setup(R), tau = [theta, alpha], p_* = N(R, 1), q = N(0, 1); "
+    "directions are unit rows u, excess = L(tau_* + delta u) - L(tau_*). lem60: a finite family on the stored "
+    "points, P_* = Q at theta = 0.3, kappa = cond(H_*) in the 2-norm"
+)
 
 
 def prop8_excess(R: float, delta: float, n_directions: int = 64) -> dict[str, np.ndarray]:
@@ -49,3 +55,26 @@ def lem60_p_equals_q() -> dict[str, np.ndarray]:
         "kappa_star": np.asarray(np.linalg.cond(hess)),
         "printed_bound": np.asarray(lam[-1] / (2 * lam[0])),
     }
+
+
+@verifier("nce.prop8")
+def _prop8_check(a) -> tuple[bool, str]:
+    """The excess loss, recomputed along the stored directions, is not one number: Prop 8's equality fails."""
+    R, delta = float(a["R"]), float(a["delta"])
+    fam, ts, tq = nce.gauss_setup(R)
+    base = nce.nce_loss(fam, ts, ts, tq)
+    excess = np.array([nce.nce_loss(fam, ts + delta * u, ts, tq) - base for u in np.asarray(a["directions"])])
+    spread = float(excess.max() / excess.min()) if (excess > 0).all() else math.inf
+    return (
+        spread > 2,
+        f"R = {R:g}, delta = {delta:g}: excess ranges over a factor {spread:.3g} across directions",
+    )
+
+
+@verifier("nce.lem60")
+def _lem60_check(a) -> tuple[bool, str]:
+    """kappa_* recomputed from the stored Hessian exceeds the printed bound recomputed from the second moment."""
+    kappa = float(np.linalg.cond(np.asarray(a["hessian"])))
+    lam = np.linalg.eigvalsh(np.asarray(a["second_moment"]))
+    printed = float(lam[-1] / (2 * lam[0]))
+    return kappa > printed, f"kappa_* = {kappa:.4g} vs printed bound {printed:.4g}"
