@@ -191,10 +191,15 @@ def _enumerate(aut, max_size: int) -> TransformationSemigroup:
         index.insert(codes[order], order)
     while len(frontier):
         m = len(frontier)
-        prods = d[:, frontier]  # [s, f]: g_s o f
+        prods = np.take(d, frontier, axis=1)  # [s, f]: g_s o f
         codes = (prods @ radix).T.reshape(-1)  # position f*k + s
-        order = np.argsort(codes, kind="stable")  # equal codes: first occurrence first
-        srt = codes[order]
+        mk = len(codes)
+        if not hashed and n**n < (1 << 62) // mk:  # one plain sort of (code, position) pairs
+            keys = np.sort(codes * mk + np.arange(mk))
+            order, srt = keys % mk, keys // mk
+        else:
+            order = np.argsort(codes, kind="stable")  # equal codes: first occurrence first
+            srt = codes[order]
         starts = np.ones(len(srt), dtype=bool)
         starts[1:] = srt[1:] != srt[:-1]
         uniq, first = srt[starts], order[starts]
