@@ -9,17 +9,16 @@ from __future__ import annotations
 
 import argparse
 import json
-import time
 
 import numpy as np
+from timing import timed
 
 from theorylab.languages.pcfg_grammars import cfg3_style, flat_grammar
 
 
 def _timed(fn):
-    start = time.perf_counter()
-    out = fn()
-    return out, time.perf_counter() - start
+    seconds, out = timed(fn)
+    return out, seconds
 
 
 def bench_sampler(name: str, grammar, n_vec: int, n_rec: int) -> dict:
