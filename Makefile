@@ -38,8 +38,8 @@ test: venv lint
 	$(BIN)/pytest checks/ tests/ -n auto --durations=15 --claims-json artifacts/claims.json --artifacts-dir artifacts $(PYTEST_ARGS)
 	$(BIN)/python scripts/quoted_numbers.py check artifacts/claims.json
 
-# numbers quoted in the docs ({{ run(...) }}) from a run of the checks: docs/measured.json. The same paths as
-# `make test`: a check's seed derives from its node id, which depends on the paths pytest is given
+# numbers quoted in the docs ({{ run(...) }}) from a run of the checks: docs/measured.json. Seeds do not depend on
+# the command; the same command as `make test` keeps the trained checks' environment (threads per xdist worker)
 quoted: venv
 	$(BIN)/pytest checks/ tests/ -n auto -q --claims-json artifacts/claims.json --artifacts-dir artifacts $(PYTEST_ARGS)
 	$(BIN)/python scripts/quoted_numbers.py update artifacts/claims.json
