@@ -2,6 +2,7 @@
 per-check hypothesis settings, and invisibility to projects that do not use it (via pytester)."""
 
 import json
+import re
 from pathlib import Path
 
 import numpy  # noqa: F401  (imported before pytester runs, which must not re-import it)
@@ -456,10 +457,8 @@ def test_seed_depends_on_claim_function_and_parameters_only(pytester: pytest.Pyt
         (pytester.path / folder / "test_s.py").write_text(body)
     seen = []
     for args in (["a"], ["b/deeper/test_s.py"], ["--rootdir", "b", "b"]):
-        out = pytester.runpytest(
-            *args, "-p", "theorylab.pytest_plugin", "-s", "-p", "no:randomly"
-        ).stdout.lines
-        seen.append(sorted(line for line in out if line.startswith("SEED")))
+        out = pytester.runpytest(*args, "-p", "theorylab.pytest_plugin", "-s", "-p", "no:randomly")
+        seen.append(sorted(re.findall(r"SEED \d \d+", out.stdout.str())))
     assert len(seen[0]) == 2 and seen[0][0] != seen[0][1]  # parametrisations get different seeds
     assert seen[0] == seen[1] == seen[2]
     from theorylab.pytest_options import DEFAULT_SEED
