@@ -13,8 +13,10 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-#: seeded checks whose numbers the docs quote (a flipped share, a minimum ratio over random instances)
-SUBSET = ["--claim", "anchor.thm2,anchor.lem1", "--tier", "exact,property", "-p", "no:randomly", "-q"]
+#: seeded exact checks whose number the docs quote (the share of contexts a shifted head flips, over random
+#: instances drawn from the check's rng; it read 0.325 under one command and 0.225 under another before seeds
+#: stopped depending on the node id), cheap enough to run four times
+SUBSET = ["--claim", "anchor.thm2", "--tier", "exact", "-p", "no:randomly", "-q"]
 
 
 def _env(extra: Path | None = None) -> dict:
@@ -64,8 +66,7 @@ def test_four_invocations_record_the_same_numbers(tmp_path: Path, installed: Pat
         _run([*args, *SUBSET, "-p", "no:cacheprovider", "--claims-json", str(path)], cwd, env)
         numbers[name] = _numbers(path)
     reference = numbers["make checks"]
-    assert set(reference) == {"anchor.thm2", "anchor.lem1"}
-    assert {"flipped fraction at KL = 0", "min TV/rhs"} <= {m for v in reference.values() for m in v}
+    assert set(reference) == {"anchor.thm2"} and "flipped fraction at KL = 0" in reference["anchor.thm2"]
     for name, got in numbers.items():
         assert got == reference, f"{name} recorded other numbers than `pytest checks/`"
     assert not (elsewhere / ".hypothesis").exists()  # theorylab check keeps hypothesis's files elsewhere

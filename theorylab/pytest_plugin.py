@@ -8,9 +8,14 @@ do so) or with ``-p theorylab.pytest_plugin``.
 Checks are tagged ``@pytest.mark.claim("hmm.thm7", tier="exact")``; a negative control adds ``control=True``.
 Options, all namespaced: ``--theorylab-tier exact,property``, ``--theorylab-claim 'hmm.*'``,
 ``--theorylab-device cpu|cuda``, ``--theorylab-scale small|full``, ``--theorylab-claims-json PATH``,
-``--theorylab-seed N``, ``--theorylab-artifacts-dir DIR``. theorylab's own checks also accept the short spellings
-``--tier``, ``--claim``, ``--device``, ``--scale``, ``--claims-json``, ``--artifacts-dir`` (see
-:func:`add_short_options`). Hypothesis settings are applied per claim check (profile ``theorylab``: 25
+``--theorylab-seed N``, ``--theorylab-artifacts-dir DIR``, ``--theorylab-claims-path PATHS`` (the project's own
+registry; also the ini key ``theorylab_claims`` or ``$THEORYLAB_CLAIMS_PATH``). theorylab's own checks also accept
+the short spellings ``--tier``, ``--claim``, ``--device``, ``--scale``, ``--claims-json``, ``--artifacts-dir`` (see
+:func:`add_short_options`). The tier and claim filters select among claim checks only (unmarked tests run as
+usual); a test file all of whose checks fail the filters is skipped before it is imported. A check's seed derives
+from the base seed, its claim ids, function name and parametrisation id (:func:`seed_key`), never from paths.
+Trained checks record their training environment next to their numbers and, on an interactive terminal without
+``-q``, show the harness's progress. Hypothesis settings are applied per claim check (profile ``theorylab``: 25
 derandomized examples; ``--hypothesis-profile theorylab-thorough``: 20 times as many, random), never globally.
 At the end of a run that executed claim checks, one table is printed: claim id, registry status, tiers run,
 passed / failed / skipped, controls, time, then a one-line count of the measured numbers (``-v`` lists them, ``-q``
@@ -309,14 +314,16 @@ def _static_checks(path: Path) -> list[list[tuple[str, str, bool]]] | None:
     imported."""
     import ast
 
-    from theorylab.claims.checks import scan_file
+    from theorylab.claims.checks import parse_file, scan_file
 
     try:
-        tree = ast.parse(path.read_text(encoding="utf-8"))
-        refs = scan_file(path)
+        tree = parse_file(path)
+        refs = scan_file(path, tree)
     except (OSError, SyntaxError, UnicodeDecodeError, ValueError):
         return None
-    if any(isinstance(n, ast.Assign) and "pytestmark" in ast.dump(n) for n in tree.body):
+    targets = [t for n in tree.body if isinstance(n, ast.Assign) for t in n.targets]
+    targets += [n.target for n in tree.body if isinstance(n, ast.AnnAssign)]
+    if any(isinstance(t, ast.Name) and t.id == "pytestmark" for t in targets):  # module-wide marks
         return None
     names = [n.name for n in tree.body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)]
     names = [n for n in names if n.startswith("test")]
