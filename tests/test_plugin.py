@@ -465,3 +465,35 @@ def test_seed_depends_on_claim_function_and_parameters_only(pytester: pytest.Pyt
     from theorylab.pytest_plugin import derive_seed
 
     assert seen[0][0] == f"SEED 1 {derive_seed(DEFAULT_SEED, 'demo.thm1|test_s|1')}"
+
+
+def test_trained_progress_is_quiet_in_logs_and_erased_on_a_terminal(demo: pytest.Pytester) -> None:
+    """In a log (no terminal) a trained check gets no progress display; on a terminal the progress is appended to
+    the current line and erased again, leaving pytest's own line bookkeeping alone."""
+    import io
+    from types import SimpleNamespace
+
+    from theorylab.pytest_plugin import _TerminalProgress
+
+    (demo.path / "checks" / "test_t.py").write_text(
+        "import pytest\nfrom theorylab import testing\n\n"
+        '@pytest.mark.claim("demo.thm1", tier="exact")\ndef test_t():\n'
+        '    print("SINK", testing.progress_sink())\n'
+    )
+    demo.runpytest("checks/test_t.py", "-s").stdout.fnmatch_lines(["*SINK None*"])
+
+    class Writer:
+        fullwidth, width_of_current_line, _file = 80, 20, io.StringIO()
+
+    config = SimpleNamespace(pluginmanager=SimpleNamespace(getplugin=lambda name: None))
+    writer = Writer()
+    sink = _TerminalProgress(config, writer)
+    sink("parity seeds 0..2", 120, 600)
+    shown = writer._file.getvalue()
+    assert shown.startswith(" [parity seeds 0..2: step 120/600, ") and shown.endswith(" s]")
+    sink.close()
+    n = len(shown)
+    assert writer._file.getvalue() == shown + "\b" * n + " " * n + "\b" * n
+    writer.width_of_current_line = 79  # no room left on the line: nothing is shown
+    sink("parity seeds 0..2", 130, 600)
+    assert sink.shown == ""
