@@ -422,6 +422,9 @@ def test_claims_path_from_ini_or_option(scratch: pytest.Pytester, tmp_path: Path
     )
     paths = f"{scratch.path / 'claims'}{__import__('os').pathsep}{other}"
     scratch.runpytest("--theorylab-claims-path", paths).assert_outcomes(passed=5)
+    result = scratch.runpytest("--theorylab-claims-path", "nowhere")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*--theorylab-claims-path names '*nowhere', which does not exist*"])
 
 
 def test_mistyped_claim_names_the_option_given(scratch: pytest.Pytester) -> None:

@@ -72,8 +72,11 @@ def test_four_invocations_record_the_same_numbers(tmp_path: Path, installed: Pat
     assert not (elsewhere / ".hypothesis").exists()  # theorylab check keeps hypothesis's files elsewhere
 
 
-def test_check_help_is_theorylabs_usage() -> None:
-    run = _run([sys.executable, "-m", "theorylab", "check", "--help"], ROOT, _env())
-    assert run.stdout.startswith("usage: theorylab check")
-    assert "--tier" in run.stdout and "-q" in run.stdout and "pytest --help" in run.stdout
-    assert "pytest [options]" not in run.stdout
+def test_check_help_is_theorylabs_usage(capsys) -> None:
+    from theorylab.cli import main
+
+    assert main(["check", "--help"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("usage: theorylab check")
+    assert "--tier" in out and "-q" in out and "pytest --help" in out
+    assert "pytest [options]" not in out

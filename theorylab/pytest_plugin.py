@@ -128,6 +128,12 @@ def _use_claims_path(config: pytest.Config) -> None:
     path = _claims_path(config)
     if path is None:
         return
+    source = (
+        "--theorylab-claims-path" if config.getoption("theorylab_claims_path") else "ini key theorylab_claims"
+    )
+    missing = [p for p in path.split(os.pathsep) if not Path(p).exists()]
+    if missing:
+        raise pytest.UsageError(f"theorylab: {source} names {missing[0]!r}, which does not exist")
     config._theorylab_saved_env = os.environ.get(_CLAIMS_ENV)  # type: ignore[attr-defined]
     os.environ[_CLAIMS_ENV] = path
 
