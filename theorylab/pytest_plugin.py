@@ -314,7 +314,16 @@ def _check_patterns(config: pytest.Config, patterns: list[str], items: list[pyte
         )
 
 
-def _static_checks(path: Path) -> list[list[tuple[str, str, bool]]] | None:
+def _named_like(name: str, patterns: list[str]) -> bool:
+    """pytest's ``python_functions`` / ``python_classes`` matching: a prefix, or a glob."""
+    return any(
+        name.startswith(p) or (any(c in p for c in "*?[") and fnmatch.fnmatch(name, p)) for p in patterns
+    )
+
+
+def _static_checks(
+    path: Path, functions: tuple[str, ...] = ("test",), classes: tuple[str, ...] = ("Test",)
+) -> list[list[tuple[str, str, bool]]] | None:
     """The claim marks of every test function of a test file, read without importing it; ``None`` when some test
     has no claim marker that can be read statically (or the file cannot be parsed), so the file must be
     imported."""
@@ -331,12 +340,15 @@ def _static_checks(path: Path) -> list[list[tuple[str, str, bool]]] | None:
     targets += [n.target for n in tree.body if isinstance(n, ast.AnnAssign)]
     if any(isinstance(t, ast.Name) and t.id == "pytestmark" for t in targets):  # module-wide marks
         return None
+    functions, classes = list(functions), list(classes)
     names = [n.name for n in tree.body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)]
-    names = [n for n in names if n.startswith("test")]
+    names = [n for n in names if _named_like(n, functions)]
     for node in tree.body:
-        if isinstance(node, ast.ClassDef) and node.name.startswith("Test"):
-            names += [f"{node.name}.{f.name}" for f in node.body if isinstance(f, ast.FunctionDef)]
-            names = [n for n in names if n.split(".")[-1].startswith("test")]
+        if isinstance(node, ast.ClassDef) and _named_like(node.name, classes):
+            methods = [f.name for f in node.body if isinstance(f, ast.FunctionDef | ast.AsyncFunctionDef)]
+            if node.bases or any(not m.startswith("test") for m in methods if _named_like(m, functions)):
+                return None  # inherited tests, or a test method that the static index does not read
+            names += [f"{node.name}.{m}" for m in methods if _named_like(m, functions)]
     marks: dict[str, list] = {}
     for ref in refs:
         marks.setdefault(ref.name, []).append((ref.claim, ref.tier, ref.control))
@@ -354,7 +366,9 @@ def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool 
         return None
     if not any(fnmatch.fnmatch(collection_path.name, glob) for glob in config.getini("python_files")):
         return None
-    checks = _static_checks(collection_path)
+    checks = _static_checks(
+        collection_path, tuple(config.getini("python_functions")), tuple(config.getini("python_classes"))
+    )
     if checks and not any(_selected(marks, tiers, patterns) for marks in checks):
         return True
     return None
