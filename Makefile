@@ -4,6 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 # The CPU build of torch; a GPU user installs the torch they need first and the pin is skipped.
 TORCH ?= torch==2.13.0
+# extra pytest options, e.g. PYTEST_ARGS=-q (no measured-numbers line) or -v (every measured number listed)
 PYTEST_ARGS ?=
 
 .PHONY: venv checks exact test lint docs docs-render report mutation quoted clean
