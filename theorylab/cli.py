@@ -331,19 +331,58 @@ def _generator_params(pairs: list[str] | None) -> dict[str, object]:
     return params
 
 
+CHECK_USAGE = """usage: theorylab check [OPTIONS] [PYTEST OPTIONS]
+
+Run theorylab's claim checks (the installed checks; `checks/` in a clone) with pytest and print the claim table.
+
+options:
+  --tier TIERS          comma-separated tiers: exact,property,trained (default: all)
+  --claim PATTERNS      comma-separated claim id patterns or families, e.g. 'hmm.*' (default: all)
+  --scale small|full    size of the trained tier (default: small)
+  --device cpu|cuda     device of the trained tier (default: cpu)
+  --claims-json PATH    write per-claim results (and measured numbers) as JSON
+  --artifacts-dir DIR   where checks save figures (default: a temporary folder)
+  --theorylab-seed N    base seed of the checks (default: $THEORYLAB_SEED or 20240601); a check's seed derives
+                        from it, its claim id, function name and parameters, the same from every command
+  -q                    quieter: no measured-numbers section, no progress of trained checks
+  -n N                  N processes (needs pytest-xdist)
+  -h, --help            show this message and exit
+
+Every other option goes to pytest (see `pytest --help`). Example: theorylab check --tier exact --claim 'hmm.*'
+"""
+
+
 def _check(pytest_args: list[str]) -> int:
     """Run theorylab's claim checks (the installed ``theorylab_checks``, i.e. ``checks/`` in a clone) with pytest;
-    extra arguments go to pytest (``--tier exact``, ``--claim 'hmm.*'``, ``-n 2``, ...)."""
+    extra arguments go to pytest (``--tier exact``, ``--claim 'hmm.*'``, ``-n 2``, ...). Hypothesis keeps its
+    files in a temporary folder, not in the working directory."""
+    if any(a in ("-h", "--help") for a in pytest_args):
+        print(CHECK_USAGE, end="")
+        return 0
     from theorylab.claims.checks import installed_checks_dir
 
     folder = installed_checks_dir()
     if folder is None or not folder.is_dir():
         raise CLIError("theorylab's claim checks are not installed (package theorylab_checks)")
+    import os
+    import tempfile
+
     import pytest
 
     ini = folder / "pytest.ini"
     args = ["-c", str(ini), "--rootdir", str(folder)] if ini.is_file() else []
-    return int(pytest.main([str(folder), *args, *pytest_args]))
+    if os.environ.get("HYPOTHESIS_STORAGE_DIRECTORY"):
+        return int(pytest.main([str(folder), *args, *pytest_args]))
+    with tempfile.TemporaryDirectory(prefix="theorylab-hypothesis-") as storage:
+        from hypothesis.configuration import set_hypothesis_home_dir
+
+        os.environ["HYPOTHESIS_STORAGE_DIRECTORY"] = storage  # xdist workers read it
+        set_hypothesis_home_dir(storage)
+        try:
+            return int(pytest.main([str(folder), *args, *pytest_args]))
+        finally:
+            set_hypothesis_home_dir(None)
+            del os.environ["HYPOTHESIS_STORAGE_DIRECTORY"]
 
 
 def _version() -> str:

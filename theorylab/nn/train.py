@@ -38,6 +38,7 @@ with needs("trained"):
     from torch.func import functional_call, vmap
 
 from theorylab.nn.tasks import Batch, Task, check_batch, check_task, sample_fixed_dataset
+from theorylab.testing import note_training, progress_sink
 
 OPTIMIZERS = ("adamw", "sgd")
 SCHEDULES = ("constant", "cosine", "warmup_cosine", "linear", "warmup_linear")
@@ -300,15 +301,20 @@ class _Progress:
     def __init__(self, label: str, total: int, enabled: bool | None):
         self.label, self.total = label, total
         self.enabled = sys.stderr.isatty() if enabled is None else enabled
+        self.sink = progress_sink()  # a trained claim check's progress display (see theorylab.testing)
         self.start = self.last = time.perf_counter()
         self.shown = False
 
     def due(self) -> bool:
         now = time.perf_counter()
-        return self.enabled and now - self.start > 3.0 and now - self.last > 0.5
+        return (self.enabled or self.sink is not None) and now - self.start > 3.0 and now - self.last > 0.5
 
     def update(self, step: int, loss: float, acc: float) -> None:
         self.last = time.perf_counter()
+        if self.sink is not None:
+            self.sink(self.label, step, self.total)
+        if not self.enabled:
+            return
         rate = step / max(self.last - self.start, 1e-9)
         eta = (self.total - step) / max(rate, 1e-9)
         msg = f"\r[{self.label}] step {step}/{self.total} loss {loss:.4f} acc {acc:.4f} {rate:.1f} it/s eta {eta:.0f}s"
@@ -678,6 +684,7 @@ def train(
     k_guess = (max_stack or auto_stack_size(model_config, budget, len(seeds), dev)) if vectorize else 1
     step_tokens = k_guess * budget.batch_size * T
     n_threads = threads or cpu_threads(fpt * step_tokens)
+    note_training(n_threads, k_guess, len(seeds), str(dev))  # the environment of a trained check's numbers
     rng_devices = [dev.index or 0] if dev.type == "cuda" else []
     with torch.random.fork_rng(devices=rng_devices), _training_environment(str(dev), n_threads):
         eval_sets = _eval_sets(task, budget, T, dict(eval_tasks or {}))
