@@ -16,6 +16,7 @@ import theorylab.generation as g
 from theorylab.counterexamples import generate
 from theorylab.generation.exact import backtracking_law, tokenwise_law
 from theorylab.languages.dyck import DyckCompletion
+from theorylab.nn.threads import with_threads
 from theorylab.strategies.generation import instances
 from theorylab.testing import rejects, trivial
 
@@ -547,14 +548,13 @@ def _dyck_lm(scale, device):
     return task.completion, result.models[0].cpu(), cfg
 
 
+@with_threads(1)  # small steps: one thread, the caller's count given back afterwards
 def _completion_errors(comp, model, spec, verifier_for):
     """Paired prompts (OOD: p = 0.8 prefixes of length D-5..D-1) and common random numbers per prompt: plain
     sampling (Q = 0) and Algorithm 1 see the same uniforms until the first backtrack."""
-    import torch
 
     from theorylab.generation.lm import ModelOracle
 
-    torch.set_num_threads(1)
     rng = np.random.default_rng(2024)
     n, D = spec["prompts"], comp.D
     lengths = rng.integers(D - 5, D, size=n)
