@@ -600,13 +600,13 @@ def test_scratchpad_without_recency_control(scale, device, measure):
 
 def _attention(models, words: np.ndarray) -> list[list[np.ndarray]]:
     """Per model, the attention weights of each layer ``[B, H, T, T]`` on ``words``."""
-    import torch
+    from theorylab.nn import chunked_forward
 
     out = []
-    for m in models:
-        m.eval()
-        with torch.no_grad():
-            _, attn = m(torch.from_numpy(words), return_attention=True)
+    for m in (
+        models
+    ):  # wherever the model is, the weights are computed where its parameters are and come back here
+        _, attn = chunked_forward(m, words, chunk=256, return_attention=True)
         out.append([a.numpy() for a in attn])
     return out
 

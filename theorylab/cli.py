@@ -7,6 +7,8 @@ theorylab report CLAIMS_JSON [--out report.md|report.html]
 theorylab counterexample [ID] [--out FILE.npz]
 theorylab verify FILE.npz
 theorylab search [ID] [--out FILE.npz] [--seed N] [--max-examples N] [--seconds S]
+theorylab trained [--scale full] [--device cuda] [--budget S] [--resume] [--dry-run] [--rehearse]
+theorylab runs [--store PATH] [--export FILE]
 
 Errors are one line on stderr (``theorylab: error: ...``) with exit status 2 for bad input (unknown claim, missing
 file, bad option) and 1 for a failed run.
@@ -225,6 +227,9 @@ def build_parser() -> argparse.ArgumentParser:
     from theorylab.instruments.cli import add_subcommands
 
     add_subcommands(sub)
+    from theorylab.trained.cli import add_subcommands as add_trained
+
+    add_trained(sub)  # trained, runs
     return parser
 
 

@@ -512,12 +512,19 @@ class _Batches:
         self.device, self.prefetch, self.states = device, prefetch, states
         self.step = 0
         self._pool = ThreadPoolExecutor(max_workers=1) if prefetch else None
+        # with prefetching, the seeds' samplers also run in parallel threads (each seed keeps its own generator,
+        # so every stream is the one a serial loop draws; numpy releases the GIL in its array kernels)
+        workers = min(len(rngs), os.cpu_count() or 1) if prefetch else 1
+        self._seed_pool = ThreadPoolExecutor(max_workers=workers) if workers > 1 else None
         self._next = None
 
     def _sample(self, validate: bool):
         task, B, T = self.task, self.budget.batch_size, self.budget.seq_len
         if self.datasets is None:
-            batches = [task.sample_batch(r, B, T) for r in self.rngs]
+            if self._seed_pool is not None:
+                batches = list(self._seed_pool.map(lambda r: task.sample_batch(r, B, T), self.rngs))
+            else:
+                batches = [task.sample_batch(r, B, T) for r in self.rngs]
             if validate:
                 batches = [check_batch(b, task, B, T) for b in batches]
         else:
@@ -553,8 +560,9 @@ class _Batches:
         return tuple(t.to(self.device, non_blocking=pinned) for t in host), states
 
     def close(self) -> None:
-        if self._pool is not None:
-            self._pool.shutdown(wait=True)
+        for pool in (self._pool, self._seed_pool):
+            if pool is not None:
+                pool.shutdown(wait=True)
 
 
 def _checkpoint_file(checkpoint_dir: str | Path, seeds: Sequence[int]) -> Path:

@@ -109,7 +109,10 @@ def _jennrich_once(W: np.ndarray, R: int, rng: np.random.Generator):
 
 
 def _als(W: np.ndarray, R: int, init, n_iter: int, tol: float, seed: int):
-    import tensorly as tl
+    try:
+        import tensorly as tl
+    except ImportError:  # a host without tensorly (e.g. a bare GPU machine): the same ALS updates in numpy
+        return _als_numpy(W, R, init, n_iter, tol, seed)
     from tensorly.cp_tensor import CPTensor
     from tensorly.decomposition import parafac
 
