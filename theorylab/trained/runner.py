@@ -95,24 +95,51 @@ def _tiny(training: Training) -> tuple[object, int]:
     return small, min(training.n_seeds, 2)
 
 
-def rehearse(only=None, device: str = "cuda", out=print) -> list[dict]:
-    """Every distinct full-size configuration trained for 2 steps on the CPU with the CUDA fast paths forced on
-    (fused attention, fused optimiser, multi-tensor clipping, prefetching feed), plus the meta-device memory
-    estimate at the real batch against ``device``'s memory. A row fails when training raises, a loss is not
-    finite, or the memory estimate exceeds the device."""
+def _train_tiny(t: Training, budget, n: int) -> dict:
+    """Train ``t`` with the tiny ``budget`` on ``n`` seeds on the CPU, the CUDA code paths forced on."""
     import warnings
 
     import numpy as np
 
     from theorylab.nn.models import attention_backend
     from theorylab.nn.train import train
+
+    try:
+        with warnings.catch_warnings(), attention_backend("sdpa"):
+            warnings.filterwarnings(
+                "ignore", message=".*batching rule.*"
+            )  # vmap's CPU loop over SDPA: expected
+            res = train(
+                t.task, t.config, budget, seeds=tuple(range(n)), device="cpu", progress=False, fast=True
+            )
+    except Exception as exc:  # noqa: BLE001 - reported, the rehearsal goes on
+        return {"ok": False, "error": f"{type(exc).__name__}: {exc}"}
+    losses = np.asarray(res.final["train_loss"], dtype=float)
+    return {"ok": bool(np.isfinite(losses).all()), "loss": losses.round(4).tolist()}
+
+
+def _code_path(t: Training, budget) -> tuple:
+    """What decides the code a rehearsal exercises: the task's class, the architecture (vocabulary sizes and
+    regularisation strengths aside) and the budget's switches. Trainings with equal paths are rehearsed once."""
+    cfg = t.config
+    inner = getattr(cfg, "config", cfg)
+    if dataclasses.is_dataclass(inner):
+        inner = dataclasses.replace(inner, **{k: 1 for k in ("vocab_size", "n_outputs") if hasattr(inner, k)})
+    switches = dataclasses.replace(
+        budget, lr=1.0, weight_decay=float(budget.weight_decay > 0), warmup=int(budget.warmup > 0)
+    )
+    return type(t.task).__name__, type(cfg).__name__, repr(inner), switches
+
+
+def rehearse(only=None, device: str = "cuda", out=print) -> list[dict]:
+    """Every distinct full-size configuration trained for 2 steps on the CPU with the CUDA fast paths forced on
+    (fused attention, fused optimiser, multi-tensor clipping, prefetching feed), plus the meta-device memory
+    estimate at the real batch against ``device``'s memory. A row fails when training raises, a loss is not
+    finite, or the memory estimate exceeds the device."""
     from theorylab.trained.cost import memory_estimate
 
-    warnings.filterwarnings(
-        "ignore", message=".*batching rule.*scaled_dot_product"
-    )  # vmap's CPU loop: expected
     prof = profile_for(device)
-    rows, seen = [], set()
+    rows, seen = [], {}
     for check in _ordered(only):
         try:
             trainings = trainings_of(check)
@@ -122,21 +149,14 @@ def rehearse(only=None, device: str = "cuda", out=print) -> list[dict]:
             continue
         for t in trainings:
             budget, n = _tiny(t)
-            key = (type(t.task).__name__, repr(t.config), budget)
-            if key in seen:
-                continue
-            seen.add(key)
+            key = _code_path(t, budget)
             row = {"check": check.name, "training": t.label}
             t0 = time.perf_counter()
-            try:
-                with attention_backend("sdpa"):
-                    res = train(t.task, t.config, budget, seeds=tuple(range(n)), device="cpu", progress=False,
-                                fast=True)  # fmt: skip
-                losses = np.asarray(res.final["train_loss"], dtype=float)
-                row["ok"] = bool(np.isfinite(losses).all())
-                row["loss"] = losses.round(4).tolist()
-            except Exception as exc:  # noqa: BLE001 - reported, the rehearsal goes on
-                row["ok"], row["error"] = False, f"{type(exc).__name__}: {exc}"
+            if key in seen:  # same code path as a training rehearsed already: only its memory is estimated
+                row["ok"], row["same_as"] = True, seen[key]
+            else:
+                seen[key] = f"{check.name}: {t.label}"
+                row.update(_train_tiny(t, budget, n))
             mem = memory_estimate(t)
             row["memory_gb"] = mem / 1e9
             if mem > prof.memory_bytes:
@@ -144,8 +164,14 @@ def rehearse(only=None, device: str = "cuda", out=print) -> list[dict]:
             row["seconds"] = time.perf_counter() - t0
             rows.append(row)
             status = "ok  " if row["ok"] else "FAIL"
-            out(f"{status} {check.name:24s} {t.label:36s} {row['seconds']:6.1f}s mem {row['memory_gb']:6.2f} GB"
-                + (f"  {row['error']}" if "error" in row else ""))  # fmt: skip
+            note = (
+                f"  {row['error']}"
+                if "error" in row
+                else (f"  (as {row['same_as']})" if "same_as" in row else "")
+            )
+            out(
+                f"{status} {check.name:24s} {t.label:36s} {row['seconds']:6.1f}s mem {row['memory_gb']:6.2f} GB{note}"
+            )
     return rows
 
 
