@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 import importlib.util
 import sys
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cache
@@ -57,7 +58,11 @@ def check_module(name: str):
             spec = importlib.util.spec_from_file_location(mod_name, path)
             module = importlib.util.module_from_spec(spec)
             sys.modules[mod_name] = module
-            spec.loader.exec_module(module)
+            with (
+                warnings.catch_warnings()
+            ):  # outside theorylab's pytest plugin the claim marks are unregistered
+                warnings.filterwarnings("ignore", message="Unknown pytest.mark")
+                spec.loader.exec_module(module)
             return module
     raise FileNotFoundError(f"check module {name}.py not found in the checks folders")
 

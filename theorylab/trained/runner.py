@@ -78,13 +78,19 @@ def format_plan(rows: list[dict], device: str, code: str) -> str:
 # ------------------------------------------------------------------------------------------------ rehearsal
 
 
+REHEARSAL_T = 128  # tokens per rehearsal sequence: 19M-parameter steps at T = 512 cost ~35 CPU-seconds each
+
+
 def _tiny(training: Training) -> tuple[object, int]:
-    """The training at full model size for 2 steps with a batch of 1 (2 seeds at most, one evaluation batch)."""
+    """The training at full model size for 2 steps with a tiny batch: 1 sequence of at most ``REHEARSAL_T`` tokens
+    per seed, 2 seeds at most, one evaluation batch. (The full length is checked against the positions the model
+    has, in :func:`_static_problems`, and enters the memory estimate.)"""
     b = training.budget
     small = dataclasses.replace(
         b,
         steps=2,
         batch_size=1,
+        seq_len=min(b.seq_len, REHEARSAL_T),
         eval_every=0,
         eval_batches=min(b.eval_batches, 1),
         warmup=min(b.warmup, 1),
@@ -93,6 +99,15 @@ def _tiny(training: Training) -> tuple[object, int]:
         fixed_dataset=None if b.fixed_dataset is None else 2,
     )
     return small, min(training.n_seeds, 2)
+
+
+def _static_problems(t: Training) -> list[str]:
+    """What the full-size configuration gets wrong without training: a sequence longer than learned positions."""
+    cfg = getattr(t.config, "config", t.config)
+    T = t.budget.seq_len
+    if getattr(cfg, "pos", None) == "learned" and T > cfg.max_len:
+        return [f"seq_len {T} exceeds the {cfg.max_len} learned positions"]
+    return []
 
 
 def _train_tiny(t: Training, budget, n: int) -> dict:
@@ -157,6 +172,9 @@ def rehearse(only=None, device: str = "cuda", out=print) -> list[dict]:
             else:
                 seen[key] = f"{check.name}: {t.label}"
                 row.update(_train_tiny(t, budget, n))
+            problems = _static_problems(t)
+            if problems:
+                row["ok"], row["error"] = False, "; ".join(problems)
             mem = memory_estimate(t)
             row["memory_gb"] = mem / 1e9
             if mem > prof.memory_bytes:
