@@ -2,8 +2,11 @@
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
-# The CPU build of torch; a GPU user installs the torch they need first and the pin is skipped.
+# torch for the trained tier: by default the CPU build from PyTorch's CPU wheel index (no CUDA
+# packages). `make TORCH_INDEX=` installs from PyPI instead (on Linux that is the CUDA build: several GB); a GPU
+# user can also install the torch they need first, and the pin is then skipped.
 TORCH ?= torch==2.13.0
+TORCH_INDEX ?= https://download.pytorch.org/whl/cpu
 PYTEST_ARGS ?=
 
 .PHONY: venv checks exact test lint docs docs-render report mutation quoted clean
@@ -11,7 +14,8 @@ PYTEST_ARGS ?=
 $(BIN)/theorylab: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
-	$(BIN)/python -c "import torch" 2>/dev/null || $(BIN)/python -m pip install -q "$(TORCH)"
+	$(BIN)/python -c "import torch" 2>/dev/null || \
+		$(BIN)/python -m pip install -q $(if $(TORCH_INDEX),--index-url $(TORCH_INDEX)) "$(TORCH)"
 	$(BIN)/python -m pip install -q -e ".[dev]"
 	touch $@
 

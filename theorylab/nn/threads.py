@@ -14,8 +14,9 @@ from contextlib import contextmanager
 @contextmanager
 def num_threads(threads: int):
     """Run the block with ``threads`` torch CPU threads and give the caller's count back afterwards (also on error)."""
-    import torch
+    from theorylab._extras import require
 
+    torch = require("torch", extra="trained")
     if not isinstance(threads, int) or isinstance(threads, bool) or threads < 1:
         raise ValueError(f"threads must be a positive int, got {threads!r}")
     prev = torch.get_num_threads()

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from theorylab._extras import require
 from theorylab.nn.threads import with_threads
 from theorylab.representations.anchor import Thm3Quantities, bulk_logZ, fit_anchor, thm3_quantities
 from theorylab.representations.heads import AnchoredHead
@@ -87,7 +88,7 @@ def train_student(
     first five teacher coordinates) into $v_{-i}\\in\\mathbb R^{dim}$ (plus a constant coordinate); atoms are free.
     Full-batch Adam on the population cross-entropy (soft teacher targets = KL + H). Returns the student at
     step 0 and every ``every`` steps."""
-    import torch
+    torch = require("torch", extra="trained")
 
     t = recipe.teacher
     g = torch.Generator().manual_seed(int(seed))

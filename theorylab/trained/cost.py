@@ -57,7 +57,9 @@ def profile_for(device: str) -> DeviceProfile:
 
 def _model_shape(config) -> dict:
     """Parameter tensors, parameters and layers of ``config``'s model, built on the meta device (no memory)."""
-    import torch
+    from theorylab._extras import require
+
+    torch = require("torch", extra="trained")
 
     with torch.device("meta"):
         model = config.build(0)

@@ -214,7 +214,9 @@ def measure_throughput(device: str, steps: int = 6) -> dict:
 
 def _device_name(device: str) -> str:
     if device.startswith("cuda"):
-        import torch
+        from theorylab._extras import require
+
+    torch = require("torch", extra="trained")
 
         return torch.cuda.get_device_name(torch.device(device))
     return device
