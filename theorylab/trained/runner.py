@@ -216,8 +216,7 @@ def _device_name(device: str) -> str:
     if device.startswith("cuda"):
         from theorylab._extras import require
 
-    torch = require("torch", extra="trained")
-
+        torch = require("torch", extra="trained")
         return torch.cuda.get_device_name(torch.device(device))
     return device
 
