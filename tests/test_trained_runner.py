@@ -88,3 +88,14 @@ def test_dry_run_prints_the_plan_before_and_after(capsys):
     assert "flipflop.R1" in text
     assert main(["trained", "--dry-run", "--only", "no.such"]) == 2
     assert main(["trained", "--budget", "-1"]) == 2
+
+
+def test_a_budget_too_small_for_any_full_check_runs_nothing(tmp_path):
+    from theorylab.trained.runner import run
+
+    lines: list[str] = []
+    only = ["flipflop.R1", "flipflop.R6"]
+    assert (
+        run("full", "cpu", 1.0, str(tmp_path / "runs.sqlite"), resume=True, only=only, out=lines.append) == 0
+    )
+    assert len(lines) == 2 and all(line.startswith("later") for line in lines), lines
