@@ -639,7 +639,7 @@ def _run_stack(
         if stack.trainable:
             objective.sum().backward()  # seed s's loss depends only on slice s of each stacked parameter
             if budget.grad_clip is not None:
-                stack.clip_(budget.grad_clip)
+                stack.clip_(budget.grad_clip, fast)
             opt.step()
             opt.zero_grad(set_to_none=True)
         with torch.no_grad():
