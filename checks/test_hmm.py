@@ -960,12 +960,17 @@ def _thm7_verdict(model: HMM, W: np.ndarray, r) -> tuple[bool, float, float]:
 
 
 def _nearby_instance(model: HMM, eps: float) -> HMM:
-    """A different valid HMM at relabeling distance ~eps: O moves mass eps between two tokens in every column
-    (column sums kept), T moves eps along a cyclic shift (double stochasticity kept)."""
+    """A different valid HMM at relabeling distance ~eps: in every column O moves mass eps from its largest entry
+    (>= 1/d) to its smallest (column sums kept, entries stay >= 0 for eps <= 1/d), and T becomes
+    (1 - eps) T + eps T C with C a cyclic shift (doubly stochastic and non-negative for any T and eps in [0, 1])."""
     d, k = model.O.shape
+    if not 0 < eps <= 1.0 / d:
+        raise ValueError(f"eps must lie in (0, 1/d] = (0, {1 / d:.3g}], got {eps}")
     shift = np.zeros((d, k))
-    shift[0], shift[1] = eps, -eps
-    return HMM(model.O + shift, model.T + eps * (cyclic_shift(k) - np.eye(k)))
+    cols = np.arange(k)
+    shift[model.O.argmax(0), cols] -= eps
+    shift[model.O.argmin(0), cols] += eps
+    return HMM(model.O + shift, (1 - eps) * model.T + eps * model.T @ cyclic_shift(k))
 
 
 @pytest.mark.claim("hmm.thm7", tier="trained")

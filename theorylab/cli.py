@@ -8,6 +8,8 @@ theorylab counterexample [ID] [--out FILE.npz] [--param NAME=VALUE ...]
 theorylab verify FILE.npz
 theorylab search [ID] [--out FILE.npz] [--seed N] [--max-examples N] [--seconds S]
 theorylab sweep run|status|plot SPEC.toml [--store FILE] [--executor local|ray --address ADDR]
+theorylab trained [--scale full] [--device cuda] [--budget S] [--resume] [--dry-run] [--rehearse]
+theorylab runs [--store PATH] [--export FILE]
 
 Errors are one line on stderr (``theorylab: error: ...``) with exit status 2 for bad input (unknown claim, missing
 file, bad option) and 1 for a failed run.
@@ -446,6 +448,10 @@ def build_parser() -> argparse.ArgumentParser:
     from theorylab.sweeps.cli import add_subcommands as add_sweep_subcommands
 
     add_sweep_subcommands(sub)
+
+    from theorylab.trained.cli import add_subcommands as add_trained
+
+    add_trained(sub)  # trained, runs
     return parser
 
 
