@@ -107,7 +107,7 @@ def training_environment(log: list[dict]) -> dict:
     import sys
 
     torch = sys.modules.get("torch")
-    env: dict = {"torch": getattr(torch, "__version__", None)}
+    env: dict = {"torch": str(torch.__version__) if torch is not None else None}
     if log:
         env["threads"] = sorted({t["threads"] for t in log})
         kinds = sorted({"stacked" if t["stack_size"] > 1 else "sequential" for t in log})
