@@ -6,10 +6,12 @@ from fractions import Fraction as F
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from theorylab.boolean import HierarchicalParity
 from theorylab.boolean.hierarchy import class_indicator_node_coefficients, relevant_coordinates
-from theorylab.testing import rejects
+from theorylab.testing import rejects, trivial
 
 FIG_4_20 = HierarchicalParity(
     3, 5, 100
@@ -72,3 +74,49 @@ def test_hierarchy_rejects_bad_input():
         lambda: class_indicator_node_coefficients(HierarchicalParity(5, 1, 31), 1),
         "at most 15 internal nodes",
     )
+
+
+def path_product_coefficients(task: HierarchicalParity, c: int) -> dict[tuple[int, ...], F]:
+    """1[y = c] = prod over the path of (1 + s_n T_n)/2, s_n = +1 where the walk goes the way T_n = +1 sends it:
+    coefficient 2^-D prod_{n in A} s_n on each subset A of the path (derived from the tree walk, independently of
+    the enumeration in ``class_indicator_node_coefficients``)."""
+    node, path, signs = 1, [], []
+    for j in range(task.D):
+        bit = (c - 1) >> (task.D - 1 - j) & 1  # 0: left child, 1: right child
+        path.append(node)
+        signs.append((1 if bit else -1) * -task.left_on)
+        node = 2 * node + bit
+    out = {}
+    for mask in range(2**task.D):
+        A = tuple(n for j, n in enumerate(path) if mask >> j & 1)
+        out[tuple(sorted(A))] = F(int(np.prod([s for j, s in enumerate(signs) if mask >> j & 1])), 2**task.D)
+    return out
+
+
+@st.composite
+def hierarchical_tasks(draw):
+    D, k = draw(st.integers(2, 3)), draw(st.integers(1, 3))  # D = 1 is a single parity: trivial
+    d = (2**D - 1) * k + draw(st.integers(0, 4))
+    task = HierarchicalParity(D, k, d, left_on=draw(st.sampled_from((-1, 1))))
+    return task, draw(st.integers(1, task.K))
+
+
+@pytest.mark.claim("distill.fig4.20_features", tier="property")
+@given(drawn=hierarchical_tasks())
+def test_every_class_is_the_product_over_its_path(drawn):
+    # a depth-1 tree is a single parity (nothing hierarchical): the trivial instance
+    task, c = drawn
+    trivial(task.D == 1)
+    coeffs = class_indicator_node_coefficients(task, c)
+    assert coeffs == path_product_coefficients(task, c)
+    assert len(relevant_coordinates(task, c)) == task.D * task.k
+
+
+@pytest.mark.claim("distill.fig4.20_features", tier="property", control=True)
+@given(drawn=hierarchical_tasks())
+def test_control_neighbouring_leaf_differs(drawn):
+    # the sibling leaf (same path, last turn flipped) has a different expansion: the check tells leaves apart
+    task, c = drawn
+    trivial(task.D == 1)
+    sibling = c + 1 if c % 2 else c - 1
+    assert class_indicator_node_coefficients(task, sibling) != path_product_coefficients(task, c)
