@@ -10,7 +10,7 @@ TORCH_INDEX ?= https://download.pytorch.org/whl/cpu
 # extra pytest options, e.g. PYTEST_ARGS=-q (no measured-numbers line) or -v (every measured number listed)
 PYTEST_ARGS ?=
 
-.PHONY: venv checks exact test lint docs docs-render report mutation quoted clean
+.PHONY: venv checks exact test lint docs docs-render report report-render mutation quoted clean
 
 $(BIN)/theorylab: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -56,6 +56,10 @@ mutation: venv
 
 report: artifacts/claims.json
 	$(BIN)/theorylab report artifacts/claims.json --out artifacts/report.html
+
+# the HTML report in headless chromium: a screenshot, fails on visible raw TeX
+report-render: report
+	$(BIN)/python scripts/check_docs_render.py artifacts/report.html artifacts/screenshots
 
 clean:
 	rm -rf $(VENV) site artifacts .pytest_cache .hypothesis .mutation
