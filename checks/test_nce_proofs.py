@@ -1,4 +1,5 @@
-"""Claim checks of the NCE proofs of Liu §4.1 that the main NCE checks do not cover (Prop 8, Lemmas 52 and 60)."""
+"""Claim checks of the NCE proofs of Liu §4.1 that the main NCE checks do not cover (Prop 8, Lemmas 49, 52, 54,
+59-61, Theorems 18, 20, 21)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from theorylab.estimation import nce
+from theorylab.estimation import nce, nce_newton
 from theorylab.estimation import nce_proofs_counterexamples as cx
 
 
@@ -178,3 +179,122 @@ def test_lem60_sandwich_and_corrected_bound_on_finite_families(
     assert lo >= -tol and hi >= -tol
     assert t["kappa_M"] <= _lem60_corrected(t) * (1 + 1e-9)
     assert t["kappa_H"] <= 2 * _lem60_corrected(t) * (1 + 1e-9)
+
+
+# ------------------------------------------------------------------------------------------ lem49
+LEM49_KAPPA_LIMIT = 9 / 16  # 4 (1 - 1/(2 beta))^2 at b = beta R, beta = 0.8: p_*'s tail below c/b = R/1.6
+
+
+def _annulus_min_exponent(R: float, n_angles: int = 144) -> float:
+    """Smallest ``-8 log|<grad L, u_*>|/R^2`` over the annulus (radii 0.1R, 0.15R, 0.2R; ``n_angles`` angles)."""
+    angles = np.linspace(0.0, 2 * np.pi, n_angles, endpoint=False)
+    return min(cx.lem49_exponent(R, rho, a) for rho in (0.1, 0.15, 0.2) for a in angles)
+
+
+@pytest.mark.claim("nce.lem49", tier="exact")
+def test_lem49_the_exponent_tends_to_9_16_below_the_printed_range(measure) -> None:
+    Rs = np.array([16.0, 24.0, 32.0, 48.0, 64.0])
+    kappa = np.array([cx.lem49_exponent(R) for R in Rs])  # at b = 0.8 R, c = c_*
+    # kappa = 9/16 + C/R^2 with the O(1) prefactor e^{-C/8}: R^2 (kappa - 9/16) is constant (5.68-5.93 measured)
+    excess = Rs**2 * (kappa - LEM49_KAPPA_LIMIT)
+    assert np.all((excess > 5.5) & (excess < 6.0)) and np.all(np.diff(excess) < 0)
+    measure("kappa_at_b_0.8R_R64", float(kappa[-1]))
+    # over the whole annulus at R = 16 the smallest exponent is below 3/4 and above the limit 9/16
+    k16 = _annulus_min_exponent(16.0)
+    measure("kappa_min_annulus_R16", k16)
+    assert LEM49_KAPPA_LIMIT < k16 < 0.6
+
+
+@pytest.mark.claim("nce.lem49", tier="exact", control=True)
+def test_lem49_control_the_printed_lower_end_3_4_fails_the_same_verdict() -> None:
+    Rs = np.array([16.0, 24.0, 32.0, 48.0, 64.0])
+    kappa = np.array([cx.lem49_exponent(R) for R in Rs])
+    excess = Rs**2 * (kappa - 0.75)  # with kappa >= 3/4 this would stay bounded below
+    assert not np.all((excess > 5.5) & (excess < 6.0))
+    assert excess[-1] < -700  # the projected gradient exceeds exp(-3R^2/32) by e^{96} at R = 64
+
+
+# ------------------------------------------------------------------------------------------ thm18 / lem59
+NEWTON_STEPS = {
+    3.0: 970,
+    4.0: 13_340,
+    5.0: 179_543,
+}  # damped Newton, eta = lambda_rho/lambda_M, to distance 1
+
+
+def _exponential_verdict(Rs: list[float], counts: list[int]) -> bool:
+    """exp(Omega(R^2)) at R = 3, 4, 5: log(count) grows by more than R^2/4 between consecutive R and every count
+    exceeds exp(R^2/8)."""
+    logs = np.log(np.asarray(counts, dtype=float))
+    R2 = np.asarray(Rs) ** 2
+    return bool(np.all(np.diff(logs) / np.diff(R2) > 0.25) and np.all(logs > R2 / 8))
+
+
+@pytest.fixture(scope="module")
+def newton_runs() -> dict:
+    out = {}
+    for R in NEWTON_STEPS:
+        lam_rho, lam_m, eta = nce_newton.newton_step_size(R)
+        out[R] = (lam_rho, lam_m, eta, nce_newton.damped_newton(R, eta))
+    return out
+
+
+@pytest.mark.claim("nce.thm18", tier="exact")
+def test_thm18_damped_newton_step_counts(newton_runs, measure) -> None:
+    counts = []
+    for R, (lam_rho, lam_m, eta, run) in newton_runs.items():
+        assert run.steps_to_radius == NEWTON_STEPS[R]
+        # lambda_rho is sigma_min at theta = R (i.e. at tau_*), lambda_M >= (R^2+2)/8 (nce.lem48 corrected)
+        fam, ts, tq = nce.gauss_setup(R, h=0.1)
+        assert lam_rho == np.linalg.eigvalsh(nce.nce_hessian(fam, fam.normalised(np.array([R])), ts, tq))[0]
+        assert lam_m >= (R * R + 2) / 8
+        assert 2 < run.steps_to_radius * eta < 10  # the count is Theta(1/eta)
+        counts.append(run.steps_to_radius)
+        measure(f"newton_steps_R{int(R)}", run.steps_to_radius)
+    assert _exponential_verdict(list(newton_runs), counts)
+
+
+@pytest.mark.claim("nce.thm18", tier="exact", control=True)
+def test_thm18_control_undamped_and_constant_step_newton_are_polynomial() -> None:
+    Rs = [3.0, 4.0, 5.0]
+    for eta, expected in ((1.0, [4, 6, 8]), (0.1, [39, 58, 78])):
+        counts = [nce_newton.damped_newton(R, eta, max_steps=10**3).steps_to_radius for R in Rs]
+        assert counts == expected
+        assert not _exponential_verdict(Rs, counts)
+
+
+def _lem59_verdict(R: float, before: np.ndarray, after: np.ndarray) -> bool:
+    """From ||tau - tau_*|| >= 0.2 R one step lands at > 0.15 R."""
+    return bool(np.all(after[before >= 0.2 * R] > 0.15 * R))
+
+
+@pytest.mark.claim("nce.lem59", tier="exact")
+def test_lem59_no_newton_step_crosses_the_annulus(newton_runs, measure) -> None:
+    for R, (_, _, _, run) in newton_runs.items():
+        d = run.distances
+        assert _lem59_verdict(R, d[:-1], d[1:])
+        measure(f"max_step_decrease_over_R_R{int(R)}", float((d[:-1] - d[1:]).max() / R))
+        assert (d[:-1] - d[1:]).max() < 0.003 * R  # 0.0022 R, 1.9e-4 R, 1.8e-5 R
+
+
+@pytest.mark.claim("nce.lem59", tier="exact", control=True)
+def test_lem59_control_a_full_newton_step_crosses_it() -> None:
+    R = 3.0
+    fam, ts, tq = nce.gauss_setup(R, h=0.1)
+    before = np.array([0.2 * R])
+    start = ts + np.array([0.0, 0.2 * R])  # a point on the 0.2 R circle
+    g, H = nce.nce_grad(fam, start, ts, tq), nce.nce_hessian(fam, start, ts, tq)
+    after = np.array([np.linalg.norm(start - np.linalg.solve(H, g) - ts)])
+    assert not _lem59_verdict(R, before, after)
+
+
+@given(R=st.floats(3.0, 5.0), r=st.floats(0.2, 2.0), angle=st.floats(0.0, 2 * np.pi))
+@settings(deadline=None, max_examples=25)
+@pytest.mark.claim("nce.lem59", tier="property", no_trivial="||tau - tau_*|| >= 0.2 R in every draw")
+def test_lem59_one_damped_newton_step_from_outside_0_2R(R: float, r: float, angle: float) -> None:
+    fam, ts, tq = nce.gauss_setup(R, h=0.1)
+    eta = nce_newton.newton_step_size(R, n_grid=51)[2]
+    tau = ts + r * R * np.array([np.cos(angle), np.sin(angle)])
+    g, H = nce.nce_grad(fam, tau, ts, tq), nce.nce_hessian(fam, tau, ts, tq)
+    after = np.linalg.norm(tau - eta * np.linalg.solve(H, g) - ts)
+    assert _lem59_verdict(R, np.array([r * R]), np.array([after]))
