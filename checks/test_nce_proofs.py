@@ -298,3 +298,155 @@ def test_lem59_one_damped_newton_step_from_outside_0_2R(R: float, r: float, angl
     g, H = nce.nce_grad(fam, tau, ts, tq), nce.nce_hessian(fam, tau, ts, tq)
     after = np.linalg.norm(tau - eta * np.linalg.solve(H, g) - ts)
     assert _lem59_verdict(R, np.array([r * R]), np.array([after]))
+
+
+# ------------------------------------------------------------------------------------------ lem54
+@pytest.mark.claim("nce.lem54", tier="exact")
+def test_lem54_alpha_shift_scales_the_hessian_by_cosh(measure) -> None:
+    """T = [x, -1], so H(tau_* + c e_alpha) = cosh(c/2) H_* exactly: the ratio is not bounded by 2e lambda_max/
+    lambda_min once c = 1/beta_Z exceeds 2/(1 + beta_Z) (beta_Z < 1)."""
+    for w in (0.1, 0.25, 0.5):
+        t = cx.lem54_alpha_shift(w)
+        c = float(t["c"])
+        diff = t["hess_shifted"] - np.cosh(c / 2) * t["hess_star"]
+        assert np.abs(diff).max() <= 1e-12 * np.abs(t["hess_shifted"]).max()
+        ratio = np.linalg.eigvalsh(t["hess_shifted"])[-1] / np.linalg.eigvalsh(t["hess_star"])[-1]
+        printed = 2 * np.e * t["lam_max"] / t["lam_min"]
+        corrected = 2 * np.exp(c * (1 + w) / 2) * t["lam_max"] / t["lam_min"]
+        assert ratio <= corrected
+        assert np.linalg.eigvalsh(t["hess_shifted"] - t["hess_star"])[0] >= 0  # beta_l = 1 >= printed
+        if w == 0.1:
+            measure("sigma_max_ratio_and_printed_beta_u_w0.1", [float(ratio), float(printed)])
+            assert ratio > 10 * printed  # 74.2 vs 6.64
+
+
+@pytest.mark.claim("nce.lem54", tier="exact", control=True)
+def test_lem54_control_within_2_over_1_plus_beta_z_the_printed_constant_holds() -> None:
+    """The same comparison accepts the printed beta_u where the proof's last step is valid (c <= 2/(1+beta_Z))."""
+    for w in (0.1, 0.25, 0.5):
+        t = cx.lem54_alpha_shift(w)
+        c = 2 / (1 + w)
+        ratio = np.cosh(c / 2)
+        assert ratio <= 2 * np.e * t["lam_max"] / t["lam_min"]
+
+
+def _lem54_instance(stats: np.ndarray, th_s: np.ndarray, th_q: np.ndarray, u: np.ndarray, c: float) -> dict:
+    fam = nce.finite_family(stats)
+    ts, tq = fam.normalised(th_s), fam.normalised(th_q)
+    h_star = nce.ence_hessian(fam, ts, ts, tq)
+    h_shift = nce.ence_hessian(fam, ts + c * u, ts, tq)
+    th_m, th_bar, a_bar = (th_s + th_q) / 2, c * u[:-1] / 2, c * u[-1] / 2
+    # v^T H(tau_* + cu) v / v^T H_* v = 1/2 sum_+- Z(th_m +- th_bar)/Z(th_m) e^{-+a_bar} E_{+-}(vT)^2 / E_m(vT)^2
+    factor = max(
+        np.exp(fam.log_partition(th_m + s * th_bar) - fam.log_partition(th_m) - s * a_bar) for s in (1, -1)
+    )
+    lam_max = max(np.linalg.eigvalsh(fam.second_moment(th_m + s * th_bar))[-1] for s in (1, -1))
+    lam_min = np.linalg.eigvalsh(fam.second_moment(th_m))[0]
+    return {"h_star": h_star, "h_shift": h_shift, "bound": factor * lam_max / lam_min}
+
+
+@given(
+    k=st.integers(3, 8),
+    d=st.integers(1, 2),
+    c=st.floats(0.1, 3.0),
+    seed=st.integers(0, 2**32 - 1),
+)
+@settings(deadline=None, max_examples=30)
+@pytest.mark.claim("nce.lem54", tier="property", no_trivial="c >= 0.1: every draw moves tau off tau_*")
+def test_lem54_repaired_chain_on_finite_families(k: int, d: int, c: float, seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    stats = rng.normal(size=(k, d))
+    th_q = rng.normal(size=d)
+    th_s = th_q + rng.normal(size=d)
+    u = rng.normal(size=d + 1)
+    u /= np.linalg.norm(u)
+    t = _lem54_instance(stats, th_s, th_q, u, c)
+    scale = np.abs(t["h_shift"]).max()
+    # lower side: H(tau_* + cu) >= H_* in PSD order (cosh >= 1), so beta_l = 1 works
+    assert np.linalg.eigvalsh(t["h_shift"] - t["h_star"])[0] >= -1e-12 * scale
+    # upper side: the proof's chain (Eqs. 4.87, 4.89) with the exact Z ratios
+    ratio = np.linalg.eigvalsh(t["h_shift"])[-1] / np.linalg.eigvalsh(t["h_star"])[-1]
+    assert ratio <= t["bound"] * (1 + 1e-9)
+
+
+# ------------------------------------------------------------------------------------------ thm21
+def _thm21_instance(
+    stats: np.ndarray, th_s: float, th_q: float, step_mult: float = 1.0, max_steps: int = 10**5
+) -> dict:
+    """NGD on eNCE from tau_q with eta = step_mult * gamma, gamma = sqrt(beta_l/(beta_u kappa_*)) delta (Lemma 53
+    kappa_*, Lemma 54 constants), Theta = [theta_q, theta_*] (101 points), delta = min(1, 1/beta_Z)."""
+    fam = nce.finite_family(stats)
+    ts, tq = fam.normalised(np.array([th_s])), fam.normalised(np.array([th_q]))
+    grid = np.linspace(th_q, th_s, 101)
+    eigs = np.array([np.linalg.eigvalsh(fam.second_moment(np.array([g]))) for g in grid])
+    lam_ratio = eigs[:, -1].max() / eigs[:, 0].min()
+    means = [np.exp(fam.log_density(fam.normalised(np.array([g])))) @ fam.stats[:, 0] for g in grid]
+    beta_z = float(np.abs(means).max())  # |d log Z/d theta| = |E_theta t|
+    delta = min(1.0, 1.0 / beta_z)
+    kappa = float(np.linalg.cond(nce.ence_hessian(fam, ts, ts, tq)))
+    beta_u, beta_l = 2 * np.e * lam_ratio, 1 / (2 * np.e * lam_ratio)
+    gamma = np.sqrt(beta_l / (beta_u * kappa)) * delta
+    eta = step_mult * gamma
+    run = nce.ngd(
+        lambda t: nce.ence_grad(fam, t, ts, tq), tq, eta, target=ts, radius=delta, max_steps=max_steps
+    )
+    return {
+        "run": run,
+        "eta": eta,
+        "kappa": kappa,
+        "lam_ratio": lam_ratio,
+        "T": 4 * np.e**2 * lam_ratio**3 * np.linalg.norm(tq - ts) ** 2 / delta**2,
+    }
+
+
+def _steps_shrink(t: dict) -> bool:
+    """Every step outside the delta-ball shrinks ||tau - tau_*||^2 by >= eta^2 (the mechanism of Eq. 4.7)."""
+    run = t["run"]
+    n = run.n_steps if run.steps_to_radius is None else run.steps_to_radius
+    d2 = run.distances[: n + 1] ** 2
+    return bool(np.all(d2[:-1] - d2[1:] >= t["eta"] ** 2 * (1 - 1e-9)))
+
+
+def _thm21_verdict(t: dict) -> bool:
+    """Reached the delta-ball within T, every step before it shrinking ||tau - tau_*||^2 by >= eta^2."""
+    reached = t["run"].steps_to_radius is not None and t["run"].steps_to_radius <= t["T"]
+    return reached and _steps_shrink(t)
+
+
+THM21_STATS = np.array([[0.0], [1.0], [2.5], [-1.0]])
+
+
+@pytest.mark.claim("nce.thm21", tier="exact")
+def test_thm21_ngd_on_ence_within_the_printed_count(measure) -> None:
+    import sympy as sp
+
+    lmax, lmin = sp.symbols("lambda_max lambda_min", positive=True)
+    beta_u, beta_l, kappa = 2 * sp.E * lmax / lmin, lmin / (2 * sp.E * lmax), lmax / lmin
+    assert sp.simplify(beta_u * kappa / beta_l - 4 * sp.E**2 * (lmax / lmin) ** 3) == 0
+    t = _thm21_instance(THM21_STATS, 1.0, -0.5)
+    assert t["kappa"] <= t["lam_ratio"]  # Lemma 53 (nce.lem53)
+    assert t["run"].steps_to_radius == 2058
+    assert _thm21_verdict(t)
+    measure("ngd_ence_steps_and_printed_T", [t["run"].steps_to_radius, float(t["T"])])
+
+
+@pytest.mark.claim("nce.thm21", tier="exact", control=True)
+def test_thm21_control_a_step_of_3_delta_fails_the_same_verdict() -> None:
+    t0 = _thm21_instance(THM21_STATS, 1.0, -0.5)
+    delta_over_gamma = 1 / (np.sqrt(1 / (4 * np.e**2 * t0["lam_ratio"] ** 2 * t0["kappa"])))
+    t = _thm21_instance(THM21_STATS, 1.0, -0.5, step_mult=3 * delta_over_gamma, max_steps=200)
+    assert not _steps_shrink(
+        t
+    )  # overshoots the ball: some step moves away (the verdict fails within 200 steps)
+
+
+@given(k=st.integers(3, 6), spread=st.floats(0.3, 1.5), seed=st.integers(0, 2**32 - 1))
+@settings(deadline=None, max_examples=8)
+@pytest.mark.claim("nce.thm21", tier="property", no_trivial="|theta_* - theta_q| >= 0.3: tau_q is off tau_*")
+def test_thm21_random_one_parameter_families(k: int, spread: float, seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    stats = rng.normal(size=(k, 1))
+    th_q = float(rng.normal())
+    t = _thm21_instance(stats, th_q + spread * rng.choice([-1, 1]), th_q)
+    assert t["kappa"] <= t["lam_ratio"] * (1 + 1e-9)
+    assert _thm21_verdict(t)
