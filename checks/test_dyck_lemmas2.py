@@ -1,0 +1,84 @@
+"""Claim checks of the Dyck helper lemmas, continued (Liu §3.6.4 numbering; Li §2.2.5 = Lemma 2.2.(n - 23))."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from theorylab.attention.dyck import network_selector as ns
+
+
+# ------------------------------------------------------------------------------------------------ Lemma 42
+def _networks(seed: int, K: int, m: int, n: int, lo: int = -3, hi: int = 3) -> tuple:
+    rng = np.random.default_rng(seed)
+    a = rng.integers(-3, 4, (K, m))
+    w = rng.integers(lo, hi + 1, (K, m, n))
+    b = rng.integers(lo, hi + 1, (K, m))
+    bias = rng.integers(-3, 4, K)
+    return a, w, b, bias
+
+
+def _preactivation_bound(w: np.ndarray, b: np.ndarray, M: int) -> int:
+    return int((np.abs(w).sum(axis=2) * M + np.abs(b)).max())
+
+
+def _mismatches(select, a, w, b, bias, M: int, n: int) -> int:
+    """Points (y, x), x in {0..M}^n, where ``select(y, x)`` differs from ``f_y(x)`` (exact integers)."""
+    K = a.shape[0]
+    bad = 0
+    for x in itertools.product(range(M + 1), repeat=n):
+        x = np.array(x)
+        fk = ns.eval_networks(a, w, b, bias, x)
+        bad += sum(int(select(y, x) != fk[y - 1]) for y in range(1, K + 1))
+    return bad
+
+
+@pytest.mark.claim("dyck.lem42", tier="exact")
+def test_lemma42_corrected_selector_is_exact_with_width_2Km_plus_K() -> None:
+    K, m, n, M = 4, 3, 2, 5
+    a, w, b, bias = _networks(0, K, m, n)
+    W1, b1, a2 = ns.selector_weights(a, w, b, bias, _preactivation_bound(w, b, M))
+    assert W1.shape == (2 * K * m + K, n + 1) and W1.dtype.kind == "i"
+    assert _mismatches(lambda y, x: ns.eval_selector(W1, b1, a2, y, x), a, w, b, bias, M, n) == 0
+
+
+@pytest.mark.claim("dyck.lem42", tier="exact", control=True)
+def test_lemma42_control_the_printed_construction_fails_with_biases_or_negative_preactivations() -> None:
+    K, m, n, M = 4, 3, 2, 5
+    a, w, b, bias = _networks(0, K, m, n, lo=0, hi=2)  # pre-activations >= 0
+    B = _preactivation_bound(w, b, M)
+    zero = np.zeros(K, dtype=int)
+
+    def printed(bb, bvec):
+        return lambda y, x: ns.printed_selector(a, w, bvec, bb, B, y, x)
+
+    assert _mismatches(printed(zero, b), a, w, b, zero, M, n) == 0  # both defects absent: it works
+    with_bias = np.array([1, 0, 0, 0])
+    assert (
+        _mismatches(printed(with_bias, b), a, w, b, with_bias, M, n) == 3 * 36
+    )  # every y >= 2 is off by b_1
+    negative = b - 10
+    assert _mismatches(printed(zero, negative), a, w, negative, zero, M, n) > 0
+
+
+@given(
+    K=st.integers(2, 5),
+    m=st.integers(1, 4),
+    n=st.integers(1, 3),
+    M=st.integers(1, 4),
+    seed=st.integers(0, 2**32 - 1),
+)
+@settings(deadline=None, max_examples=30)
+@pytest.mark.claim(
+    "dyck.lem42",
+    tier="property",
+    no_trivial="K >= 2 and integer weights in [-4, 4]: y selects among networks",
+)
+def test_lemma42_random_integer_networks(K: int, m: int, n: int, M: int, seed: int) -> None:
+    a, w, b, bias = _networks(seed, K, m, n, lo=-4, hi=4)
+    W1, b1, a2 = ns.selector_weights(a, w, b, bias, _preactivation_bound(w, b, M))
+    assert _mismatches(lambda y, x: ns.eval_selector(W1, b1, a2, y, x), a, w, b, bias, M, n) == 0
