@@ -10,6 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from theorylab.attention.dyck import network_selector as ns
+from theorylab.testing import rejects
 
 
 # ------------------------------------------------------------------------------------------------ Lemma 42
@@ -44,6 +45,7 @@ def test_lemma42_corrected_selector_is_exact_with_width_2Km_plus_K() -> None:
     W1, b1, a2 = ns.selector_weights(a, w, b, bias, _preactivation_bound(w, b, M))
     assert W1.shape == (2 * K * m + K, n + 1) and W1.dtype.kind == "i"
     assert _mismatches(lambda y, x: ns.eval_selector(W1, b1, a2, y, x), a, w, b, bias, M, n) == 0
+    rejects(lambda: ns.selector_weights(a, w, b[:, :2], bias, 1), r"need a \(K, m\), w \(K, m, n\)")
 
 
 @pytest.mark.claim("dyck.lem42", tier="exact", control=True)

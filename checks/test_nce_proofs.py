@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from theorylab.estimation import nce, nce_newton
 from theorylab.estimation import nce_proofs_counterexamples as cx
+from theorylab.testing import rejects
 
 
 @pytest.fixture(scope="module")
@@ -252,6 +253,8 @@ def test_thm18_damped_newton_step_counts(newton_runs, measure) -> None:
         counts.append(run.steps_to_radius)
         measure(f"newton_steps_R{int(R)}", run.steps_to_radius)
     assert _exponential_verdict(list(newton_runs), counts)
+    rejects(lambda: nce_newton.damped_newton(3.0, 1.5), r"the Newton step size eta must be in \(0, 1\]")
+    rejects(lambda: nce_newton.newton_step_size(3.0, n_grid=1), r"n_grid must be an integer >= 2")
 
 
 @pytest.mark.claim("nce.thm18", tier="exact", control=True)
