@@ -84,3 +84,80 @@ def test_lemma42_random_integer_networks(K: int, m: int, n: int, M: int, seed: i
     a, w, b, bias = _networks(seed, K, m, n, lo=-4, hi=4)
     W1, b1, a2 = ns.selector_weights(a, w, b, bias, _preactivation_bound(w, b, M))
     assert _mismatches(lambda y, x: ns.eval_selector(W1, b1, a2, y, x), a, w, b, bias, M, n) == 0
+
+
+# ------------------------------------------------------------------------------------------------ Lemma 34
+def _norm12(A: np.ndarray) -> float:
+    """Definition 17: the largest column 2-norm."""
+    return float(np.linalg.norm(A, axis=0).max())
+
+
+def _norm11(A: np.ndarray) -> float:
+    """The largest column 1-norm."""
+    return float(np.abs(A).sum(axis=0).max())
+
+
+def _col_softmax(S: np.ndarray) -> np.ndarray:
+    e = np.exp(S - S.max(axis=0, keepdims=True))
+    return e / e.sum(axis=0, keepdims=True)
+
+
+def _lemma34_sides(P, Q, x, A, B, C) -> tuple[float, float, float, float]:
+    """(||BA - P x s||_{1,2}, eps_1 ||Px||_{1,2} + eps_2, ||LN_C(BA) - LN_C(P x s)||_{1,2}, its bound), with
+    s = column softmax of x^T Q x and eps's the measured distances."""
+    from theorylab.attention.dyck.bounds import layer_norm_c
+
+    s = _col_softmax(x.T @ Q @ x)
+    px = P @ x
+    bound = _norm11(A - s) * _norm12(px) + _norm12(B - px)
+    ln = lambda M: layer_norm_c(M.T, C).T  # noqa: E731  (LN_C per column)
+    return _norm12(B @ A - px @ s), bound, _norm12(ln(B @ A) - ln(px @ s)), 2 * bound / C
+
+
+@pytest.mark.claim("dyck.lem34", tier="exact")
+def test_lemma34_bound_is_attained() -> None:
+    # P x has columns u, -u; A moves mass t between them in every column: error 2t|u| = eps_1 ||Px||_{1,2}
+    u = np.array([[3.0], [4.0]])
+    P, Q = np.eye(2), np.zeros((2, 2))  # s = 1/2 everywhere
+    x = np.hstack([u, -u]) / 5
+    t = 0.125
+    A = np.full((2, 2), 0.5) + np.array([[t, t], [-t, -t]])
+    lhs, bound, _, _ = _lemma34_sides(P, Q, x, A, P @ x, 1.0)
+    assert lhs == bound == 2 * t  # ||u/5|| = 1
+    # a common column shift v of B: error |v| = eps_2 exactly
+    v = np.array([[0.0], [0.25]])
+    lhs, bound, _, _ = _lemma34_sides(P, Q, x, np.full((2, 2), 0.5), P @ x + v, 1.0)
+    assert lhs == bound == 0.25
+
+
+@pytest.mark.claim("dyck.lem34", tier="exact", control=True)
+def test_lemma34_control_half_of_the_eps1_term_is_exceeded() -> None:
+    u = np.array([[3.0], [4.0]])
+    x = np.hstack([u, -u]) / 5
+    A = np.full((2, 2), 0.5) + np.array([[0.125, 0.125], [-0.125, -0.125]])
+    lhs, bound, _, _ = _lemma34_sides(np.eye(2), np.zeros((2, 2)), x, A, x, 1.0)
+    assert lhs > bound / 2
+
+
+@given(
+    d=st.integers(2, 5),
+    N=st.integers(2, 6),
+    C=st.floats(0.1, 2.0),
+    noise=st.floats(0.01, 0.5),
+    seed=st.integers(0, 2**32 - 1),
+)
+@settings(deadline=None, max_examples=40)
+@pytest.mark.claim(
+    "dyck.lem34", tier="property", no_trivial="noise >= 0.01: A and B differ from the exact attention"
+)
+def test_lemma34_random_perturbed_attention(d: int, N: int, C: float, noise: float, seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    P, Q = (M / max(1.0, np.linalg.norm(M, 2)) for M in rng.normal(size=(2, d, d)))  # ||P||, ||Q|| <= 1
+    x = rng.normal(size=(d, N))
+    s = _col_softmax(x.T @ Q @ x)
+    A = s * np.exp(noise * rng.normal(size=(N, N)))
+    A /= A.sum(axis=0, keepdims=True)  # columns stay on the simplex
+    B = P @ x + noise * rng.normal(size=(d, N))
+    lhs, bound, ln_lhs, ln_bound = _lemma34_sides(P, Q, x, A, B, C)
+    assert lhs <= bound * (1 + 1e-12) + 1e-15
+    assert ln_lhs <= ln_bound * (1 + 1e-12) + 1e-15
