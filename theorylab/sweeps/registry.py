@@ -109,6 +109,14 @@ def _automaton(automaton: str = "parity", q0: int = 0):
     return AutomatonTask(zoo[automaton], q0=q0)
 
 
+@register_task("sparse_parity")
+def _sparse_parity(d: int = 20, k: int = 3):
+    """The (d, k)-sparse parity on the first k coordinates, read at the last of d tokens (distill R6's task)."""
+    from theorylab.boolean import SparseParity
+
+    return SparseParity(d, k)
+
+
 # ------------------------------------------------------------------------------------------------ metrics
 
 
