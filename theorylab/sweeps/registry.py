@@ -74,8 +74,14 @@ def task_fields(name: str) -> dict[str, Any]:
 
 def model_classes() -> dict[str, type]:
     from theorylab.nn.models import LSTMConfig, MLPConfig, TransformerConfig
+    from theorylab.nn.regularizers import SharpenedTransformerConfig
 
-    return {"transformer": TransformerConfig, "lstm": LSTMConfig, "mlp": MLPConfig}
+    return {
+        "transformer": TransformerConfig,
+        "sharpened_transformer": SharpenedTransformerConfig,
+        "lstm": LSTMConfig,
+        "mlp": MLPConfig,
+    }
 
 
 # ------------------------------------------------------------------------------------------------ tasks
