@@ -161,13 +161,13 @@ def _conclude(verdict: PopulationVerdict, scale: str, measure) -> None:
 # ------------------------------------------------------------------------------------------------ sweeps
 
 
-def _run(spec_dict: dict, artifacts_dir: Path) -> list[dict[str, np.ndarray]]:
+def _run(spec_dict: dict, artifacts_dir: Path, device: str) -> list[dict[str, np.ndarray]]:
     """Run a sweep on the local executor (store in the artifacts dir) and return, per configuration, its metrics
     over seeds (seed order)."""
     from theorylab.runs import RunStore
     from theorylab.sweeps import SweepSpec, run_sweep, sweep_results
 
-    spec = SweepSpec.from_dict(spec_dict)
+    spec = SweepSpec.from_dict({**spec_dict, "device": device})
     print(f"sweep {spec.name}: seeds {list(spec.seeds)}")
     with RunStore(Path(artifacts_dir) / STORE) as store:
         report = run_sweep(spec, store, executor="local", progress=False)
@@ -192,7 +192,6 @@ FF = {
         model=dict(d_model=32, n_layers=2, n_heads=2),
         budget=dict(steps=300, batch_size=64, lr=3e-3, schedule="warmup_cosine", warmup=20, eval_batches=4),
         glitches=dict(n_sparse=512, n_dense=256),
-        device="cpu",
     ),
     # the thesis's baseline (examples/sweeps/flipflop_full.toml): 25 seeds per configuration on a GPU
     "full": dict(
@@ -211,7 +210,6 @@ FF = {
             eval_batches=4,
         ),
         glitches=dict(n_sparse=10_000, n_dense=1_000),
-        device="cuda",
     ),
 }
 
@@ -240,7 +238,6 @@ def _ff_spec(scale: str, arm: str = "baseline", steps_factor: float = 1.0) -> di
         "seeds": s["seeds"],
         "metrics": ["final", "glitches"],
         "max_stack": s["seeds"],
-        "device": s["device"],
         "task": task,
         "model": {"kind": "transformer", **model},
         "budget": budget,
@@ -258,12 +255,18 @@ def _ff_population(m: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
 
 
 @pytest.fixture(scope="module")
-def ff_baseline(scale, artifacts_dir):
-    return _ff_population(_run(_ff_spec(scale), artifacts_dir)[0])
+def sweep_env(artifacts_dir, device):
+    """(artifacts dir holding the run store, device of the sweeps)."""
+    return artifacts_dir, device
 
 
-def _ff_arm(scale, artifacts_dir, arm: str) -> dict[str, np.ndarray]:
-    return _ff_population(_run(_ff_spec(scale, arm), artifacts_dir)[0])
+@pytest.fixture(scope="module")
+def ff_baseline(scale, sweep_env):
+    return _ff_population(_run(_ff_spec(scale), *sweep_env)[0])
+
+
+def _ff_arm(scale, sweep_env, arm: str) -> dict[str, np.ndarray]:
+    return _ff_population(_run(_ff_spec(scale, arm), *sweep_env)[0])
 
 
 def _record(measure, name: str, pop: Mapping[str, np.ndarray]) -> None:
@@ -281,55 +284,53 @@ def test_r1_population_has_a_tail_that_varies_over_seeds(ff_baseline, scale, mea
     _conclude(r1_verdict(ff_baseline["acc"], ff_baseline["errors"]), scale, measure)
 
 
-def _comparison(claim_arm: str, keys, ff_baseline, scale, artifacts_dir, measure) -> None:
+def _comparison(claim_arm: str, keys, ff_baseline, scale, sweep_env, measure) -> None:
     _record(measure, "baseline", ff_baseline)
     premise = r1_verdict(ff_baseline["acc"], ff_baseline["errors"])
     if premise.status != "passed":  # nothing to lower: the arm is not trained
         _conclude(lower_verdict(ff_baseline, ff_baseline, keys), scale, measure)
-    arm = _ff_arm(scale, artifacts_dir, claim_arm)
+    arm = _ff_arm(scale, sweep_env, claim_arm)
     _record(measure, claim_arm, arm)
     _conclude(lower_verdict(ff_baseline, arm, keys), scale, measure)
 
 
 @pytest.mark.xdist_group("populations-flipflop")
 @pytest.mark.claim("flipflop.emp_R4_data", tier="trained")
-def test_r4_mixture_training_lowers_sparse_and_dense_errors(ff_baseline, scale, artifacts_dir, measure):
-    _comparison("mixture", ("sparse", "dense"), ff_baseline, scale, artifacts_dir, measure)
+def test_r4_mixture_training_lowers_sparse_and_dense_errors(ff_baseline, scale, sweep_env, measure):
+    _comparison("mixture", ("sparse", "dense"), ff_baseline, scale, sweep_env, measure)
 
 
 @pytest.mark.xdist_group("populations-flipflop")
 @pytest.mark.claim("flipflop.emp_R5_scale", tier="trained")
-def test_r5_more_steps_lower_sparse_errors(ff_baseline, scale, artifacts_dir, measure):
-    _comparison("steps2x", ("sparse",), ff_baseline, scale, artifacts_dir, measure)
+def test_r5_more_steps_lower_sparse_errors(ff_baseline, scale, sweep_env, measure):
+    _comparison("steps2x", ("sparse",), ff_baseline, scale, sweep_env, measure)
 
 
 @pytest.mark.xdist_group("populations-flipflop")
 @pytest.mark.claim("flipflop.emp_R6_regularizers", tier="trained")
-def test_r6_embedding_dropout_lowers_sparse_errors(ff_baseline, scale, artifacts_dir, measure):
-    _comparison("dropout", ("sparse",), ff_baseline, scale, artifacts_dir, measure)
+def test_r6_embedding_dropout_lowers_sparse_errors(ff_baseline, scale, sweep_env, measure):
+    _comparison("dropout", ("sparse",), ff_baseline, scale, sweep_env, measure)
 
 
 @pytest.mark.xdist_group("populations-flipflop")
 @pytest.mark.claim("flipflop.emp_R7_no_elimination", tier="trained")
-def test_r7_no_in_distribution_configuration_is_reliably_error_free(
-    ff_baseline, scale, artifacts_dir, measure
-):
+def test_r7_no_in_distribution_configuration_is_reliably_error_free(ff_baseline, scale, sweep_env, measure):
     _record(measure, "baseline", ff_baseline)
     premise = r1_verdict(ff_baseline["acc"], ff_baseline["errors"])
     if premise.status != "passed":
         _conclude(no_elimination_verdict(ff_baseline, {}), scale, measure)
-    arms = {a: _ff_arm(scale, artifacts_dir, a) for a in ("steps2x", "dropout")}
+    arms = {a: _ff_arm(scale, sweep_env, a) for a in ("steps2x", "dropout")}
     _conclude(no_elimination_verdict(ff_baseline, arms), scale, measure)
 
 
 @pytest.mark.xdist_group("populations-flipflop")
 @pytest.mark.claim("flipflop.emp_R8_sharpening", tier="trained")
-def test_r8_errors_persist_under_sharpening(ff_baseline, scale, artifacts_dir, measure):
+def test_r8_errors_persist_under_sharpening(ff_baseline, scale, sweep_env, measure):
     _record(measure, "baseline", ff_baseline)
     premise = r1_verdict(ff_baseline["acc"], ff_baseline["errors"])
     if premise.status != "passed":
         _conclude(persist_verdict(ff_baseline, ff_baseline), scale, measure)
-    arm = _ff_arm(scale, artifacts_dir, "sharpened")
+    arm = _ff_arm(scale, sweep_env, "sharpened")
     _record(measure, "sharpened", arm)
     _conclude(persist_verdict(ff_baseline, arm), scale, measure)
 
@@ -341,10 +342,10 @@ def test_r8_errors_persist_under_sharpening(ff_baseline, scale, artifacts_dir, m
 @pytest.mark.claim("flipflop.emp_R6_regularizers", tier="trained", control=True)
 @pytest.mark.claim("flipflop.emp_R7_no_elimination", tier="trained", control=True)
 @pytest.mark.claim("flipflop.emp_R8_sharpening", tier="trained", control=True)
-def test_population_verdicts_refuse_a_tenth_of_the_budget(ff_baseline, scale, artifacts_dir, measure):
+def test_population_verdicts_refuse_a_tenth_of_the_budget(ff_baseline, scale, sweep_env, measure):
     """The same seeds trained for 10% of the steps: every verdict built on them is open (under-trained), even
     though such models make plenty of read errors (a tail that untrained models would fake)."""
-    short = _ff_population(_run(_ff_spec(scale, steps_factor=0.1), artifacts_dir)[0])
+    short = _ff_population(_run(_ff_spec(scale, steps_factor=0.1), *sweep_env)[0])
     _record(measure, "10% of the steps", short)
     assert (short["errors"] > 0).any()  # the errors are there; only the gate stops them counting
     for v in (
@@ -396,13 +397,9 @@ def test_flipflop_verdicts_decide_both_ways_on_constructed_populations():
 R6 = {
     # CPU: (6, 2)-parity, 2 layers, head dimension 8, 1 vs 4 heads, 6 seeds each (at (8, 2) only 4/6 four-head
     # runs learn in 300 or 450 steps: under-trained)
-    "small": dict(
-        d=6, k=2, heads=(1, 4), head_dim=8, seeds=6, steps=300, lr=3e-3, batch_size=64, device="cpu"
-    ),
+    "small": dict(d=6, k=2, heads=(1, 4), head_dim=8, seeds=6, steps=300, lr=3e-3, batch_size=64),
     # the document's heads sweep: (100, 6)-parity; budget a GPU's
-    "full": dict(
-        d=100, k=6, heads=(1, 8), head_dim=32, seeds=25, steps=20_000, lr=1e-3, batch_size=256, device="cuda"
-    ),
+    "full": dict(d=100, k=6, heads=(1, 8), head_dim=32, seeds=25, steps=20_000, lr=1e-3, batch_size=256),
 }
 R6_BAR = 0.95  # held-out accuracy that counts as learnt (and the training-curve level of steps_to_acc)
 
@@ -416,7 +413,6 @@ def _r6_spec(scale: str, heads: int, steps_factor: float = 1.0) -> dict:
         "seeds": s["seeds"],
         "metrics": ["final", "curve"],
         "max_stack": s["seeds"],
-        "device": s["device"],
         "task": {"name": "sparse_parity", "d": s["d"], "k": s["k"]},
         "model": {"kind": "transformer", "d_model": heads * s["head_dim"], "n_layers": 2, "n_heads": heads},
         "budget": {
@@ -431,18 +427,18 @@ def _r6_spec(scale: str, heads: int, steps_factor: float = 1.0) -> dict:
     }
 
 
-def _r6_population(scale, artifacts_dir, steps_factor: float = 1.0):
+def _r6_population(scale, sweep_env, steps_factor: float = 1.0):
     out = {}
     for h in R6[scale]["heads"]:
-        m = _run(_r6_spec(scale, h, steps_factor), artifacts_dir)[0]
+        m = _run(_r6_spec(scale, h, steps_factor), *sweep_env)[0]
         out[h] = (np.asarray(m["acc"], float), np.asarray(m["steps_to_acc"], float))
     return out
 
 
 @pytest.mark.xdist_group("populations-distill")
 @pytest.mark.claim("distill.R6", tier="trained")
-def test_distill_r6_more_heads_learn_sparse_parity_faster(scale, artifacts_dir, measure):
-    pop = _r6_population(scale, artifacts_dir)
+def test_distill_r6_more_heads_learn_sparse_parity_faster(scale, sweep_env, measure):
+    pop = _r6_population(scale, sweep_env)
     few, many = R6[scale]["heads"]
     for h, (acc, steps) in pop.items():
         measure(f"{h} heads: held-out accuracy / steps to {R6_BAR} per seed", [acc.tolist(), steps.tolist()])
@@ -452,12 +448,10 @@ def test_distill_r6_more_heads_learn_sparse_parity_faster(scale, artifacts_dir, 
 
 @pytest.mark.xdist_group("populations-distill")
 @pytest.mark.claim("distill.R6", tier="trained", control=True)
-def test_distill_r6_verdict_refuses_a_tenth_of_the_budget_and_the_reversed_pair(
-    scale, artifacts_dir, measure
-):
+def test_distill_r6_verdict_refuses_a_tenth_of_the_budget_and_the_reversed_pair(scale, sweep_env, measure):
     s = R6[scale]
     few, many = s["heads"]
-    short = _r6_population(scale, artifacts_dir, 0.1)
+    short = _r6_population(scale, sweep_env, 0.1)
     measure(
         "10% of the steps: held-out accuracy per seed (fewer, more heads)",
         [short[h][0].tolist() for h in s["heads"]],
@@ -465,7 +459,7 @@ def test_distill_r6_verdict_refuses_a_tenth_of_the_budget_and_the_reversed_pair(
     budget = max(1, s["steps"] // 10)
     assert faster_verdict(short[many][1], short[few][1], short[many][0], R6_BAR, budget).status == "open"
     # the trained populations with the pair reversed (one head claimed faster than more): never passed
-    pop = _r6_population(scale, artifacts_dir)
+    pop = _r6_population(scale, sweep_env)
     reversed_pair = faster_verdict(pop[few][1], pop[many][1], pop[few][0], R6_BAR, s["steps"])
     measure("reversed pair verdict", f"{reversed_pair.status}: {reversed_pair.reason}")
     assert reversed_pair.status != "passed"
