@@ -35,7 +35,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from theorylab.sweeps.stats import PopulationVerdict, rank_test, trained_gate, zero_share
+from theorylab.sweeps.stats import PopulationVerdict, bootstrap_ci, rank_test, trained_gate, zero_share
 
 ALPHA = 0.05  # level of every rank test
 MIN_TRAINED = 0.8  # share of a population that must reach the accuracy bar
@@ -272,6 +272,7 @@ def _ff_arm(scale, sweep_env, arm: str) -> dict[str, np.ndarray]:
 def _record(measure, name: str, pop: Mapping[str, np.ndarray]) -> None:
     measure(f"{name}: in-distribution accuracy per seed", np.round(pop["acc"], 4).tolist())
     measure(f"{name}: sparse / dense read errors per seed", [pop["sparse"].tolist(), pop["dense"].tolist()])
+    measure(f"{name}: median read errors, 95% bootstrap interval over seeds", bootstrap_ci(pop["errors"]))
 
 
 # ------------------------------------------------------------------------------------------------ flip-flop
