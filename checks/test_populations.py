@@ -391,6 +391,13 @@ def test_flipflop_verdicts_decide_both_ways_on_constructed_populations():
     assert no_elimination_verdict(_BASE, {"dropout": clean}).status == "failed"
     assert persist_verdict(_BASE, _ARM).status == "passed"
     assert persist_verdict(_BASE, clean).status == "failed"
+    from theorylab.sweeps import SweepSpec
+
+    for scale in FF:  # every population of both scales is a valid sweep (built, not trained)
+        for arm in ("baseline", *ARMS):
+            spec = SweepSpec.from_dict({**_ff_spec(scale, arm), "device": "cpu"})
+            spec.validate_values()
+            assert spec.n_runs == FF[scale]["seeds"]
 
 
 # ------------------------------------------------------------------------------------------------ distill R6
@@ -469,3 +476,8 @@ def test_distill_r6_verdict_refuses_a_tenth_of_the_budget_and_the_reversed_pair(
     assert faster_verdict(fast, slow, np.ones(6), R6_BAR, 300).status == "passed"
     assert faster_verdict(slow, fast, np.ones(6), R6_BAR, 300).status == "failed"
     assert faster_verdict(fast, slow, np.full(6, 0.5), R6_BAR, 300).status == "open"
+    from theorylab.sweeps import SweepSpec
+
+    for sc in R6:  # the populations of both scales are valid sweeps (built, not trained)
+        for h in R6[sc]["heads"]:
+            SweepSpec.from_dict({**_r6_spec(sc, h), "device": "cpu"}).validate_values()
