@@ -255,8 +255,10 @@ def _ff_population(m: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
 
 
 @pytest.fixture(scope="module")
-def sweep_env(artifacts_dir, device):
-    """(artifacts dir holding the run store, device of the sweeps)."""
+def sweep_env(scale, artifacts_dir, device):
+    """(artifacts dir holding the run store, device of the sweeps); the documents' populations are skipped on CPU."""
+    if scale == "full" and device == "cpu":
+        pytest.skip("the full-scale populations (25 seeds per configuration, 19M models) need --device cuda")
     return artifacts_dir, device
 
 
