@@ -242,3 +242,53 @@ def test_the_example_specs_are_valid():
         spec = SweepSpec.from_toml(path)
         spec.validate_values()
         assert spec.n_runs >= 16, path.name
+
+
+def test_sparse_parity_task_and_sharpened_model_kind_run_in_a_sweep():
+    """The population checks' task (distill R6) and arm (flip-flop R8): a sharpened Transformer is the plain one
+    with the penalty, built from flat spec fields; bad sharpening fields fail before anything runs."""
+    import torch
+
+    from theorylab.nn.models import TransformerConfig
+    from theorylab.nn.regularizers import SharpenedTransformerConfig
+    from theorylab.sweeps import SpecError
+
+    base = dict(vocab_size=5, n_outputs=5, max_len=8, d_model=8, n_layers=1, n_heads=2)
+    sharp, plain = (
+        SharpenedTransformerConfig(**base, sharpen_lam=0.1).build(1),
+        TransformerConfig(**base).build(1),
+    )
+    x = torch.randint(0, 5, (3, 8), generator=torch.Generator().manual_seed(0))
+    out, aux = sharp.train()(x)
+    assert torch.equal(out, plain(x)) and aux.item() > 0
+    data = {
+        "name": "kinds",
+        "seeds": [0, 1],
+        "metrics": ["final", "curve"],
+        "task": {"name": "sparse_parity", "d": 6, "k": 2},
+        "model": {
+            "kind": "sharpened_transformer",
+            "d_model": 8,
+            "n_layers": 1,
+            "n_heads": 2,
+            "sharpen_lam": 0.1,
+        },
+        "budget": {"steps": 3, "batch_size": 4, "seq_len": 6, "lr": 1e-3, "eval_batches": 1},
+    }
+    store = RunStore(":memory:")
+    assert run_sweep(SweepSpec.from_dict(data), store).stored == 2
+    acc = sweep_results(SweepSpec.from_dict(data), store).metric("acc")[0]
+    assert acc.shape == (2,) and ((0 <= acc) & (acc <= 1)).all()
+    bad = {**data, "model": {**data["model"], "sharpen_kind": "l3"}}
+    rejects(
+        lambda: SweepSpec.from_dict(bad).validate_values(),
+        r"configuration \(base\): kind must be one of",
+        SpecError,
+    )
+    rejects(
+        lambda: SweepSpec.from_dict(
+            {**data, "task": {"name": "sparse_parity", "d": 6, "k": 9}}
+        ).validate_values(),
+        r"configuration \(base\): sparsity k = 9 exceeds the dimension d = 6",
+        SpecError,
+    )

@@ -42,6 +42,7 @@ _EXPORTS: dict[str, str] = {
     "reference_forward": "reference",
     "TheoryTransformer": "theory",
     "AttentionSharpening": "regularizers",
+    "SharpenedTransformerConfig": "regularizers",
     "attention_penalty": "regularizers",
     "causal_softmax": "theory",
     "ProgressiveSchedule": "distill",

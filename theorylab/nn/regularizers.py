@@ -20,7 +20,7 @@ with needs("trained"):
 
 from theorylab.nn.models import TransformerConfig
 
-__all__ = ["AttentionSharpening", "SharpenedTransformer", "attention_penalty"]
+__all__ = ["AttentionSharpening", "SharpenedTransformer", "SharpenedTransformerConfig", "attention_penalty"]
 
 KINDS = ("entropy", "l2", "linf")
 
@@ -95,3 +95,26 @@ class AttentionSharpening:
 
     def build(self, seed: int = 0) -> SharpenedTransformer:
         return SharpenedTransformer(self.config.build(seed), self.lam, self.kind, self.layers)
+
+
+@dataclass(frozen=True)
+class SharpenedTransformerConfig(TransformerConfig):
+    """A :class:`TransformerConfig` with its sharpening as two flat fields (what a sweep spec's ``[model]`` table
+    sets: ``kind = "sharpened_transformer"``, ``sharpen_lam``, ``sharpen_kind``); ``build(seed)`` is
+    ``AttentionSharpening(plain config, sharpen_lam, sharpen_kind).build(seed)``."""
+
+    sharpen_lam: float = 0.1
+    sharpen_kind: str = "entropy"
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        self.sharpening()  # validates lam and kind
+
+    def sharpening(self) -> AttentionSharpening:
+        from dataclasses import fields
+
+        base = TransformerConfig(**{f.name: getattr(self, f.name) for f in fields(TransformerConfig)})
+        return AttentionSharpening(base, self.sharpen_lam, self.sharpen_kind)
+
+    def build(self, seed: int = 0) -> SharpenedTransformer:
+        return self.sharpening().build(seed)

@@ -74,8 +74,14 @@ def task_fields(name: str) -> dict[str, Any]:
 
 def model_classes() -> dict[str, type]:
     from theorylab.nn.models import LSTMConfig, MLPConfig, TransformerConfig
+    from theorylab.nn.regularizers import SharpenedTransformerConfig
 
-    return {"transformer": TransformerConfig, "lstm": LSTMConfig, "mlp": MLPConfig}
+    return {
+        "transformer": TransformerConfig,
+        "sharpened_transformer": SharpenedTransformerConfig,
+        "lstm": LSTMConfig,
+        "mlp": MLPConfig,
+    }
 
 
 # ------------------------------------------------------------------------------------------------ tasks
@@ -107,6 +113,14 @@ def _automaton(automaton: str = "parity", q0: int = 0):
     if automaton not in zoo:
         raise ValueError(f"unknown automaton {automaton!r}; expected one of {sorted(zoo)}")
     return AutomatonTask(zoo[automaton], q0=q0)
+
+
+@register_task("sparse_parity")
+def _sparse_parity(d: int = 20, k: int = 3):
+    """The (d, k)-sparse parity on the first k coordinates, read at the last of d tokens (distill R6's task)."""
+    from theorylab.boolean import SparseParity
+
+    return SparseParity(d, k)
 
 
 # ------------------------------------------------------------------------------------------------ metrics
