@@ -212,6 +212,42 @@ def test_uniform_reference_binary_reward_gives_the_uniform_law_on_satisfying_lea
     assert walk.first_leaf_law() == walk.leaf_law()  # counts are exact values up to a per-level factor
 
 
+class _PositiveCountOracle(g.UniformOracle):
+    """Uniform over the children whose count of satisfying completions is positive (not the remark's oracle)."""
+
+    def __init__(self, k: int, count) -> None:
+        super().__init__(k)
+        self.count = count
+
+    def _law(self, prefix):
+        alive = [self.count(prefix + (c,)) > 0 for c in range(self.vocab_size)]
+        return tuple(Fraction(int(a), sum(alive)) for a in alive)
+
+
+@pytest.mark.claim("vgb.sinclair_jerrum", tier="exact", control=True)
+def test_positive_count_oracle_is_not_uniform_on_leaves(measure):
+    # one ingredient changed: the reference oracle is uniform over the children with positive count instead of
+    # uniform over all children; with the same count values the leaf law is no longer uniform
+    ratios = []
+    for k, H, seed in [(2, 3, 0), (2, 4, 1), (3, 3, 2)]:
+        rng = np.random.default_rng(seed)
+        leaves = list(itertools.product(range(k), repeat=H))
+        good = {y for y in leaves if rng.random() < 0.4} | {leaves[-1]}
+
+        def count(u, good=good):
+            return Fraction(sum(1 for y in good if y[: len(u)] == u))
+
+        walk = g.VGB(
+            _PositiveCountOracle(k, count), H, count, reward=lambda y, good=good: Fraction(int(y in good))
+        )
+        law = walk.leaf_law()
+        ratios.append(max(law.values()) / min(law.values()))
+    measure(
+        "max/min leaf mass, positive-count oracle (k, H) = (2,3), (2,4), (3,3)", [float(r) for r in ratios]
+    )
+    assert ratios == [4, 4, 9]  # exact (Fractions): far from uniform
+
+
 @pytest.mark.claim("vgb.sinclair_jerrum", tier="exact", control=True)
 def test_uniform_reference_with_wrong_counts_is_not_uniform():
     k, H = 2, 3

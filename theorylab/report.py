@@ -145,13 +145,17 @@ def md_text(text: str) -> str:
 
 
 def errata_sections(records: list[Claim]) -> list[Section]:
-    """One section per ``holds-corrected`` or ``refuted`` claim: printed, corrected, counterexample."""
+    """One section per ``holds-corrected`` or ``refuted`` claim: printed, corrected, counterexample (a proof erratum
+    is marked as such: its corrected text is what the repaired proof certifies)."""
     sections = []
     for c in records:
         if c.erratum is None:
             continue
+        kind = (
+            "proof erratum: the printed statement is not refuted" if c.erratum.kind == "proof" else c.status
+        )
         text = [
-            f"**{c.title}** ({c.status}); source: `{c.source.document}`, {c.source.numbering}, §{c.source.section}.",
+            f"**{c.title}** ({kind}); source: `{c.source.document}`, {c.source.numbering}, §{c.source.section}.",
             f"**As printed:** {md_text(c.erratum.printed)}",
         ]
         if c.erratum.corrected:
@@ -222,10 +226,11 @@ def _statement_lines(c: Claim) -> list[str]:
         f"section {c.source.section}. Statement: {' '.join(c.statement.split())}"
     ]
     if c.erratum:
-        lines.append(f"{c.id} erratum. As printed: {c.erratum.printed}")
+        label = "proof erratum" if c.erratum.kind == "proof" else "erratum"
+        lines.append(f"{c.id} {label}. As printed: {c.erratum.printed}")
         if c.erratum.corrected:
-            lines.append(f"{c.id} erratum. Corrected: {c.erratum.corrected}")
-        lines.append(f"{c.id} erratum. Counterexample: {c.erratum.counterexample}")
+            lines.append(f"{c.id} {label}. Corrected: {c.erratum.corrected}")
+        lines.append(f"{c.id} {label}. Counterexample: {c.erratum.counterexample}")
     return lines
 
 
