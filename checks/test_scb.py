@@ -426,9 +426,15 @@ def test_softmax_jacobian_at_uniform() -> None:
 
 @pytest.mark.claim("scb.sec5.2", tier="exact", control=True)
 def test_softmax_jacobian_control() -> None:
+    # one ingredient changed: attention away from uniform, a = (1/2, 1/6, 1/6, 1/6); the same exact comparison with
+    # (I - 11^T/T)/T^2 fails (the identity is a property of the uniform point), e.g. (J^2)_00 = 1/12 != 3/64
     T = 4
-    J = softmax_jacobian(np.full(T, 1 / T))
-    assert np.abs(J @ J - (np.eye(T) - 1 / T) / T).max() > 1e-3  # 1/T instead of 1/T^2 is rejected
+    a = [Fraction(1, 2)] + [Fraction(1, 6)] * 3
+    J = [[(a[i] if i == j else 0) - a[i] * a[j] for j in range(T)] for i in range(T)]
+    J2 = [[sum(J[i][m] * J[m][j] for m in range(T)) for j in range(T)] for i in range(T)]
+    proj = [[Fraction(int(i == j), T**2) - Fraction(1, T**3) for j in range(T)] for i in range(T)]
+    assert J2 != proj and J2[0][0] == Fraction(1, 12) and proj[0][0] == Fraction(3, 64)
+    assert np.abs(softmax_jacobian(np.array([float(x) for x in a])) - np.array(J, dtype=float)).max() < 1e-15
 
 
 @given(seed=st.integers(0, 2**32 - 1), T=st.integers(2, 30))
