@@ -644,6 +644,20 @@ def test_exponential_families_are_defined_on_their_domain():
         lambda: nce.gauss_steps(3, "gd", form="newton", max_steps=0),
         r"form must be 'direct' or 'fused', got 'newton'$",
     )
+    # gauss_setup's default grid spacing is 0.05 (the grid the NGD counts were measured on)
+    fam_default, _, _ = nce.gauss_setup(2.0)
+    assert np.allclose(np.diff(fam_default.points), 0.05, rtol=0, atol=1e-12)
+    # integer inputs are read as floats: statistics, parameters and a zero-step run keep float64
+    assert nce.gaussian_stats(np.array([1, 2])).dtype == np.float64
+    run0 = nce.ngd(lambda t: t, np.array([3, 4]), 0.5, target=np.zeros(2), radius=1.0, max_steps=0)
+    assert run0.tau.dtype == np.float64 and run0.distances[0] == 5.0
+    # both step rules need a finite eta > 0: a negative finite eta and an infinite one are refused
+    for method in (nce.gd, nce.ngd):
+        for eta in (-0.1, 0.0, math.inf):
+            rejects(
+                lambda method=method, eta=eta: method(lambda t: t, np.ones(2), eta, target=np.zeros(2)),
+                r"step size eta must be > 0, got ",
+            )
 
 
 @pytest.mark.claim("nce.lem47", tier="exact")
