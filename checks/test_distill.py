@@ -688,6 +688,24 @@ def test_train_mlps_is_sgd_on_labels_or_on_the_scheduled_teacher() -> None:
     assert stopped.eval_steps.tolist() == list(range(0, when + 1, 2))
 
 
+@pytest.mark.claim("distill.derived.lem64_per_neuron", tier="exact")
+def test_default_arguments_select_the_first_run_and_every_pair() -> None:
+    # pair_outputs() covers every mirrored pair from the first: column i is relu(z_i + b_i) - relu(-z_i + b_i)
+    net = ds.symmetric_init(5, 6, 2, np.random.default_rng(1))
+    x = hypercube(5).astype(np.float64)
+    h = net.pair_outputs(x)
+    z = x @ net.W[:3].T
+    assert h.shape == (32, 3) and np.array_equal(
+        h, np.maximum(z + net.b[:3], 0) - np.maximum(-z + net.b[:3], 0)
+    )
+    # checkpoints_of() is run 0's checkpoints (the teacher argument of train_mlps)
+    params = (np.arange(6.0).reshape(3, 2), np.arange(3.0))  # run axis first: 3 runs
+    run = ds.DistillRun(np.array([0]), np.zeros((3, 1)), checkpoints={5: params})
+    got = run.checkpoints_of()[5]
+    assert np.array_equal(got[0], [0.0, 1.0]) and got[1] == 0.0
+    assert np.array_equal(run.checkpoints_of(2)[5][0], [4.0, 5.0])
+
+
 @pytest.mark.claim("distill.defs", tier="property")
 def test_schedules_targets_tasks_and_transitions_on_known_instances() -> None:
     # Defs 21-22: a schedule is checkpoints in increasing teacher time with non-negative durations
