@@ -2,8 +2,11 @@
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
-# The CPU build of torch; a GPU user installs the torch they need first and the pin is skipped.
+# torch for the trained tier: by default the CPU build from PyTorch's CPU wheel index (no CUDA
+# packages). `make TORCH_INDEX=` installs from PyPI instead (on Linux that is the CUDA build: several GB); a GPU
+# user can also install the torch they need first, and the pin is then skipped.
 TORCH ?= torch==2.13.0
+TORCH_INDEX ?= https://download.pytorch.org/whl/cpu
 PYTEST_ARGS ?=
 
 .PHONY: venv checks exact test lint docs docs-render report mutation quoted clean
@@ -11,8 +14,9 @@ PYTEST_ARGS ?=
 $(BIN)/theorylab: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
-	$(BIN)/python -c "import torch" 2>/dev/null || $(BIN)/python -m pip install -q "$(TORCH)"
-	$(BIN)/python -m pip install -q -e ".[dev]"
+	$(BIN)/python -c "import torch" 2>/dev/null || \
+		$(BIN)/python -m pip install -q $(if $(TORCH_INDEX),--index-url $(TORCH_INDEX)) "$(TORCH)"
+	$(BIN)/python -m pip install -q -e ".[dev,distributed]"
 	touch $@
 
 venv: $(BIN)/theorylab
@@ -35,13 +39,13 @@ docs-render: docs
 	$(BIN)/python scripts/check_docs_render.py site artifacts/screenshots
 
 test: venv lint
-	$(BIN)/pytest checks/ tests/ -n auto --durations=15 --claims-json artifacts/claims.json --artifacts-dir artifacts $(PYTEST_ARGS)
+	$(BIN)/pytest checks/ tests/ -n auto --dist loadgroup --durations=15 --claims-json artifacts/claims.json --artifacts-dir artifacts $(PYTEST_ARGS)
 	$(BIN)/python scripts/quoted_numbers.py check artifacts/claims.json
 
 # numbers quoted in the docs ({{ run(...) }}) from a run of the checks: docs/measured.json. The same paths as
 # `make test`: a check's seed derives from its node id, which depends on the paths pytest is given
 quoted: venv
-	$(BIN)/pytest checks/ tests/ -n auto -q --claims-json artifacts/claims.json --artifacts-dir artifacts $(PYTEST_ARGS)
+	$(BIN)/pytest checks/ tests/ -n auto --dist loadgroup -q --claims-json artifacts/claims.json --artifacts-dir artifacts $(PYTEST_ARGS)
 	$(BIN)/python scripts/quoted_numbers.py update artifacts/claims.json
 
 # Mutation testing of one claim family (exact and property tiers): make mutation FAMILY=hmm [SAMPLE=120 SEED=0]

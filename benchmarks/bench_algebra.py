@@ -6,9 +6,11 @@ Groups: order, membership, solvability and composition factors of S7, S8, A9, PS
 Schreier-Sims path of ``PermutationGroup`` against the old Cayley-table path (``elements``/``table``/table
 composition series; run where it fits: order <= 200 with --quick, <= 5040 otherwise). Times and tracemalloc
 peaks are measured in separate runs (tracemalloc slows pure Python down). The libsemigroups rows are skipped
-(``None``) when the optional extra ``semigroups`` is not installed.
+(``None``) when the optional extra ``semigroups`` is not installed. ``PermutationGroup`` is also timed against
+the sympy group it wraps (order, 200 membership tests, solvability), and the holonomy decomposition against the
+semigroup enumeration it needs. Every timed call is cold (``timing.best_of`` empties the library's caches).
 
-Usage: python benchmarks/bench_algebra.py [--quick] [--out results.json]
+Usage: python benchmarks/bench_algebra.py [--quick] [--only semigroups|holonomy|sympy|groups] [--out results.json]
 """
 
 from __future__ import annotations
@@ -163,41 +165,141 @@ def group_rows(quick: bool) -> list[dict]:
     return rows
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--quick", action="store_true")
-    ap.add_argument("--out", default=None)
-    args = ap.parse_args()
-    repeat = 1 if args.quick else 3
+def sympy_path(gens, probes) -> dict:
+    """Peer: order, membership of ``probes`` and solvability straight from sympy's Schreier-Sims."""
+    from sympy.combinatorics import Permutation
+    from sympy.combinatorics import PermutationGroup as SymPyGroup
+
+    G = SymPyGroup([Permutation(list(g)) for g in gens])
+    return {
+        "order": int(G.order()),
+        "members": [bool(G.contains(Permutation(list(p)))) for p in probes],
+        "solvable": bool(G.is_solvable),
+    }
+
+
+def ours_core_path(gens, probes) -> dict:
+    """The same questions through :class:`PermutationGroup`."""
+    G = PermutationGroup(gens)
+    return {"order": G.order, "members": [G.contains(p) for p in probes], "solvable": G.is_solvable()}
+
+
+def sympy_rows(quick: bool) -> list[dict]:
+    """PermutationGroup against the sympy it wraps: order, 200 membership tests (random permutations of the
+    points, half of them group elements) and solvability, from the generators."""
+    import sympy.combinatorics  # noqa: F401  (import cost is not part of any measurement)
+
+    cases = {
+        "S8": symmetric(8),
+        "A9": alternating(9),
+        "PSL(2,7)": psl27(),
+        "random solvable": random_solvable(),
+    }
+    rows = []
+    for name, gens in cases.items():
+        n, rng = len(gens[0]), np.random.default_rng(0)
+        words = [rng.integers(0, len(gens), 30) for _ in range(100)]
+        members = []
+        for w in words:
+            p = np.arange(n)
+            for s in w:
+                p = np.asarray(gens[s])[p]
+            members.append(p.tolist())
+        probes = members + [rng.permutation(n).tolist() for _ in range(100)]
+        rep = 1 if quick else 5
+        t_ours, ours = best_of(lambda g=gens, q=probes: ours_core_path(g, q), rep)
+        t_sympy, peer = best_of(lambda g=gens, q=probes: sympy_path(g, q), rep)
+        assert ours == peer
+        row = {"group": name, "order": ours["order"], "probes": len(probes), "theorylab_s": t_ours,
+               "sympy_s": t_sympy, "theorylab/sympy": t_ours / t_sympy}  # fmt: skip
+        rows.append(row)
+        print(json.dumps({k: (round(v, 5) if isinstance(v, float) else v) for k, v in row.items()}))
+    return rows
+
+
+def semigroup_members(quick: bool) -> dict[str, Semiautomaton]:
     members = {
         "T4": full_transformation_monoid(4),
         "T5": full_transformation_monoid(5),
         "S5": zoo.symmetric(5),
     }
     members |= {"Dyck4,2": zoo.dyck(2, 4), "Grid9": zoo.gridworld(9), "random(7,3)": zoo.random(7, 3, seed=0)}
-    if not args.quick:
-        members |= {"T6": full_transformation_monoid(6), "random(9,3)": zoo.random(9, 3, seed=0)}
-        members |= {"T7": full_transformation_monoid(7)}
+    if not quick:
+        members |= {"T6": full_transformation_monoid(6), "T7": full_transformation_monoid(7)}
+        members |= {"random(8,3)": zoo.random(8, 3, seed=0), "random(9,3)": zoo.random(9, 3, seed=0)}
+        members |= {
+            "random(10,3,s1)": zoo.random(10, 3, seed=1),
+            "random(10,2,s2)": zoo.random(10, 2, seed=2),
+        }
+    return members
+
+
+def semigroup_rows(quick: bool) -> list[dict]:
+    """Enumeration of T(A) (elements, right Cayley graph) against libsemigroups' FroidurePin (its size: the
+    enumeration alone, nothing read back) and a plain loop; cold calls only (``best_of`` empties the caches
+    before each). ``libsemigroups_object_s``: the same TransformationSemigroup built through
+    ``backend="libsemigroups"`` (enumeration plus reading the Cayley graph and factorisations back)."""
     rows = []
     libsemigroups_size(zoo.parity())  # import outside the measurements
-    for name, aut in members.items():
-        rep = 1 if name == "T7" else repeat
+    for name, aut in semigroup_members(quick).items():
+        rep = 1 if quick or name in ("T7", "random(10,2,s2)") else 3
         t_ours, S = best_of(lambda a=aut: transformation_semigroup(a), rep)
-        t_loop, n_loop = best_of(lambda a=aut: plain_loop_size(a), rep)
         t_ls, n_ls = best_of(lambda a=aut: libsemigroups_size(a), rep)
+        t_loop, n_loop = best_of(lambda a=aut: plain_loop_size(a), 1)
         assert n_loop == S.size and (n_ls is None or n_ls == S.size)
         row = {"automaton": name, "size": S.size, "theorylab_s": t_ours, "plain_loop_s": t_loop,
                "libsemigroups_s": t_ls if n_ls is not None else None}  # fmt: skip
-        row["loop/theorylab"] = t_loop / t_ours
+        row["theorylab/plain_loop"] = t_ours / t_loop
         row["theorylab/libsemigroups"] = t_ours / t_ls if n_ls is not None else None
-        if S.size <= 5000 and aut.n_states <= 12:
-            row["holonomy_s"] = best_of(lambda a=aut: holonomy_decomposition(a), 1)[0]
+        if n_ls is not None and S.size <= 150_000:  # the whole object through libsemigroups (read back)
+            t_full, S2 = best_of(lambda a=aut: transformation_semigroup(a, backend="libsemigroups"), 1)
+            assert np.array_equal(S2.elements, S.elements) and np.array_equal(S2.right, S.right)
+            row["libsemigroups_object_s"] = t_full
         rows.append(row)
         print(json.dumps({k: (round(v, 5) if isinstance(v, float) else v) for k, v in row.items()}))
-    rows += group_rows(args.quick)
+    return rows
+
+
+def holonomy_rows(quick: bool) -> list[dict]:
+    """The holonomy decomposition against the semigroup enumeration it needs at least (both cold)."""
+    members = {
+        "T4": full_transformation_monoid(4),
+        "Grid9": zoo.gridworld(9),
+        "random(7,3)": zoo.random(7, 3, seed=0),
+    }
+    if not quick:
+        members |= {"T5": full_transformation_monoid(5), "random(8,3)": zoo.random(8, 3, seed=0)}
+        members |= {"random(10,3,s1)": zoo.random(10, 3, seed=1)}
+    rows = []
+    for name, aut in members.items():
+        t_hol, C = best_of(lambda a=aut: holonomy_decomposition(a), 1)
+        t_sg, S = best_of(lambda a=aut: transformation_semigroup(a), 1)
+        row = {"automaton": name, "n_states": aut.n_states, "size": S.size, "components": len(C.components),
+               "holonomy_s": t_hol, "semigroup_s": t_sg, "holonomy/semigroup": t_hol / t_sg}  # fmt: skip
+        rows.append(row)
+        print(json.dumps({k: (round(v, 5) if isinstance(v, float) else v) for k, v in row.items()}))
+    return rows
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--only", choices=["semigroups", "holonomy", "sympy", "groups"], default=None)
+    ap.add_argument("--out", default=None)
+    args = ap.parse_args()
+    parts = {
+        "semigroups": semigroup_rows,
+        "holonomy": holonomy_rows,
+        "sympy": sympy_rows,
+        "groups": group_rows,
+    }
+    out = {}
+    for key, fn in parts.items():
+        if args.only in (None, key):
+            out[key] = fn(args.quick)
     if args.out:
         with open(args.out, "w") as f:
-            json.dump(rows, f, indent=1)
+            json.dump(out, f, indent=1)
 
 
 if __name__ == "__main__":

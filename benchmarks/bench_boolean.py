@@ -8,11 +8,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import time
 
 import numpy as np
 from scipy.linalg import hadamard
-from timing import best_of
+from timing import best_of, timed
 
 from theorylab.boolean import SparseParity, characters, walsh_transform
 
@@ -26,11 +25,13 @@ def dense_hadamard(values: np.ndarray) -> np.ndarray:
 
 def loop_coefficients(values: np.ndarray, d: int, n_coef: int) -> tuple[float, int]:
     """Peer: one O(2^d) dot product per coefficient; time ``n_coef`` of them and extrapolate to 2^d."""
-    t = time.perf_counter()
-    for s in range(n_coef):
-        S = [j for j in range(d) if s >> j & 1]
-        float(np.dot(values, characters(d, S)))
-    return (time.perf_counter() - t) / n_coef * 2**d, n_coef
+
+    def loop() -> None:
+        for s in range(n_coef):
+            S = [j for j in range(d) if s >> j & 1]
+            float(np.dot(values, characters(d, S)))
+
+    return timed(loop)[0] / n_coef * 2**d, n_coef
 
 
 def fourier_rows(quick: bool) -> list[dict]:

@@ -12,21 +12,16 @@ from __future__ import annotations
 
 import argparse
 import json
-import time
 
 import numpy as np
+from timing import best_of, timed
 
 from theorylab.automata import zoo
 from theorylab.automata.constructions import compile_constant_depth, compile_gridworld, compile_log_depth
 
 
 def _time(fn, repeat: int = 3) -> float:
-    best = np.inf
-    for _ in range(repeat):
-        t = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - t)
-    return best
+    return best_of(fn, repeat)[0]
 
 
 def timings(quick: bool) -> list[dict]:
@@ -49,9 +44,7 @@ def timings(quick: bool) -> list[dict]:
                 builders["thm12"] = lambda a, T, q0: compile_gridworld(a.n_states, T, q0)
             row = {"member": name, "T": T, "batch": batch, "sequential_s": seq}
             for key, build in builders.items():
-                t = time.perf_counter()
-                c = build(aut, T, 0)
-                row[f"{key}_compile_s"] = time.perf_counter() - t
+                row[f"{key}_compile_s"], c = timed(build, aut, T, 0)
                 row[f"{key}_forward_s"] = _time(lambda c=c, words=words: c(words), repeat=1 if T > 64 else 3)
                 row[f"{key}_depth"] = c.depth
                 assert (c(words[:4]) == aut.run(words[:4], 0)).all()

@@ -11,20 +11,16 @@ from __future__ import annotations
 
 import argparse
 import json
-import time
 
 import numpy as np
+from timing import best_of
 
 from theorylab.attention.dyck import balance as db
 from theorylab.languages.dyck import Dyck
 
 
 def _timed(fn, repeat: int = 1):
-    best, out = np.inf, None
-    for _ in range(repeat):
-        start = time.perf_counter()
-        out = fn()
-        best = min(best, time.perf_counter() - start)
+    best, out = best_of(fn, repeat)
     return out, best
 
 

@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import argparse
 import json
-import time
 
 import numpy as np
+from timing import Stopwatch
 
 from theorylab.instruments import Budget
 from theorylab.instruments import rediscoveries as R
@@ -49,11 +49,11 @@ def random_search(claim: str, seed: int, max_examples: int) -> tuple[int | None,
     """(examples, seconds) until the printed predicate first fails on a uniform draw; (None, s) if never."""
     predicate = R.SEARCHES[claim][0]
     rng = np.random.default_rng(seed)
-    t0 = time.perf_counter()
+    clock = Stopwatch()
     for n in range(1, max_examples + 1):
         if evaluate(predicate, _draw(claim, rng)).holds is False:
-            return n, time.perf_counter() - t0
-    return None, time.perf_counter() - t0
+            return n, clock.elapsed()
+    return None, clock.elapsed()
 
 
 def main() -> None:

@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import argparse
 import json
-import time
 
 import torch
+from timing import timed
 
 from theorylab.landscape import per_sample_grads, trace_hessian
 
@@ -42,9 +42,7 @@ def _mlp_loss(width: int, n: int = 64, d_in: int = 16, seed: int = 0):
 
 
 def _timed(fn, *args, **kwargs):
-    start = time.perf_counter()
-    out = fn(*args, **kwargs)
-    return time.perf_counter() - start, out
+    return timed(fn, *args, **kwargs)
 
 
 def _loop_trace(loss, theta, limit):

@@ -14,10 +14,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import time
 from functools import partial
 
 import numpy as np
+from timing import best_of
 
 from theorylab.estimation import nce
 
@@ -25,12 +25,7 @@ CAP = 10**7
 
 
 def _time(fn, repeats: int):
-    best, value = float("inf"), None
-    for _ in range(repeats):
-        start = time.perf_counter()
-        value = fn()
-        best = min(best, time.perf_counter() - start)
-    return best, value
+    return best_of(fn, repeats)
 
 
 def _mc_grad(tau, R, n, rng, tq):

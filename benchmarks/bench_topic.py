@@ -11,22 +11,18 @@ from __future__ import annotations
 
 import argparse
 import json
-import time
 from functools import partial
 from math import comb
 
 import numpy as np
+from timing import best_of
 
 from theorylab.attention.topic import stage1 as tp
 from theorylab.languages.topic import TopicModel
 
 
 def _time(fn, repeats: int) -> tuple[float, float]:
-    best, value = float("inf"), None
-    for _ in range(repeats):
-        start = time.perf_counter()
-        value = fn()
-        best = min(best, time.perf_counter() - start)
+    best, value = best_of(fn, repeats)
     return best, float(value)
 
 

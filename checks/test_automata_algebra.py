@@ -968,8 +968,10 @@ def test_holonomy_components_record_their_class(monkeypatch):
     import theorylab.algebra.holonomy as holonomy_module
     import theorylab.algebra.semigroup as semigroup_module
 
-    monkeypatch.setattr(holonomy_module, "_CACHE", {})
-    monkeypatch.setattr(semigroup_module, "_CACHE", {})
+    from theorylab.caching import MemoCache
+
+    monkeypatch.setattr(holonomy_module, "_CACHE", MemoCache("empty holonomy cache"))
+    monkeypatch.setattr(semigroup_module, "_CACHE", MemoCache("empty semigroup cache"))
     for aut in (full_transformation_monoid(3), _sgpdec_example(), zoo.gridworld(4)):
         c = holonomy_decomposition(aut)
         assert verify_cascade(c).ok

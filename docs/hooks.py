@@ -13,6 +13,7 @@ run of the checks recorded (``scripts/quoted_numbers.py``; ``theorylab.claims.qu
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import inspect
 import re
@@ -55,22 +56,71 @@ def _errata_md() -> str:
     return errata_count_line(claims.all()) + to_markdown(None, sections)
 
 
+_ROLE = re.compile(r":(?:py:)?(?:func|class|meth|mod|attr|data|obj|exc|const):`~?([^`]+)`")
+_LITERAL = re.compile(r"``([^`]+)``")
+
+
+def _plain_doc(doc: str) -> str:
+    """A docstring for a text block: Sphinx roles (``:func:`x```) and double-backtick literals shown as the bare
+    name."""
+    return _LITERAL.sub(r"\1", _ROLE.sub(r"\1", doc))
+
+
+def _default_text(value) -> str:
+    """A parameter default as source-like text: functions and classes by name, numbers plainly; reprs that show a
+    memory address are replaced by the type name."""
+    from theorylab._fmt import plain
+
+    if inspect.isfunction(value) or inspect.isclass(value) or inspect.isbuiltin(value):
+        return value.__qualname__
+    text = plain(value)
+    return f"<{type(value).__name__}>" if " at 0x" in text else text
+
+
+def _signature(obj) -> str:
+    try:
+        sig = inspect.signature(obj)
+    except (TypeError, ValueError):
+        return "(...)"
+    params = [
+        p.replace(default=_Shown(_default_text(p.default))) if p.default is not inspect.Parameter.empty else p
+        for p in sig.parameters.values()
+    ]
+    return str(sig.replace(parameters=params))
+
+
+class _Shown:
+    """A default value printed as given text in a signature."""
+
+    def __init__(self, text: str):
+        self.text = text
+
+    def __repr__(self) -> str:
+        return self.text
+
+
+def _docstring(obj, name: str) -> str:
+    """The object's own docstring; a dataclass's generated ``Name(field: type, ...)`` (a repeat of the signature)
+    counts as none."""
+    doc = inspect.getdoc(obj) or ""
+    if inspect.isclass(obj) and dataclasses.is_dataclass(obj) and doc.startswith(f"{obj.__name__}("):
+        return ""
+    return _plain_doc(doc)
+
+
 def _api_md(module_name: str) -> str:
     module = importlib.import_module(module_name)
     names = getattr(module, "__all__", None) or [n for n in dir(module) if not n.startswith("_")]
-    out = [f"### `{module_name}`", "", inspect.getdoc(module) or "", ""]
+    out = [f"### `{module_name}`", "", _plain_doc(inspect.getdoc(module) or ""), ""]
     for name in names:
         obj = getattr(module, name, None)
         if obj is None or inspect.ismodule(obj) or not (inspect.isclass(obj) or callable(obj)):
             continue
         if not getattr(obj, "__module__", "").startswith("theorylab"):
             continue  # re-exported third-party names (numpy, hypothesis, ...)
-        try:
-            sig = str(inspect.signature(obj))
-        except (TypeError, ValueError):
-            sig = "(...)"
-        doc = inspect.getdoc(obj) or ""
-        out += [f"#### `{name}{sig}`", "", "```text", doc or "(no docstring)", "```", ""]
+        doc = _docstring(obj, name)
+        out += [f"#### `{name}{_signature(obj)}`", ""]
+        out += ["```text", doc, "```", ""] if doc else [""]
     return "\n".join(out)
 
 

@@ -66,12 +66,13 @@ def test_check_solvable_message():
 def test_semigroup_size_limit_and_bad_input():
     with pytest.raises(ValueError, match="more than"):
         transformation_semigroup(zoo.symmetric(5), max_size=100)
-    with pytest.raises(TypeError):
-        transformation_semigroup(np.eye(2, dtype=int))
+    assert transformation_semigroup(np.eye(2, dtype=int)).size == 2  # a plain transition table is accepted
+    with pytest.raises(ValueError, match="2-D|shape|ndim"):
+        transformation_semigroup(np.array([0, 1]))
     with pytest.raises(TypeError):
         is_solvable("parity")
     with pytest.raises(TypeError):
-        holonomy_decomposition([[0, 1]])
+        holonomy_decomposition(3)
 
 
 def test_permutation_group_api():
@@ -338,3 +339,120 @@ def test_cascade_from_functions_bad_input():
         compile_cascade("not a cascade", 4)
     c = Cascade.from_functions((par,), (7,), lambda i, x, a: a, (1,), lambda x: x[0], 2)
     assert c.levels == ((0,),) and c.encode(1).tolist() == [1] and c.step((1,), 1) == (0,)
+
+
+def _queue_reference(delta: np.ndarray):
+    """The plain queue over tuples (the definition of the order): elements, right Cayley graph, words."""
+    gens = [tuple(int(x) for x in row) for row in delta]
+    index, rows, words, right = {}, [], [], []
+    for s, g in enumerate(gens):
+        if g not in index:
+            index[g] = len(rows)
+            rows.append(g)
+            words.append((s,))
+    i = 0
+    while i < len(rows):
+        r = []
+        for s, g in enumerate(gens):
+            h = tuple(g[x] for x in rows[i])
+            if h not in index:
+                index[h] = len(rows)
+                rows.append(h)
+                words.append(words[i] + (s,))
+            r.append(index[h])
+        right.append(r)
+        i += 1
+    return np.array(rows), np.array(right), tuple(words)
+
+
+def _semigroup_cases():
+    """Direct-address codes (<= 7 states), sorted codes (8-15 states), tuples (> 15 states), duplicate and
+    constant generators."""
+    cases = [zoo.random(n, k, seed=s) for n, k, s in [(3, 2, 0), (5, 3, 1), (6, 2, 2), (7, 2, 2), (8, 3, 0)]]
+    cases += [zoo.random(9, 2, seed=0), zoo.gridworld(9), zoo.dyck(2, 4), zoo.alternating(4)]
+    cases += [Semiautomaton(np.array([[1, 0, 2], [1, 0, 2], [0, 0, 1]])), Semiautomaton(np.array([[0, 0]]))]
+    return cases
+
+
+@pytest.mark.parametrize("vector_from", [1, 64, 10**9])
+def test_vectorised_enumeration_keeps_the_queue_order(monkeypatch, vector_from):
+    """Whole levels in numpy (from the first level, from 64 products, never) give the queue's elements, right
+    Cayley graph and shortest words, in the same order."""
+    import theorylab.algebra.semigroup as sg
+
+    monkeypatch.setattr(sg, "_VECTOR_FROM", vector_from)
+    for aut in _semigroup_cases():
+        elements, right, words = _queue_reference(aut.delta)
+        S = sg._enumerate(aut, 10**6)
+        assert np.array_equal(S.elements, elements) and np.array_equal(S.right, right), aut
+        assert tuple(S.words) == words and S.words[-1] == words[-1] and len(S.words) == len(words)
+    with pytest.raises(ValueError, match="more than 100 elements"):
+        sg._enumerate(zoo.random(7, 3, seed=0), 100)
+
+
+def test_libsemigroups_backend_gives_the_same_object():
+    pytest.importorskip("libsemigroups_pybind11")
+    for aut in _semigroup_cases():
+        A = transformation_semigroup(aut)
+        B = transformation_semigroup(aut, backend="libsemigroups")
+        assert np.array_equal(A.elements, B.elements) and np.array_equal(A.right, B.right), aut
+        assert tuple(A.words) == tuple(B.words)
+    with pytest.raises(ValueError, match="more than 1000 elements"):
+        transformation_semigroup(zoo.random(7, 3, seed=0), max_size=1000, backend="libsemigroups")
+    with pytest.raises(ValueError, match="backend"):
+        transformation_semigroup(zoo.parity(), backend="gap")
+
+
+# ------------------------------------------------------------------ the shape of the house
+
+
+def test_algebra_never_imports_automata():
+    """``theorylab.algebra`` is the floor ``theorylab.automata`` builds on: no module of it imports the automata
+    family, lazily or not (source scan), and using it end to end loads none (a fresh interpreter)."""
+    import ast
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    import theorylab.algebra
+
+    offenders = []
+    for path in Path(theorylab.algebra.__file__).parent.glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else []
+            names += [node.module or ""] if isinstance(node, ast.ImportFrom) else []
+            offenders += [f"{path.name}: {n}" for n in names if n.startswith("theorylab.automata")]
+    assert offenders == []
+    code = (
+        "import sys, numpy as np\n"
+        "from theorylab.algebra import transformation_semigroup, holonomy_decomposition, is_solvable\n"
+        "from theorylab.algebra.counterexamples import holonomy_bound_examples, smallest_nonsolvable\n"
+        "d = np.array([[1, 2, 0], [0, 0, 2]])\n"
+        "assert transformation_semigroup(d).size == 24 and holonomy_decomposition(d).n_components >= 1\n"
+        "assert not is_solvable(smallest_nonsolvable()) and len(holonomy_bound_examples()) == 3\n"
+        "loaded = sorted(m for m in sys.modules if m.startswith('theorylab.automata'))\n"
+        "assert not loaded, loaded\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+
+
+def test_algebra_counterexample_tables_are_the_zoo_tables():
+    from theorylab.algebra.counterexamples import holonomy_bound_examples, smallest_nonsolvable
+
+    assert np.array_equal(smallest_nonsolvable(), zoo.alternating(5, regular=False).delta)
+    ex = holonomy_bound_examples()
+    assert np.array_equal(ex["delta_more_levels_than_states"], zoo.random(5, 2, seed=14).delta)
+    assert np.array_equal(ex["delta_group_divisor_not_subgroup"][:2], zoo.quaternion().delta)
+
+
+def test_algebra_takes_plain_transition_tables():
+    d = np.array([[1, 2, 0], [0, 0, 2]])
+    assert np.array_equal(
+        transformation_semigroup(d).elements, transformation_semigroup(Semiautomaton(d)).elements
+    )
+    assert transformation_semigroup([[1, 0], [0, 0]]).size == 4
+    with pytest.raises(TypeError, match="transition table"):
+        transformation_semigroup("abc")
+    with pytest.raises(TypeError, match="integer"):
+        transformation_semigroup(np.array([[0.5, 1.0]]))

@@ -56,6 +56,12 @@ def test_fourier_bad_input() -> None:
         fourier_coefficients(np.zeros(8), 4)
     with pytest.raises(TypeError, match="integer values"):
         fourier_coefficients(np.zeros(8), 3, exact=True)
+    with pytest.raises(ValueError, match=r"1 NaN or infinite values \(first at point 5: nan\)"):
+        fourier_coefficients(np.where(np.arange(8) == 5, np.nan, 1.0), 3)
+    with pytest.raises(ValueError, match="NaN or infinite"):
+        fourier_coefficients(lambda x: np.full(len(x), np.inf), 2)
+    with pytest.raises(TypeError, match="real numbers"):
+        fourier_coefficients(np.array(["a"] * 4), 2)
     with pytest.raises(ValueError, match="coordinates must be ints in"):
         subset_mask([5], 3)
     with pytest.raises(ValueError, match="odd number of coordinates"):

@@ -95,8 +95,13 @@ def test_report_markdown_and_html(demo_registry, tmp_path: Path) -> None:
     path = tmp_path / "claims.json"
     path.write_text(json.dumps(payload))
     md = render_report(path)
-    assert "| demo.thm1 | holds | exact | 2 | 0 | 0 | 1 | 0.2s | ok |" in md
-    assert "| demo.thm2 |" in md and "FAIL" in md and "1.5e-13" in md and "![demo.thm1: pattern](" in md
+    assert "| holds | exact | 2 | 0 | 0 | 1 | 0.2s | ok |" in md and "| [demo.thm1](#claim-demo.thm1) |" in md
+    assert (
+        "| [demo.thm2](#claim-demo.thm2) |" in md
+        and "FAIL" in md
+        and "1.5e-13" in md
+        and "![demo.thm1: pattern](" in md
+    )
     (tmp_path / "f.png").write_bytes(b"\x89PNG\r\n\x1a\n fake image bytes")
     html = render_report(path, tmp_path / "r.html")
     assert (tmp_path / "r.html").read_text() == html and "<table>" in html and "class='FAIL'" in html

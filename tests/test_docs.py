@@ -115,7 +115,7 @@ def test_tutorial_runs_end_to_end(tmp_path: Path) -> None:
     assert run["tiers"]["exact"] == {"passed": 2, "failed": 0, "skipped": 0, "controls": 1}
     assert run["tiers"]["property"]["passed"] == 1 and run["measures"]["pairs_checked"] == 9
     report = (tmp_path / "report.html").read_text()
-    assert "mylemma.lemma1" in report and "If $A, B$ are" in report
+    assert "mylemma.lemma1" in report and "If <math" in report  # the statement's TeX rendered as MathML
 
 
 def test_errata_text_is_literal_markdown_and_math_is_rendered() -> None:

@@ -283,8 +283,10 @@ def test_cli_verify_exit_codes(tmp_path, capsys):
     assert main(["verify", str(holds)]) == 1 and "HOLDS" in capsys.readouterr().out
     assert main(["verify", str(tmp_path / "missing.npz")]) == 2
     assert "no such counterexample file" in capsys.readouterr().err
-    nover = write_counterexample(tmp_path / "n", {"a": 1}, claim="hmm.thm4", statement="s")
+    nover = write_counterexample(tmp_path / "n", {"a": 1}, claim="hmm.thm5", statement="s")
     assert main(["verify", str(nover)]) == 2 and "no refutation registered" in capsys.readouterr().err
+    lacking = write_counterexample(tmp_path / "l", {"a": 1}, claim="hmm.thm4", statement="s")
+    assert main(["verify", str(lacking)]) == 2 and "lacks the arrays" in capsys.readouterr().err
     broken = write_counterexample(tmp_path / "b", {"M": M}, claim="hmm.lemma7", statement="s")
     assert main(["verify", str(broken)]) == 2 and "lacks the arrays ['M_tilde']" in capsys.readouterr().err
 
@@ -352,3 +354,38 @@ def test_tutorial_runs_end_to_end(tmp_path, monkeypatch, capsys):
             exec(compile(code, "docs/instruments.md", "exec"), namespace)  # noqa: S102
     printed = capsys.readouterr().out
     assert "counterexample to 'min weight >= exp(-B)/n'" in printed and "tight to 4 digits" in printed
+
+
+def test_instruments_modules_import_no_circle():
+    """The static import graph of ``theorylab.instruments`` (lazy imports inside functions included) is acyclic:
+    the refutation registry is a leaf that the providers import, and it loads them by name."""
+    import ast
+    from pathlib import Path
+
+    import theorylab.instruments
+
+    root = Path(theorylab.instruments.__file__).parent
+    mods = {p.stem for p in root.glob("*.py") if p.stem != "__init__"}
+    graph = {}
+    for m in mods:
+        deps = set()
+        for node in ast.walk(ast.parse((root / f"{m}.py").read_text())):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("theorylab.instruments"):
+                leaf = node.module.split(".")[2:3] or [a.name for a in node.names]
+                deps |= {d for d in leaf if d in mods}
+        graph[m] = deps - {m}
+
+    def cycle_from(m, path):
+        for d in graph[m]:
+            if d in path:
+                return path[path.index(d) :] + [d]
+            found = cycle_from(d, path + [d])
+            if found:
+                return found
+        return None
+
+    cycles = [c for m in sorted(mods) if (c := cycle_from(m, [m]))]
+    assert cycles == []
+    from theorylab.instruments.files import refutations
+
+    assert "hmm.lemma7" in refutations()  # the built-in providers are still registered

@@ -180,3 +180,29 @@ def test_flat_generators_registered():
         "flat.lemF.4",
     ):
         assert generate(cid)
+
+
+def test_trace_hessian_takes_module_parameters_as_list_tuple_or_dict():
+    """L = sum_i c_i w_i^2 + (b . 1)^2 over a Linear(3, 2): Tr = 2 sum c_i + 2 * 2 (the bias block is 2 J)."""
+    torch.manual_seed(0)
+    model = torch.nn.Linear(3, 2).double()
+    c = torch.arange(1, 7, dtype=torch.float64).reshape(2, 3)
+    expected = 2 * float(c.sum()) + 2 * 2
+
+    def loss_named(p):
+        return (c * p["weight"] ** 2).sum() + p["bias"].sum() ** 2
+
+    def loss_seq(p):
+        return (c * p[0] ** 2).sum() + p[1].sum() ** 2
+
+    assert trace_hessian(loss_named, dict(model.named_parameters())).value == pytest.approx(
+        expected, abs=1e-12
+    )
+    assert trace_hessian(loss_seq, model.parameters()).value == pytest.approx(expected, abs=1e-12)
+    assert trace_hessian(loss_seq, tuple(model.parameters())).value == pytest.approx(expected, abs=1e-12)
+    with pytest.raises(TypeError, match="bias is a float"):
+        trace_hessian(loss_named, {"weight": model.weight, "bias": 1.0})
+    with pytest.raises(TypeError, match="mix dtypes"):
+        trace_hessian(loss_seq, [model.weight, model.bias.float()])
+    with pytest.raises(ValueError, match="empty"):
+        trace_hessian(loss_seq, [])

@@ -17,12 +17,61 @@ from theorylab.claims.registry import TIERS, Claim, natural_key
 
 
 @dataclass
+class Entry:
+    """One claim's block in a report: an anchor (``claim-<id>``, the target of the table's links), a heading, the
+    source line and labelled paragraphs whose ``$...$`` TeX is rendered as MathML in HTML."""
+
+    anchor: str
+    heading: str
+    source: str
+    paragraphs: list[tuple[str, str]] = field(default_factory=list)
+
+
+@dataclass
 class Section:
     title: str
     header: list[str] = field(default_factory=list)
     rows: list[list[str]] = field(default_factory=list)
     text: list[str] = field(default_factory=list)
     images: list[tuple[str, str]] = field(default_factory=list)  # (caption, path)
+    entries: list[Entry] = field(default_factory=list)
+    #: a column of claim ids linked to their entries (``#claim-<id>``)
+    link_column: int | None = None
+
+
+def anchor(claim_id: str) -> str:
+    return f"claim-{claim_id}"
+
+
+_TEX = re.compile(r"(\$\$.+?\$\$|\$[^$]+\$)", re.DOTALL)
+
+
+def _mathml(tex: str, display: bool) -> str | None:
+    """TeX to MathML with latex2mathml (the converter the docs use), or ``None`` without it / on a parse error."""
+    try:
+        from latex2mathml.converter import convert
+    except ImportError:
+        return None
+    try:
+        mathml = convert(tex, display="block" if display else "inline")
+    except Exception:  # latex2mathml raises assorted errors on TeX it does not know
+        return None
+    # HTML5 knows <math> without the namespace attribute (the page then holds no URL at all)
+    return mathml.replace(' xmlns="http://www.w3.org/1998/Math/MathML"', "")
+
+
+def tex_html(text: str) -> str:
+    """Text with ``$...$`` / ``$$...$$`` math as HTML: math rendered to MathML offline, the rest escaped. Without
+    latex2mathml (``pip install 'theorylab[docs]'``), or for TeX it cannot parse, the TeX source is shown as code."""
+    out = []
+    for part in _TEX.split(text):
+        if _TEX.fullmatch(part):
+            display = part.startswith("$$")
+            tex = part[2:-2] if display else part[1:-1]
+            out.append(_mathml(tex, display) or f"<code>{html.escape(part)}</code>")
+        else:
+            out.append(html.escape(part))
+    return "".join(out)
 
 
 def _cell_md(text: str) -> str:
@@ -37,10 +86,18 @@ def to_markdown(title: str | None, sections: list[Section]) -> str:
         if sec.rows:
             out.append("| " + " | ".join(sec.header) + " |")
             out.append("|" + "|".join("---" for _ in sec.header) + "|")
-            out += ["| " + " | ".join(_cell_md(c) for c in row) + " |" for row in sec.rows]
+            for row in sec.rows:
+                cells = [_cell_md(c) for c in row]
+                if sec.link_column is not None:
+                    cid = row[sec.link_column]
+                    cells[sec.link_column] = f"[{cells[sec.link_column]}](#{anchor(cid)})"
+                out.append("| " + " | ".join(cells) + " |")
             out.append("")
         for caption, path in sec.images:
             out += [f"![{caption}]({path})", ""]
+        for entry in sec.entries:
+            out += [f'### <a id="{entry.anchor}"></a>{entry.heading}', "", entry.source, ""]
+            out += [f"**{label}:** {md_text(text)}\n" for label, text in entry.paragraphs]
     return "\n".join(out).rstrip() + "\n"
 
 
@@ -60,21 +117,31 @@ def to_html(title: str, sections: list[Section]) -> str:
     """One self-contained HTML page: no external style, script or image (figures are embedded)."""
     e = html.escape
     out = [
-        "<!doctype html><html><head><meta charset='utf-8'>",
-        f"<title>{e(title)}</title><style>body{{font-family:sans-serif;max-width:75em;margin:2em auto}}"
-        "table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:.2em .5em;text-align:left}"
-        ".FAIL{background:#fdd}</style></head><body>",
+        "<!doctype html><html lang='en'><head><meta charset='utf-8'>",
+        "<meta name='viewport' content='width=device-width, initial-scale=1'>",
+        f"<title>{e(title)}</title><style>{_CSS}</style></head><body>",
         f"<h1>{e(title)}</h1>",
     ]
     for sec in sections:
         out.append(f"<h2>{e(sec.title)}</h2>")
         out += [f"<p>{e(line)}</p>" for line in sec.text]
         if sec.rows:
-            out.append("<table><tr>" + "".join(f"<th>{e(h)}</th>" for h in sec.header) + "</tr>")
+            out.append(
+                "<div class='wide'><table><tr>" + "".join(f"<th>{e(h)}</th>" for h in sec.header) + "</tr>"
+            )
             for row in sec.rows:
                 cls = " class='FAIL'" if "FAIL" in row else ""
-                out.append(f"<tr{cls}>" + "".join(f"<td>{e(str(c))}</td>" for c in row) + "</tr>")
-            out.append("</table>")
+                cells = [f"<td>{e(str(c))}</td>" for c in row]
+                if sec.link_column is not None:
+                    cid = str(row[sec.link_column])
+                    cells[sec.link_column] = f"<td><a href='#{e(anchor(cid))}'>{e(cid)}</a></td>"
+                out.append(f"<tr{cls}>" + "".join(cells) + "</tr>")
+            out.append("</table></div>")
+        for entry in sec.entries:
+            out.append(f"<section id='{e(entry.anchor)}'><h3>{e(entry.heading)}</h3>")
+            out.append(f"<p class='source'>{e(entry.source)}</p>")
+            out += [f"<p><b>{e(label)}:</b> {tex_html(text)}</p>" for label, text in entry.paragraphs]
+            out.append("</section>")
         for caption, path in sec.images:
             uri = _data_uri(path)
             img = (
@@ -85,6 +152,14 @@ def to_html(title: str, sections: list[Section]) -> str:
             out.append(f"<figure>{img}<figcaption>{e(caption)}</figcaption></figure>")
     out.append("</body></html>")
     return "\n".join(out) + "\n"
+
+
+_CSS = (
+    "body{font-family:sans-serif;line-height:1.45;max-width:75em;margin:2em auto;padding:0 2em}"
+    "table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:.2em .5em;text-align:left;"
+    "vertical-align:top}.wide{overflow-x:auto}.FAIL{background:#fdd}.source{color:#555;margin-top:-.5em}"
+    "section{margin:1.5em 0;padding-top:.5em;border-top:1px solid #eee}math{font-size:1.05em}"
+)
 
 
 def registry_rows(records: list[Claim], link: bool = False) -> list[list[str]]:
@@ -186,7 +261,7 @@ def run_sections(payload: dict, registry: dict[str, Claim], out_dir: Path | None
     ]
     if machine:
         summary.text.append("; ".join(f"{key} {value}" for key, value in machine))
-    table = Section("Claims", RUN_HEADER, run_rows(results))
+    table = Section("Claims", REPORT_HEADER, report_rows(results, registry), link_column=0)
     sections = [summary, table]
     if payload.get("unchecked"):
         sections.append(Section("Claims without checks", text=[", ".join(payload["unchecked"])]))
@@ -209,29 +284,50 @@ def run_sections(payload: dict, registry: dict[str, Claim], out_dir: Path | None
                     sec.rows.append([cid, name, f"{value:.6g}" if isinstance(value, float) else str(value)])
         if sec.rows or sec.images:
             sections.append(sec)
-    statements = [
-        line
-        for cid in sorted(results, key=natural_key)
-        if cid in registry
-        for line in _statement_lines(registry[cid])
-    ]
-    if statements:
-        sections.append(Section("Statements and errata", text=statements))
+    entries = [claim_entry(registry[cid]) for cid in sorted(results, key=natural_key) if cid in registry]
+    if entries:
+        sections.append(Section("Statements and errata", entries=entries))
     return sections
 
 
-def _statement_lines(c: Claim) -> list[str]:
-    lines = [
-        f"{c.id} ({c.status}): {c.title}. Source: {c.source.document}, {c.source.numbering}, "
-        f"section {c.source.section}. Statement: {' '.join(c.statement.split())}"
-    ]
+def document_label(c: Claim) -> str:
+    """A short name of the claim's document: its title up to the first colon (the authors), else shortened."""
+    import textwrap
+
+    head = c.source.document_title.split(":", 1)[0]
+    return head if head != c.source.document_title else textwrap.shorten(head, 36, placeholder=" ...")
+
+
+REPORT_HEADER = ["claim", "title", "document", *RUN_HEADER[1:]]
+
+
+def report_rows(results: dict[str, dict], registry: dict[str, Claim]) -> list[list[str]]:
+    """The run table of a report: ``run_rows`` with each claim's title and document."""
+    rows = []
+    for row in run_rows(results):
+        c = registry.get(row[0])
+        rows.append([row[0], c.title if c else "", document_label(c) if c else "", *row[1:]])
+    return rows
+
+
+def claim_entry(c: Claim) -> Entry:
+    """A claim's statement (and erratum) block, anchored for the table's links."""
+    paragraphs = [("Statement", " ".join(c.statement.split()))]
     if c.erratum:
-        label = "proof erratum" if c.erratum.kind == "proof" else "erratum"
-        lines.append(f"{c.id} {label}. As printed: {c.erratum.printed}")
+        label = (
+            "As printed (proof erratum: the statement is not refuted)"
+            if c.erratum.kind == "proof"
+            else "As printed"
+        )
+        paragraphs.append((label, c.erratum.printed))
         if c.erratum.corrected:
-            lines.append(f"{c.id} {label}. Corrected: {c.erratum.corrected}")
-        lines.append(f"{c.id} {label}. Counterexample: {c.erratum.counterexample}")
-    return lines
+            paragraphs.append(("Corrected", c.erratum.corrected))
+        paragraphs.append(("Counterexample", c.erratum.counterexample))
+    source = (
+        f"{c.source.document_title} ({c.source.document}), {c.source.numbering}, §{c.source.section}; "
+        f"status {c.status}"
+    )
+    return Entry(anchor(c.id), f"{c.id}: {c.title}", source, paragraphs)
 
 
 def render_report(json_path: str | Path, out: str | Path | None = None, fmt: str | None = None) -> str:

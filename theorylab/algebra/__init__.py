@@ -3,7 +3,8 @@ holonomy.
 
 One permutation-group type (:class:`PermutationGroup`, product ``a * b`` = apply ``a``, then ``b``; table-free
 Schreier-Sims for order, membership, solvability and composition factors) and one cascade type
-(:class:`Cascade`) for the whole library.
+(:class:`Cascade`) for the whole library. The bottom floor: it takes transition tables (a
+:class:`Semiautomaton`, or a plain ``delta[symbol, state]`` array) and never imports ``theorylab.automata``.
 """
 
 from theorylab.algebra.cascade import Cascade, CascadeComponent, HolonomyCascade, permutation_reset_cascade
@@ -15,6 +16,7 @@ from theorylab.algebra.groups import (
     permutation_group,
 )
 from theorylab.algebra.holonomy import holonomy_decomposition
+from theorylab.algebra.semiautomaton import Semiautomaton
 from theorylab.algebra.semigroup import (
     MaximalSubgroup,
     NotSolvableError,
@@ -39,6 +41,7 @@ __all__ = [
     "MaximalSubgroup",
     "NotSolvableError",
     "PermutationGroup",
+    "Semiautomaton",
     "TransformationSemigroup",
     "check_solvable",
     "holonomy_decomposition",

@@ -17,14 +17,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
-from typing import TYPE_CHECKING
 
 import numpy as np
 
 from theorylab.algebra.groups import PermutationGroup, permutation_group
-
-if TYPE_CHECKING:
-    from theorylab.automata.semiautomaton import Semiautomaton
+from theorylab.algebra.semiautomaton import Semiautomaton
 
 __all__ = ["Cascade", "CascadeComponent", "HolonomyCascade", "permutation_reset_cascade"]
 
@@ -231,7 +228,6 @@ class Cascade:
         emulated state. The emulated automaton (states ``0..max decode``) is read off the states reachable from
         ``initial``; ``ValueError`` if ``decode`` does not commute with the transitions there."""
         from theorylab.algebra.semigroup import is_permutation_reset
-        from theorylab.automata.semiautomaton import Semiautomaton
 
         acts = [np.asarray(a, dtype=np.int64) for a in actions]
         if len(acts) == 0 or len(levels) != len(acts) or len(initial) != len(acts):

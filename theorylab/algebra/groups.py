@@ -298,13 +298,18 @@ class PermutationGroup:
         return int(self.sympy.order())
 
     def contains(self, perm) -> bool:
-        """Membership by sifting through the stabiliser chain."""
+        """Membership by sifting through the stabiliser chain (the probe is checked in plain Python, then
+        handed to sympy without a second validation)."""
         from sympy.combinatorics import Permutation
 
-        p = np.asarray(perm)
-        if p.shape != (self.degree,) or not np.array_equal(np.sort(p), np.arange(self.degree)):
-            raise ValueError(f"expected a permutation of range({self.degree}), got {p.tolist()}")
-        return bool(self.sympy.contains(Permutation(p.tolist())))
+        p = perm.tolist() if isinstance(perm, np.ndarray) else list(perm)
+        if len(p) != self.degree or sorted(p) != self._points:
+            raise ValueError(f"expected a permutation of range({self.degree}), got {p}")
+        return bool(self.sympy.contains(Permutation._af_new([int(x) for x in p])))
+
+    @cached_property
+    def _points(self) -> list[int]:
+        return list(range(self.degree))
 
     def __contains__(self, perm) -> bool:
         return self.contains(perm)

@@ -23,15 +23,13 @@ after a reset they have forgotten which tile the old chain went through.
 from __future__ import annotations
 
 import dataclasses
-from typing import TYPE_CHECKING
 
 import numpy as np
 
 from theorylab.algebra.cascade import Cascade, CascadeComponent, HolonomyCascade, reachable_states
+from theorylab.algebra.semiautomaton import Semiautomaton
 from theorylab.algebra.semigroup import _require_aut, transformation_semigroup
-
-if TYPE_CHECKING:
-    from theorylab.automata.semiautomaton import Semiautomaton
+from theorylab.caching import MemoCache
 
 __all__ = ["CascadeComponent", "HolonomyCascade", "holonomy_decomposition"]
 
@@ -60,6 +58,28 @@ def _act(mask: int, f) -> int:
     return m
 
 
+def _memo_act(f):
+    """``P -> P . f`` on bit masks, memoised (the cascade's transitions act on few distinct sets)."""
+    memo: dict[int, int] = {}
+
+    def act(mask: int) -> int:
+        out = memo.get(mask)
+        if out is None:
+            out = memo[mask] = _act(mask, f)
+        return out
+
+    return act
+
+
+def _image_masks(elements: np.ndarray) -> list[int]:
+    """The distinct images $\\mathrm{im}\\, s$ of the rows as bit masks, in one vectorised step."""
+    n = elements.shape[1]
+    if n < 63:
+        masks = np.bitwise_or.reduce(np.left_shift(np.int64(1), elements), axis=1)
+        return np.unique(masks).tolist()
+    return sorted({_mask(np.unique(e)) for e in elements})  # wider than an int64 mask
+
+
 class _Skeleton:
     """Images, subduction, heights, classes, tiles of a transformation semigroup."""
 
@@ -68,10 +88,11 @@ class _Skeleton:
         n = aut.n_states
         S = transformation_semigroup(aut)
         full = (1 << n) - 1
-        sets = {full} | {1 << q for q in range(n)} | {_mask(np.unique(e)) for e in S.elements}
+        sets = {full} | {1 << q for q in range(n)} | set(_image_masks(S.elements))
         self.X = sorted(sets, key=lambda m: (-bin(m).count("1"), m))
         self.inX = set(self.X)
         self.gens = [aut.delta[s] for s in range(aut.n_symbols)]
+        self.acts = [_memo_act(g) for g in self.gens]  # P -> P . g, memoised per symbol
         # orbits: for each P, the sets P.s (s in T^1) with a transformation realising them
         self.orbit: dict[int, dict[int, np.ndarray]] = {}
         ident = np.arange(n, dtype=np.int64)
@@ -81,8 +102,8 @@ class _Skeleton:
             while frontier:
                 new = []
                 for R in frontier:
-                    for g in self.gens:
-                        Rg = _act(R, g)
+                    for g, act in zip(self.gens, self.acts, strict=True):
+                        Rg = act(R)
                         if Rg not in orb:
                             orb[Rg] = g[orb[R]]  # word of R, then g
                             new.append(Rg)
@@ -99,10 +120,7 @@ class _Skeleton:
                 self.rep[R] = r
         # heights, by memoised recursion over the strict subduction order (a strict order on classes)
         self.height: dict[int, int] = {}
-        below = {
-            P: [R for R in self.X if self.rep[R] != self.rep[P] and any(R & ~B == 0 for B in self.orbit[P])]
-            for P in self.X
-        }
+        below = {P: self._below(P) for P in self.X}
 
         def height(P: int) -> int:
             if P not in self.height:
@@ -126,9 +144,25 @@ class _Skeleton:
             assert sorted(mapped) == self.tiles[P], "tiles of equivalent sets must correspond"
             self.tiles_rel[P] = mapped
 
+    def _below(self, P: int) -> list[int]:
+        """The sets strictly below ``P`` in subduction: inside some ``P . s`` and not equivalent to ``P``."""
+        if self.aut.n_states >= 63:
+            return [
+                R for R in self.X if self.rep[R] != self.rep[P] and any(R & ~B == 0 for B in self.orbit[P])
+            ]
+        X = self._X_array
+        images = np.fromiter(self.orbit[P], dtype=np.int64)
+        inside = ((X[:, None] & ~images[None, :]) == 0).any(axis=1)
+        return [R for R, ok in zip(self.X, inside.tolist(), strict=True) if ok and self.rep[R] != self.rep[P]]
 
-_CACHE: dict[tuple, Cascade] = {}
-_CACHE_SIZE = 128
+    @property
+    def _X_array(self) -> np.ndarray:
+        if "_X_np" not in self.__dict__:
+            self._X_np = np.array(self.X, dtype=np.int64)
+        return self._X_np
+
+
+_CACHE: MemoCache[Cascade] = MemoCache("algebra.holonomy_decomposition", 128)
 
 
 def holonomy_decomposition(aut: Semiautomaton) -> Cascade:
@@ -145,9 +179,7 @@ def holonomy_decomposition(aut: Semiautomaton) -> Cascade:
         hit = _holonomy(aut)
         for a in (hit.states, hit.decode_table, hit.transition, hit.inputs, hit.initial_index):
             a.setflags(write=False)
-        if len(_CACHE) >= _CACHE_SIZE:
-            _CACHE.pop(next(iter(_CACHE)))
-        _CACHE[key] = hit
+        _CACHE.put(key, hit)
     return hit if hit.automaton is aut else dataclasses.replace(hit, automaton=aut)
 
 
@@ -181,33 +213,37 @@ def _holonomy(aut: Semiautomaton) -> Cascade:
                 P = sk.tiles_rel[P][x[c]]
         return tuple(x)
 
+    idle = tuple((0,) * len(sk.tiles[r]) for _, r in comp_keys)  # inputs of the components not acting
+    moves: dict[tuple, tuple] = {}
+
+    def move(A: int, B: int, s: int, h: int) -> tuple:
+        """Input of the component at ``B`` when the chain passes through ``A`` and reads ``s``: a permutation
+        of the tiles (with the component whose coordinate it permutes) or a reset (``None``)."""
+        key = (A, B, s)
+        if key not in moves:
+            act, tilesB = sk.acts[s], sk.tiles_rel[B]
+            As = act(A)
+            if sk.height[A] == h and As == B:  # permutation of tiles
+                moves[key] = (tuple(tilesB.index(act(T)) for T in sk.tiles_rel[A]), comp_of[sk.rep[A]])
+            else:  # reset to the first tile containing A.s
+                assert As != B and As & ~B == 0
+                y = next(i for i, T in enumerate(tilesB) if As & ~T == 0)
+                moves[key] = ((y,) * len(tilesB), None)
+        return moves[key]
+
     def step(x: tuple, s: int):
         """Successor coordinates and, per component, its input transformation (a tuple over its states)."""
-        g = sk.gens[s]
         old = chain(x)
-        new_x, trans = [0] * C, [None] * C
+        new_x, trans = [0] * C, list(idle)
         B = full
         for lv in range(1, H + 1):
             h = H - lv + 1
-            A = old[lv - 1]
-            active = None
             if sk.height[B] == h:
                 active = comp_of[sk.rep[B]]
-                tilesB = sk.tiles_rel[B]
-                As = _act(A, g)
-                if sk.height[A] == h and As == B:  # permutation of tiles
-                    perm = tuple(tilesB.index(_act(T, g)) for T in sk.tiles_rel[A])
-                    trans[active] = perm
-                    new_x[active] = perm[x[comp_of[sk.rep[A]]]]
-                else:  # reset to the first tile containing A.s
-                    assert As != B and As & ~B == 0
-                    y = next(i for i, T in enumerate(tilesB) if As & ~T == 0)
-                    trans[active] = (y,) * len(tilesB)
-                    new_x[active] = y
-                B = tilesB[new_x[active]]
-            for c, (clv, r) in enumerate(comp_keys):
-                if clv == lv and c != active:
-                    trans[c] = (0,) * len(sk.tiles[r])
+                t, src = move(old[lv - 1], B, s, h)
+                trans[active] = t
+                new_x[active] = t[0] if src is None else t[x[src]]
+                B = sk.tiles_rel[B][new_x[active]]
         return tuple(new_x), trans
 
     # BFS over reachable cascade states
@@ -242,6 +278,4 @@ def _holonomy(aut: Semiautomaton) -> Cascade:
 
 
 def _semiautomaton(delta, labels, name):
-    from theorylab.automata.semiautomaton import Semiautomaton
-
     return Semiautomaton(delta, state_labels=labels, name=name)

@@ -12,16 +12,15 @@ exactly those of its maximal subgroups (Krohn-Rhodes).
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
-from typing import TYPE_CHECKING
 
 import numpy as np
 
 from theorylab.algebra.groups import CompositionFactor, PermutationGroup
-
-if TYPE_CHECKING:
-    from theorylab.automata.semiautomaton import Semiautomaton
+from theorylab.algebra.semiautomaton import Semiautomaton
+from theorylab.caching import MemoCache
 
 __all__ = [
     "TransformationSemigroup",
@@ -49,17 +48,18 @@ class NotSolvableError(ValueError):
         self.subgroup = subgroup
 
 
-def _semiautomaton_class():
-    # imported lazily: theorylab.automata imports theorylab.algebra (holonomy) for its constructions
-    from theorylab.automata.semiautomaton import Semiautomaton
-
-    return Semiautomaton
-
-
 def _require_aut(aut) -> Semiautomaton:
-    if not isinstance(aut, _semiautomaton_class()):
-        raise TypeError(f"expected a theorylab.automata.Semiautomaton, got {type(aut).__name__}")
-    return aut
+    """A :class:`Semiautomaton`, or a transition table ``delta[symbol, state]`` (a 2-D integer array, or
+    nested lists) made into one."""
+    if isinstance(aut, Semiautomaton):
+        return aut
+    if isinstance(aut, np.ndarray) or (
+        isinstance(aut, (list, tuple)) and len(aut) and hasattr(aut[0], "__len__")
+    ):
+        return Semiautomaton(np.asarray(aut))
+    raise TypeError(
+        f"expected a Semiautomaton or a transition table delta[symbol, state], got {type(aut).__name__}"
+    )
 
 
 @dataclass(frozen=True, eq=False)
@@ -133,43 +133,190 @@ class MaximalSubgroup:
         return self.group.composition_factors()
 
 
-def transformation_semigroup(aut: Semiautomaton, max_size: int = MAX_SIZE) -> TransformationSemigroup:
+def transformation_semigroup(
+    aut: Semiautomaton, max_size: int = MAX_SIZE, backend: str = "theorylab"
+) -> TransformationSemigroup:
     """Enumerate $\\mathcal T(\\mathcal A)$ breadth first over words (Froidure-Pin style right Cayley graph).
 
     Cost O(|T| |Σ| |Q|); raises ``ValueError`` past ``max_size`` elements. Cached per transition table (arrays
-    read-only).
+    read-only). ``backend="libsemigroups"`` lets libsemigroups' FroidurePin enumerate (optional extra
+    ``semigroups``; the same object, element for element) -- slower end to end, because reading its Cayley
+    graph and factorisations back into Python costs more than the whole numpy enumeration (see
+    ``benchmarks/README.md``), so the default is theorylab's own.
     """
     aut = _require_aut(aut)
-    key = (aut.delta.shape, aut.delta.tobytes())
+    if backend not in ("theorylab", "libsemigroups"):
+        raise ValueError(f"backend must be 'theorylab' or 'libsemigroups', got {backend!r}")
+    key = (aut.delta.shape, aut.delta.tobytes(), backend)
     hit = _CACHE.get(key)
     if hit is None or hit.size > max_size:
-        hit = _enumerate(aut, max_size)
+        hit = (_enumerate if backend == "theorylab" else _enumerate_libsemigroups)(aut, max_size)
         hit.elements.setflags(write=False)
         hit.right.setflags(write=False)
-        if len(_CACHE) >= _CACHE_SIZE:
-            _CACHE.pop(next(iter(_CACHE)))
-        _CACHE[key] = hit
+        _CACHE.put(key, hit)
     return hit if hit.automaton is aut else dataclasses.replace(hit, automaton=aut)
 
 
-_CACHE: dict[tuple, TransformationSemigroup] = {}
-_CACHE_SIZE = 128
+_CACHE: MemoCache[TransformationSemigroup] = MemoCache("algebra.transformation_semigroup", 128)
 
 
-def _enumerate(aut: Semiautomaton, max_size: int) -> TransformationSemigroup:
-    n, k = aut.n_states, aut.n_symbols
-    gens = [tuple(int(x) for x in row) for row in aut.delta]
+def _enumerate(aut, max_size: int) -> TransformationSemigroup:
+    """Breadth first in short-lex order. Small levels element by element over tuples; once a level has
+    :data:`_VECTOR_FROM` products or more (and the states fit an int64 code), one whole level at a time: the
+    products ``g_s o f`` of every frontier element ``f`` and symbol ``s`` (in the order ``(f, s)``), encoded as
+    mixed-radix integers; unseen codes become new elements in order of first occurrence, as in a queue."""
+    d = np.ascontiguousarray(aut.delta, dtype=np.int64)
+    k, n = d.shape
+    switch = _VECTOR_FROM if n <= _MAX_CODE_STATES else None
+    rows, parents, symbols, right = _enumerate_tuples(d, max_size, switch)
+    size, done = len(rows), len(right)
+    elements = np.array(rows, dtype=np.int64).reshape(-1, n)
+    rights = [np.array(right, dtype=np.int64).reshape(-1, k)]
+    parents, symbols = [np.array(parents, dtype=np.int64)], [np.array(symbols, dtype=np.int64)]
+    blocks, frontier = [elements], elements[done:]
+    if len(frontier):
+        radix = n ** np.arange(n - 1, -1, -1, dtype=np.int64)
+        index = _DirectIndex(n**n) if n**n <= _DIRECT_LIMIT else _SortedIndex()
+        codes = elements @ radix
+        order = np.argsort(codes)
+        index.insert(codes[order], order)
+    while len(frontier):
+        m = len(frontier)
+        prods = d[:, frontier]  # [s, f]: g_s o f
+        codes = (prods @ radix).T.reshape(-1)  # position f*k + s
+        order = np.argsort(codes, kind="stable")  # equal codes: first occurrence first
+        srt = codes[order]
+        starts = np.ones(len(srt), dtype=bool)
+        starts[1:] = srt[1:] != srt[:-1]
+        uniq, first = srt[starts], order[starts]
+        idx_u = index.lookup(uniq)
+        new = np.flatnonzero(idx_u < 0)
+        base = size - m  # the frontier is the last level: elements base..size-1
+        if len(new):
+            if size + len(new) > max_size:
+                raise ValueError(f"transformation semigroup has more than {max_size} elements")
+            idx_u[new[np.argsort(first[new])]] = size + np.arange(len(new))  # numbered by first occurrence
+            index.insert(uniq[new], idx_u[new])  # keys ascending
+            found = np.sort(first[new])
+            frontier = prods[found % k, found // k]
+            blocks.append(frontier)
+            parents.append(base + found // k)
+            symbols.append(found % k)
+            size += len(new)
+        else:
+            frontier = frontier[:0]
+        idx = np.empty(m * k, dtype=np.int64)
+        idx[order] = idx_u[np.cumsum(starts) - 1]
+        rights.append(idx.reshape(m, k))
+    words = Words(np.concatenate(parents), np.concatenate(symbols))
+    return TransformationSemigroup(aut, np.concatenate(blocks), np.concatenate(rights), words)
+
+
+_MAX_CODE_STATES = 15  # n**n < 2**63: a transformation of up to 15 points is one int64 code
+_DIRECT_LIMIT = 1 << 20  # up to 7 points (7**7 codes) the index is a direct-address array
+_VECTOR_FROM = 64  # products per level from which a whole level is one numpy step
+
+
+class _DirectIndex:
+    """Code -> element index as a direct-address array (``-1``: unseen)."""
+
+    def __init__(self, n_codes: int):
+        self.table = np.full(n_codes, -1, dtype=np.int64)
+
+    def lookup(self, codes: np.ndarray) -> np.ndarray:
+        return self.table[codes]
+
+    def insert(self, codes: np.ndarray, idx: np.ndarray) -> None:
+        self.table[codes] = idx
+
+
+class _SortedIndex:
+    """Code -> element index as sorted code arrays searched by ``np.searchsorted``: a large tier and a small
+    one that takes the inserts and is merged into the large one when it reaches a quarter of its size (so
+    each code is moved O(log N) times)."""
+
+    def __init__(self):
+        empty = np.empty(0, dtype=np.int64)
+        self.big = self.small = (empty, empty)
+
+    def lookup(self, codes: np.ndarray) -> np.ndarray:
+        """``codes`` ascending (fast searches); ``-1`` where unseen."""
+        out = np.full(len(codes), -1, dtype=np.int64)
+        for keys, vals in (self.big, self.small):
+            if len(keys):
+                pos = np.minimum(np.searchsorted(keys, codes), len(keys) - 1)
+                hit = keys[pos] == codes
+                out[hit] = vals[pos[hit]]
+        return out
+
+    def insert(self, codes: np.ndarray, idx: np.ndarray) -> None:
+        """``codes`` ascending and unseen."""
+        self.small = _merge(self.small, (codes, idx))
+        if 4 * len(self.small[0]) >= len(self.big[0]):
+            self.big, self.small = _merge(self.big, self.small), (codes[:0], idx[:0])
+
+
+def _merge(a: tuple, b: tuple) -> tuple:
+    """Two (ascending keys, values) pairs merged into one (a stable sort of two sorted runs: linear)."""
+    keys = np.concatenate([a[0], b[0]])
+    order = np.argsort(keys, kind="stable")
+    return keys[order], np.concatenate([a[1], b[1]])[order]
+
+
+def _enumerate_libsemigroups(aut, max_size: int) -> TransformationSemigroup:
+    """The same enumeration by libsemigroups' FroidurePin (short-lex order too; its product ``x * y`` applies
+    ``x`` first, as ``right`` does): the right Cayley graph and each element's prefix and final letter are read
+    back, the elements rebuilt from them level by level."""
+    import libsemigroups_pybind11 as ls
+
+    d = np.ascontiguousarray(aut.delta, dtype=np.int64)
+    guard = ls.ReportGuard(False)  # silences progress reports while alive
+    fp = ls.FroidurePin([ls.Transf(row) for row in d.tolist()])
+    fp.run_until(lambda: fp.current_size() > max_size)
+    if fp.current_size() > max_size:
+        raise ValueError(f"transformation semigroup has more than {max_size} elements")
+    size = fp.size()
+    del guard
+    graph = fp.right_cayley_graph()
+    right = np.array([list(graph.targets(i)) for i in range(size)], dtype=np.int64).reshape(size, -1)
+    parent = np.array([fp.prefix(i) for i in range(size)], dtype=np.int64)
+    symbol = np.array([fp.final_letter(i) for i in range(size)], dtype=np.int64)
+    parent[(parent < 0) | (parent >= size)] = -1  # generators: prefix UNDEFINED
+    elements = np.empty((size, d.shape[1]), dtype=np.int64)
+    done = parent < 0
+    elements[done] = d[symbol[done]]
+    while not done.all():  # parents precede children: one word length per pass
+        ready = ~done & done[np.maximum(parent, 0)]
+        elements[ready] = np.take_along_axis(d[symbol[ready]], elements[parent[ready]], axis=1)
+        done |= ready
+    return TransformationSemigroup(aut, elements, right, Words(parent, symbol))
+
+
+def _enumerate_tuples(d: np.ndarray, max_size: int, switch: int | None = None) -> tuple[list, ...]:
+    """The queue over tuples: ``(rows, parents, symbols, right)``, ``right`` for the processed elements. With
+    ``switch``, stops at the first level boundary where the next level has ``>= switch`` products (the rest of
+    ``rows`` is that level)."""
+    k = d.shape[0]
+    gens = [tuple(row) for row in d.tolist()]
     index: dict[tuple, int] = {}
     rows: list[tuple] = []
-    words: list[tuple] = []
+    parents: list[int] = []
+    symbols: list[int] = []
     right: list[list[int]] = []
     for s, g in enumerate(gens):
         if g not in index:
             index[g] = len(rows)
             rows.append(g)
-            words.append((s,))
-    i = 0
-    while i < len(rows):  # plain tuples: per-element numpy calls would dominate for small |Q|
+            parents.append(-1)
+            symbols.append(s)
+    if len(rows) > max_size:
+        raise ValueError(f"transformation semigroup has more than {max_size} elements")
+    i, level_end = 0, len(rows)
+    while i < len(rows):
+        if i == level_end:
+            if switch is not None and (len(rows) - i) * k >= switch:
+                break
+            level_end = len(rows)
         f = rows[i]
         r = []
         for s, g in enumerate(gens):
@@ -178,22 +325,59 @@ def _enumerate(aut: Semiautomaton, max_size: int) -> TransformationSemigroup:
             if j is None:
                 j = index[h] = len(rows)
                 rows.append(h)
-                words.append(words[i] + (s,))
+                parents.append(i)
+                symbols.append(s)
                 if len(rows) > max_size:
                     raise ValueError(f"transformation semigroup has more than {max_size} elements")
             r.append(j)
         right.append(r)
         i += 1
-    elements = np.array(rows, dtype=np.int64).reshape(-1, n)
-    return TransformationSemigroup(
-        aut, elements, np.array(right, dtype=np.int64).reshape(-1, k), tuple(words)
-    )
+    return rows, parents, symbols, right
+
+
+class Words(Sequence):
+    """The shortest (short-lex least) words of the elements, built on demand from the breadth-first tree:
+    element ``i`` is element ``parent[i]`` followed by symbol ``symbol[i]`` (``parent[i] = -1``: a generator)."""
+
+    def __init__(self, parent: np.ndarray, symbol: np.ndarray):
+        self.parent, self.symbol = parent, symbol
+
+    def __len__(self) -> int:
+        return len(self.parent)
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return self._all[i]
+        if "_all" in self.__dict__:
+            return self._all[i]
+        i = range(len(self))[i]  # bounds and negative indices
+        out = []
+        while i >= 0:
+            out.append(int(self.symbol[i]))
+            i = int(self.parent[i])
+        return tuple(reversed(out))
+
+    @cached_property
+    def _all(self) -> tuple:
+        out: list[tuple] = []
+        for p, s in zip(self.parent.tolist(), self.symbol.tolist(), strict=True):  # parents come first
+            out.append((s,) if p < 0 else out[p] + (s,))
+        return tuple(out)
+
+    def __iter__(self):
+        return iter(self._all)
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, Sequence) and len(other) == len(self) and tuple(self) == tuple(other)
+
+    def __repr__(self) -> str:
+        return f"Words({len(self)} words)"
 
 
 def semigroup_size(aut: Semiautomaton, backend: str = "auto") -> int:
     """$|\\mathcal T(\\mathcal A)|$. ``backend``: ``"theorylab"`` (:func:`transformation_semigroup`),
-    ``"libsemigroups"`` (Froidure-Pin in C++, optional package ``libsemigroups_pybind11``; about 7-40x faster
-    on size alone, see ``benchmarks/bench_algebra.py``) or ``"auto"`` (libsemigroups when installed)."""
+    ``"libsemigroups"`` (Froidure-Pin in C++, optional package ``libsemigroups_pybind11``; the size alone needs
+    nothing read back; see ``benchmarks/README.md``) or ``"auto"`` (libsemigroups when installed)."""
     aut = _require_aut(aut)
     if backend not in ("auto", "theorylab", "libsemigroups"):
         raise ValueError(f"backend must be 'auto', 'theorylab' or 'libsemigroups', got {backend!r}")
@@ -228,7 +412,7 @@ def _kernel_labels(rows: np.ndarray) -> np.ndarray:
 def maximal_subgroups(S: TransformationSemigroup | Semiautomaton) -> list[MaximalSubgroup]:
     """All maximal subgroups of $\\mathcal T(\\mathcal A)$, one per idempotent (isomorphic ones for $\\mathcal
     D$-related idempotents are all listed)."""
-    if isinstance(S, _semiautomaton_class()):
+    if not isinstance(S, TransformationSemigroup):
         S = transformation_semigroup(S)
     if not isinstance(S, TransformationSemigroup):
         raise TypeError(f"expected a TransformationSemigroup or Semiautomaton, got {type(S).__name__}")
@@ -308,7 +492,7 @@ def is_aperiodic(aut: Semiautomaton | TransformationSemigroup) -> bool:
 def is_permutation_reset(aut) -> bool:
     """Def 7: every symbol acts as a permutation or as a constant map. ``aut``: a :class:`Semiautomaton` or
     its transition table ``delta[symbol, state]``."""
-    if isinstance(aut, _semiautomaton_class()):
+    if isinstance(aut, Semiautomaton):
         d = aut.delta
     else:
         d = np.asarray(aut)

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from theorylab._extras import require
 from theorylab.automata.baselines import fitted_window_accuracy as window_accuracy
 from theorylab.automata.semiautomaton import Semiautomaton, check_automaton, check_q0
 from theorylab.automata.tasks import AutomatonTask
@@ -169,7 +170,7 @@ class ScratchpadTask:
 def scratchpad_decode(task: ScratchpadTask, model, words: np.ndarray, device: str = "cpu") -> np.ndarray:
     """Iterative inference: at step $t$ feed $(\\sigma_1, \\hat q_1, \\dots, \\sigma_t)$ and take $\\hat q_t$ = the argmax
     at the position of $\\sigma_t$. Returns the predicted states ``[B, n]``."""
-    import torch
+    torch = require("torch", extra="trained")
 
     words = np.asarray(words, dtype=np.int64)
     B, n = words.shape
@@ -188,7 +189,7 @@ def scratchpad_decode(task: ScratchpadTask, model, words: np.ndarray, device: st
 
 
 def _decode_loop(task: ScratchpadTask, model, tokens, preds: np.ndarray) -> np.ndarray:
-    import torch
+    torch = require("torch", extra="trained")
 
     with torch.no_grad():
         for t in range(preds.shape[1]):

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from theorylab._fmt import plain
 from theorylab.automata.semiautomaton import Semiautomaton
 from theorylab.automata.zoo import sample_valid
 
@@ -69,7 +70,7 @@ class AutomatonTask:
             return aut.sample(rng, batch, T)
         for v, what in ((batch, "batch"), (T, "T")):
             if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
-                raise ValueError(f"{what} must be a positive int, got {v!r}")
+                raise ValueError(f"{what} must be a positive int, got {plain(v)}")
         return rng.choice(aut.n_symbols, size=(batch, T), p=np.asarray(self.probs)).astype(np.int64)
 
     def sample_batch(self, rng: np.random.Generator, batch: int, T: int):

@@ -3,8 +3,9 @@
 Group tasks follow the thesis's canonical group semiautomaton (Def 9): states are the group elements (state 0
 is the identity), symbols are generators, and $\\delta(g, h) = h \\cdot g$ (left multiplication), so the state
 after $\\sigma_{1:t}$ is $\\sigma_t \\cdots \\sigma_1$. Permutations are int arrays ``p`` with ``p[i]`` the
-image of ``i``; $h \\circ g$ is ``h[g]``. Where the thesis leaves the generators unspecified the choice is
-stated in the docstring.
+image of ``i``; $h \\circ g$ is ``h[g]``. ``side="right"`` ($\\delta(g, h) = g \\cdot h$, state $\\sigma_1
+\\cdots \\sigma_t$) gives the convention of the authors' HF dataset script (:mod:`theorylab.automata.hf`).
+Where the thesis leaves the generators unspecified the choice is stated in the docstring.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ __all__ = [
     "dyck",
     "random",
     "group_semiautomaton",
+    "check_side",
     "sample_valid",
     "standard",
 ]
@@ -42,14 +44,26 @@ def _check_int(v, what: str, lo: int) -> int:
     return int(v)
 
 
+def check_side(side) -> str:
+    """``side`` as ``"left"`` (Def 9: $\\delta(g, h) = h g$) or ``"right"`` ($\\delta(g, h) = g h$), else
+    ``ValueError``."""
+    if side not in ("left", "right"):
+        raise ValueError(f'side must be "left" (Def 9, state sigma_t...sigma_1) or "right", got {side!r}')
+    return side
+
+
 def group_semiautomaton(
-    generators: Sequence[Sequence[int]], name: str = "", gen_labels=None
+    generators: Sequence[Sequence[int]], name: str = "", gen_labels=None, side: str = "left"
 ) -> Semiautomaton:
     """Canonical semiautomaton of the permutation group $G = \\langle$ ``generators`` $\\rangle$ (Def 9).
 
     States are the elements of $G$ as permutations, sorted lexicographically (so the identity is state 0);
-    symbol $i$ maps state $g$ to ``generators[i] ∘ g``. ``state_labels`` are the permutations as tuples.
+    symbol $i$ maps state $g$ to ``generators[i] ∘ g`` (``side="left"``, Def 9: the state after $\\sigma_{1:t}$
+    is $\\sigma_t \\cdots \\sigma_1$) or to ``g ∘ generators[i]`` (``side="right"``: $\\sigma_1 \\cdots
+    \\sigma_t$, the convention of the HF automata dataset script, see :mod:`theorylab.automata.hf`).
+    ``state_labels`` are the permutations as tuples.
     """
+    side = check_side(side)
     gens = [tuple(int(x) for x in g) for g in generators]
     if not gens:
         raise ValueError("a group semiautomaton needs at least one generator")
@@ -70,7 +84,11 @@ def group_semiautomaton(
         frontier = new
     elements = sorted(seen)
     index = {g: i for i, g in enumerate(elements)}
-    delta = np.array([[index[tuple(h[x] for x in g)] for g in elements] for h in gens], dtype=np.int64)
+    if side == "left":
+        delta = [[index[tuple(h[x] for x in g)] for g in elements] for h in gens]
+    else:
+        delta = [[index[tuple(g[x] for x in h)] for g in elements] for h in gens]
+    delta = np.array(delta, dtype=np.int64)
     return Semiautomaton(delta, state_labels=elements, symbol_labels=gen_labels or tuple(gens), name=name)
 
 
@@ -123,36 +141,44 @@ def _quat_mul(a: int, b: int) -> int:
     return u + (4 if sign < 0 else 0)
 
 
-def quaternion(generators: Sequence[str] = ("i", "j")) -> Semiautomaton:
+def quaternion(generators: Sequence[str] = ("i", "j"), side: str = "left") -> Semiautomaton:
     """The quaternion group $Q_8 = \\{\\pm1, \\pm i, \\pm j, \\pm k\\}$ as its canonical semiautomaton (Def
     9).
 
     The thesis does not say which symbols the Q8 task uses; the default is the two generators $\\{i, j\\}$
     (pass all eight labels ``("1", "i", ..., "-k")`` for the full group as symbols). States are indexed as
-    ``1, i, j, k, -1, -i, -j, -k``; $\\delta(g, h) = h g$.
+    ``1, i, j, k, -1, -i, -j, -k``; $\\delta(g, h) = h g$ (``side="left"``, Def 9) or $g h$ (``"right"``).
     """
+    side = check_side(side)
     gens = [_QUAT_LABELS.index(g) if g in _QUAT_LABELS else -1 for g in generators]
     if not gens or min(gens) < 0:
         raise ValueError(f"quaternion generators must be among {_QUAT_LABELS}, got {tuple(generators)}")
-    delta = np.array([[_quat_mul(h, g) for g in range(8)] for h in gens], dtype=np.int64)
+    if side == "left":
+        delta = np.array([[_quat_mul(h, g) for g in range(8)] for h in gens], dtype=np.int64)
+    else:
+        delta = np.array([[_quat_mul(g, h) for g in range(8)] for h in gens], dtype=np.int64)
     return Semiautomaton(delta, state_labels=_QUAT_LABELS, symbol_labels=tuple(generators), name="Q8")
 
 
-def _perm_points_or_regular(gens, regular: bool, name: str) -> Semiautomaton:
+def _perm_points_or_regular(gens, regular: bool, name: str, side: str = "left") -> Semiautomaton:
+    side = check_side(side)
     if regular:
-        return group_semiautomaton(gens, name=name)
+        return group_semiautomaton(gens, name=name, side=side)
+    if side != "left":
+        raise ValueError('side="right" needs regular=True (the action on points is a left action)')
     return Semiautomaton(
         np.array(gens, dtype=np.int64), symbol_labels=tuple(map(tuple, gens)), name=f"{name}@points"
     )
 
 
-def symmetric(n: int, regular: bool = True) -> Semiautomaton:
+def symmetric(n: int, regular: bool = True, side: str = "left") -> Semiautomaton:
     """$S_n$ with 8 generators, as in the thesis's experiments (a transposition, an $n$-cycle and "6 other
     permutations following sympy's ordering", footnote 28, which is not reproducible): here the transposition
     $(0\\,1)$, the cycle $i \\mapsto i + 1 \\bmod n$, then the first 6 other non-identity permutations in
     lexicographic order (fewer when $n! < 9$).
 
     ``regular=True``: the canonical semiautomaton on the $n!$ elements; ``False``: the action on $n$ points.
+    ``side``: as in :func:`group_semiautomaton` (``regular=True`` only).
     """
     n = _check_int(n, "n", 2)
     gens = [tuple([1, 0] + list(range(2, n))), tuple((i + 1) % n for i in range(n))]
@@ -162,14 +188,15 @@ def symmetric(n: int, regular: bool = True) -> Semiautomaton:
             break
         if p != tuple(range(n)) and p not in gens:
             gens.append(p)
-    return _perm_points_or_regular(gens, regular, f"S{n}")
+    return _perm_points_or_regular(gens, regular, f"S{n}", side)
 
 
-def alternating(n: int, regular: bool = True) -> Semiautomaton:
+def alternating(n: int, regular: bool = True, side: str = "left") -> Semiautomaton:
     """$A_n$ generated by the 3-cycles $(0\\,1\\,i)$, $i = 2..n-1$ (the thesis's $(1\\,2\\,i)$, 0-indexed).
 
     ``regular=True``: the canonical semiautomaton on the $n!/2$ even permutations (A5: 60 states);
     ``regular=False``: the action on $n$ points (A5: 5 states, the smallest non-solvable example).
+    ``side``: as in :func:`group_semiautomaton` (``regular=True`` only).
     """
     n = _check_int(n, "n", 3)
     gens = []
@@ -177,7 +204,7 @@ def alternating(n: int, regular: bool = True) -> Semiautomaton:
         p = list(range(n))
         p[0], p[1], p[i] = 1, i, 0  # 0 -> 1 -> i -> 0
         gens.append(tuple(p))
-    return _perm_points_or_regular(gens, regular, f"A{n}")
+    return _perm_points_or_regular(gens, regular, f"A{n}", side)
 
 
 def memory(n: int) -> Semiautomaton:

@@ -92,6 +92,16 @@ def _values(f: Callable[[np.ndarray], np.ndarray] | np.ndarray, d: int) -> np.nd
         raise ValueError(
             f"f must give one value per point of the cube: expected shape {(2**d,)}, got {vals.shape}"
         )
+    if not (np.issubdtype(vals.dtype, np.number) or vals.dtype == bool):
+        raise TypeError(f"f must give real numbers, got values of dtype {vals.dtype}")
+    if np.iscomplexobj(vals):
+        raise TypeError("f must give real numbers, got complex values")
+    bad = ~np.isfinite(vals) if np.issubdtype(vals.dtype, np.floating) else None
+    if bad is not None and bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise ValueError(
+            f"f has {int(bad.sum())} NaN or infinite values (first at point {i}: {float(vals[i])})"
+        )
     return vals
 
 

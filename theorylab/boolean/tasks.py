@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from theorylab._fmt import plain
 from theorylab.boolean.fourier import MAX_CUBE_D, hypercube, parity
 
 
@@ -38,7 +39,7 @@ class SparseParity:
     def __post_init__(self) -> None:
         _check_width("d", self.d)
         if isinstance(self.k, bool) or not isinstance(self.k, int | np.integer) or self.k < 0:
-            raise ValueError(f"k must be an int >= 0, got {self.k!r}")
+            raise ValueError(f"k must be an int >= 0, got {plain(self.k)}")
         if self.k > self.d:
             raise ValueError(f"sparsity k = {self.k} exceeds the dimension d = {self.d}")
         S = tuple(int(i) for i in self.S) if self.S else tuple(range(self.k))
@@ -98,11 +99,17 @@ def monomial_correlations(values: np.ndarray, d: int, S: Iterable[int], max_degr
 class HierarchicalParity:
     """Liu §4.2.7.3: a depth-D binary decision tree whose K-1 internal nodes (BFS order, node 1 the root, children
     2n and 2n+1) carry disjoint k-sparse parities ``T_n = prod of x over coordinates (n-1)k .. nk-1``; at a node go
-    left if ``T_n(x) = -1`` and right if ``+1``; the leaf reached is the class ``i`` in 1..K = 2^D."""
+    left if ``T_n(x) = left_on`` (default -1, Fig 4.19) and right otherwise; the leaf reached is the class ``i``
+    in 1..K = 2^D (leaves numbered left to right).
+
+    ``left_on=+1`` is the convention of the ProgressiveDistillation data (left child on node parity +1). The two
+    agree on no input; they agree after mirroring the tree: ``left_on=+1`` on :meth:`mirror` ``(x)`` gives class
+    ``K + 1 - i`` where ``left_on=-1`` gives ``i``."""
 
     D: int
     k: int
     d: int
+    left_on: int = -1
 
     def __post_init__(self) -> None:
         for name in ("D", "k", "d"):
@@ -111,6 +118,8 @@ class HierarchicalParity:
             raise ValueError(
                 f"{2**self.D - 1} disjoint {self.k}-sparse parities need d >= {(2**self.D - 1) * self.k}"
             )
+        if isinstance(self.left_on, bool) or self.left_on not in (-1, 1):
+            raise ValueError(f"left_on must be -1 (Fig 4.19) or +1 (the mirrored tree), got {self.left_on!r}")
 
     @property
     def K(self) -> int:
@@ -125,8 +134,18 @@ class HierarchicalParity:
         node = np.ones(x.shape[0], dtype=np.int64)
         for _ in range(self.D):
             t = np.stack([self.node_parity(x, n) for n in range(1, self.K)], axis=-1)
-            node = 2 * node + (t[np.arange(len(node)), node - 1] > 0)
+            node = 2 * node + (t[np.arange(len(node)), node - 1] != self.left_on)
         return node - self.K + 1
+
+    def mirror(self, x: np.ndarray) -> np.ndarray:
+        """``x`` with the coordinate block of each internal node $n$ at level $l$ ($2^l \\le n < 2^{l+1}$)
+        moved to its mirror image $3 \\cdot 2^l - 1 - n$ (the tree reflected left to right)."""
+        x = np.asarray(x)
+        perm = np.arange(x.shape[-1])
+        for n in range(1, self.K):
+            m = 3 * (1 << (n.bit_length() - 1)) - 1 - n
+            perm[(m - 1) * self.k : m * self.k] = np.arange((n - 1) * self.k, n * self.k)
+        return x[..., perm]
 
     def path(self, i: int) -> list[int]:
         """v_1..v_D: the internal nodes from the root to the leaf of class i."""
@@ -135,12 +154,13 @@ class HierarchicalParity:
 
     def membership(self, x: np.ndarray, i: int, printed: bool = False) -> np.ndarray:
         """``prod_j 1[c(i,j) T_{v_j}(x) > 0]``: corrected ``c(i,j) = +1`` iff bit j (from the top) of i-1 is 1;
-        ``printed=True`` uses the printed rule ``c(i,j) = 1 if i >= 2^(D-j) else -1``."""
+        ``printed=True`` uses the printed rule ``c(i,j) = 1 if i >= 2^(D-j) else -1`` (both for ``left_on=-1``;
+        ``left_on=+1`` flips every sign)."""
         out = np.ones(np.asarray(x).shape[0], dtype=bool)
         for j, v in enumerate(self.path(i), start=1):
             if printed:
                 c = 1 if i >= 2 ** (self.D - j) else -1
             else:
                 c = 1 if (i - 1) >> (self.D - j) & 1 else -1
-            out &= c * self.node_parity(x, v) > 0
+            out &= -self.left_on * c * self.node_parity(x, v) > 0
         return out

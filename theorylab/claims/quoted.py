@@ -17,6 +17,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from theorylab._fmt import plain
+
 __all__ = ["Quote", "compare", "extract", "fill", "load", "quotes"]
 
 PATTERN = re.compile(r"""\{\{\s*run\(\s*"([^"]+)"\s*,\s*"([^"]+)"\s*(?:,\s*"([^"]*)"\s*)?\)\s*\}\}""")
@@ -60,7 +62,7 @@ def _format(value, spec: str) -> str:
     if not spec:
         return str(value)
     if isinstance(value, bool) or not isinstance(value, int | float):
-        raise ValueError(f"not a number: {value!r}")
+        raise ValueError(f"not a number: {plain(value)}")
     return format(value, spec)
 
 
@@ -82,7 +84,7 @@ def fill(text: str, values: dict[str, dict[str, object]], where: str = "page") -
             return _format(value, spec)
         except ValueError as error:
             raise ValueError(
-                f"{where}: format {spec!r} does not apply to {claim}/{name} = {value!r}"
+                f"{where}: format {spec!r} does not apply to {claim}/{name} = {plain(value)}"
             ) from error
 
     return PATTERN.sub(one, text)

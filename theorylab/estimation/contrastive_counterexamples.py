@@ -4,9 +4,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from theorylab.counterexamples import register
+from theorylab.counterexamples import register, verifier
 from theorylab.estimation import contrastive as C
 from theorylab.markov.diffusions import OU
+
+CONVENTIONS = (
+    "OU(rho): dX = -rho X dt + sqrt(2) dW in dimension 1 (stationary law N(0, 1/rho)); B = E_pi |x|; t is time; "
+    "TV distances are total variation between laws"
+)
 
 
 @register("contrastive.eq2.2", "1-D OU, rho = 1: B = 0.798 > printed bound pi(0) sqrt(1/rho) = 0.399")
@@ -18,6 +23,22 @@ def eq22_ou() -> dict[str, np.ndarray]:
         "printed_bound": np.array([C.eq22_printed_bound(r, 1) for r in rhos]),
         "corrected_bound": np.array([C.eq22_corrected_bound(r, 1) for r in rhos]),
     }
+
+
+@verifier("contrastive.eq2.2")
+def _eq22_check(a) -> tuple[bool, str]:
+    """For some stored rho the printed bound (recomputed) is below B = E|x| (recomputed), while the corrected bound
+    is above B for every rho."""
+    rhos = [float(r) for r in a["rho"]]
+    B = np.array([OU(r).mean_norm() for r in rhos])
+    printed = np.array([C.eq22_printed_bound(r, 1) for r in rhos])
+    corrected = np.array([C.eq22_corrected_bound(r, 1) for r in rhos])
+    fails = [r for r, p, b in zip(rhos, printed, B, strict=True) if p < b]
+    ok = bool(fails) and bool((corrected >= B).all())
+    return (
+        ok,
+        f"printed bound below B at rho = {fails}; e.g. rho = {rhos[1]:g}: B = {B[1]:.4g} > {printed[1]:.4g}",
+    )
 
 
 @register(
@@ -35,6 +56,19 @@ def lemma5_z5() -> dict[str, np.ndarray]:
     }
 
 
+@verifier("contrastive.lemma5")
+def _lemma5_check(a) -> tuple[bool, str]:
+    """From z = 5 the TV distance to stationarity (recomputed) exceeds the printed bound B/sqrt(2 pi t) at every
+    stored t."""
+    ou = OU(1.0)
+    ts = [float(t) for t in a["t"]]
+    tv = np.array([ou.tv_from(5.0, t) for t in ts])
+    bound = np.array([C.lemma5_bound(ou.mean_norm(), t) for t in ts])
+    return bool(
+        (tv > bound).all()
+    ), f"t = {ts}: TV {np.round(tv, 3).tolist()} > bound {np.round(bound, 3).tolist()}"
+
+
 @register("contrastive.thm1", "minimal T from (2.17)+(2.20) scales like Delta^-6.4, not the printed Delta^-3")
 def thm1_table() -> dict[str, np.ndarray]:
     Ds = np.geomspace(0.01, 0.2, 8)
@@ -48,3 +82,16 @@ def thm1_table() -> dict[str, np.ndarray]:
         "proof_mu_at_0.05": np.asarray(mu),
         "lhs_2_20_at_proof_mu": np.asarray(C.thm1_lhs(mu, 0.025, 0.05, 1.0)),
     }
+
+
+@verifier("contrastive.thm1")
+def _thm1_check(a) -> tuple[bool, str]:
+    """The minimal T from (2.17)+(2.20) (recomputed) falls like Delta^s with s < -5.5 (log-log slope), far from
+    the printed Delta^-3."""
+    Ds = np.asarray(a["Delta_gen"], float)
+    T = np.array([C.min_T_thm1(float(D), 0.05)[0] for D in Ds])
+    slope = float(np.polyfit(np.log(Ds), np.log(T), 1)[0])
+    return (
+        slope < -5.5,
+        f"log-log slope of the minimal T over Delta in [{Ds[0]:g}, {Ds[-1]:g}]: {slope:.2f} (printed -3)",
+    )

@@ -4,14 +4,16 @@ from __future__ import annotations
 
 import numpy as np
 
+from theorylab._extras import require
+
 
 def steps_figure(gd: dict[int, int], ngd: dict[int, int], gd_cap: dict[int, int] | None = None):
     """Steps to ``||tau - tau_*|| <= 1`` against R on a log scale; ``gd_cap`` marks GD runs that did not arrive
     within the given budget (drawn as lower bounds)."""
-    import matplotlib
+    matplotlib = require("matplotlib", extra="plots")
 
     matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = require("matplotlib.pyplot", extra="plots")
 
     fig, ax = plt.subplots(figsize=(4.6, 3.4))
     ax.semilogy(sorted(gd), [gd[r] for r in sorted(gd)], "o-", label="GD, $\\eta = 8/(R^2+2)$")
@@ -30,10 +32,10 @@ def steps_figure(gd: dict[int, int], ngd: dict[int, int], gd_cap: dict[int, int]
 
 def exponent_figure(Rs, sigma_min_scaled, b: float, ci: tuple[float, float]):
     """``sigma_min(H_*) e^{R^2/8}`` against R (log-log) with the printed ``1/R`` and corrected ``24.7/R^5`` rates."""
-    import matplotlib
+    matplotlib = require("matplotlib", extra="plots")
 
     matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = require("matplotlib.pyplot", extra="plots")
 
     Rs, s = np.asarray(Rs, float), np.asarray(sigma_min_scaled, float)
     fig, ax = plt.subplots(figsize=(4.6, 3.4))

@@ -4,13 +4,21 @@ backtracking (Algorithm 1) and VGB, with exact laws and query counts on enumerab
 
 from theorylab.generation.algorithms import (
     Generation,
+    authors_backtracking_generation,
     backtracking_generation,
     rejection_sampling,
     tokenwise_rejection_sampling,
     verifier_only_generation,
 )
+from theorylab.generation.decoding import (
+    best_of_n_generation,
+    best_of_n_law,
+    top_p_generation,
+    top_p_law,
+)
 from theorylab.generation.exact import (
     GenerationLaw,
+    authors_backtracking_law,
     backtracking_law,
     exact_values,
     rejection_sampling_law,
@@ -45,6 +53,12 @@ from theorylab.generation.verifiers import (
 from theorylab.generation.vgb import VGB, vgb, vgb_gap_formula
 
 __all__ = [
+    "best_of_n_generation",
+    "best_of_n_law",
+    "top_p_generation",
+    "top_p_law",
+    "authors_backtracking_generation",
+    "authors_backtracking_law",
     "Generation",
     "GenerationLaw",
     "Oracle",

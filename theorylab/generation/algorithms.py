@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from fractions import Fraction
 
 import numpy as np
 
@@ -21,6 +22,7 @@ __all__ = [
     "rejection_sampling",
     "tokenwise_rejection_sampling",
     "backtracking_generation",
+    "authors_backtracking_generation",
     "verifier_only_generation",
 ]
 
@@ -91,10 +93,20 @@ def backtracking_generation(
     prompt: Sequence[int] = (),
     argmax: bool = True,
     eos: int | None = None,
+    variant: str = "printed",
 ) -> Generation:
     """Algorithm 1 literally (l.2772-2799): sample a token; while quota remains, if $V(x\\circ s)=0$ erase the last
     $B$ tokens, spend one unit of quota and re-generate $B$ tokens greedily (``argmax=False``: the thesis's
-    ablation, no re-generation). Stops at length $D$ or after ``eos``. Queries $\\le D+QB$ without ``eos``."""
+    ablation, no re-generation). Stops at length $D$ or after ``eos``. Queries $\\le D+QB$ without ``eos``.
+
+    ``variant="authors"``: the authors' implementation (LM_Query_Complexity), see
+    :func:`authors_backtracking_generation`."""
+    if variant == "authors":
+        return authors_backtracking_generation(
+            oracle, D, verifier, Q, B, rng, prompt=prompt, argmax=argmax, eos=eos
+        )
+    if variant != "printed":
+        raise ValueError(f'variant must be "printed" (Algorithm 1) or "authors", got {variant!r}')
     D, rng = _check_D(D), _check_rng(rng)
     Q = check_budget("backtrack quota Q", Q, 0)
     B = check_budget("backtrack stride B", B, 1)
@@ -113,6 +125,68 @@ def backtracking_generation(
                 for _ in range(B):
                     s = s + (oracle.argmax(x + s),)
     return Generation(s, oracle.calls - q0, verifier.calls - v0, backtracks)
+
+
+def authors_backtracking_generation(
+    oracle: Oracle,
+    D: int,
+    verifier: ProcessVerifier,
+    Q: int,
+    B: int,
+    rng: np.random.Generator,
+    *,
+    prompt: Sequence[int] = (),
+    argmax: bool = True,
+    eos: int | None = None,
+    top_p=1,
+) -> Generation:
+    """The authors' implementation of Algorithm 1 (``conditional_nn_generate`` of LM_Query_Complexity, rewritten
+    from its description): before each step, while quota remains, if $V(x\\circ s)=0$ erase the last
+    $\\min(B, |s|)$ tokens and add them to a running total $E$ of erased tokens; then emit one token, the greedy
+    one while $|s| < E$ (``argmax=True``) and a sample otherwise. The check also runs on the full-length $s$
+    (before ``<eos>``), so a rejected last token is backtracked too. Unlike Algorithm 1, the greedy re-generation
+    covers only positions below $E$ (none once $|s| \\ge E$ after erasing, e.g. a first backtrack at
+    $|s| \\ge 2B$) and the re-generated tokens are checked as well. ``top_p < 1``: the sampled tokens come from
+    the nucleus (:func:`theorylab.generation.decoding.nucleus`), as in the thesis's experiments."""
+    D, rng = _check_D(D), _check_rng(rng)
+    check_top_p(top_p)
+    Q = check_budget("backtrack quota Q", Q, 0)
+    B = check_budget("backtrack stride B", B, 1)
+    if B > D:
+        raise ValueError(f"backtrack stride B={B} exceeds the length D={D}")
+    x = tuple(int(t) for t in prompt)
+    q0, v0, backtracks, erased = oracle.calls, verifier.calls, 0, 0
+    s: Prefix = ()
+    while True:
+        if Q > 0 and s and not verifier(x + s):
+            k = min(B, len(s))
+            s, erased, Q, backtracks = s[:-k], erased + k, Q - 1, backtracks + 1
+        if len(s) >= D:
+            break
+        if argmax and len(s) < erased:
+            t = oracle.argmax(x + s)
+        elif top_p >= 1:
+            t = oracle.sample(x + s, rng)
+        else:
+            t = sample_nucleus(oracle, x + s, top_p, rng)
+        s = s + (t,)
+        if s[-1] == eos:  # stops right after <eos>, unchecked
+            break
+    return Generation(s, oracle.calls - q0, verifier.calls - v0, backtracks)
+
+
+def check_top_p(p) -> None:
+    if isinstance(p, bool) or not isinstance(p, int | float | Fraction) or not 0 <= p <= 1:
+        raise ValueError(f"top_p must be a number in [0, 1], got {p!r}")
+
+
+def sample_nucleus(oracle: Oracle, prefix: Prefix, top_p, rng: np.random.Generator) -> int:
+    """One counted oracle query answered from the top-``top_p`` nucleus of $\\mathcal O(\\cdot\\mid$ ``prefix``$)$."""
+    from theorylab.generation.decoding import nucleus  # noqa: PLC0415 (decoding imports this module)
+
+    oracle.calls += 1
+    cdf = np.cumsum([float(q) for q in nucleus(oracle.probs(prefix), top_p)])
+    return int(min(np.searchsorted(cdf, rng.random() * cdf[-1], side="right"), len(cdf) - 1))
 
 
 def verifier_only_generation(oracle: Oracle, D: int, verifier: ProcessVerifier) -> Generation:

@@ -32,6 +32,7 @@ __all__ = [
     "rejection_sampling_law",
     "tokenwise_law",
     "backtracking_law",
+    "authors_backtracking_law",
     "total_variation",
     "check_budget",
     "value_guided_law",
@@ -174,12 +175,19 @@ def backtracking_law(
     A=None,
     argmax: bool = True,
     prompt: Sequence[int] = (),
+    variant: str = "printed",
 ) -> GenerationLaw:
     """Algorithm 1 (l.2772-2799) exactly, by recursion over (prefix, remaining quota).
 
     ``argmax=False`` is the thesis's ablation (no greedy re-generation of the erased positions). No ``<eos>``;
     the verifier and the oracle see ``prompt + s``. ``A`` (membership of ``s``; default: ``verifier`` on
-    ``prompt + s``) defines ``success``."""
+    ``prompt + s``) defines ``success``. ``variant="authors"``: the law of the authors' implementation
+    (:func:`theorylab.generation.algorithms.authors_backtracking_generation`), by recursion over (prefix,
+    remaining quota, tokens erased so far)."""
+    if variant == "authors":
+        return authors_backtracking_law(oracle, D, verifier, Q, B, A=A, argmax=argmax, prompt=prompt)
+    if variant != "printed":
+        raise ValueError(f'variant must be "printed" (Algorithm 1) or "authors", got {variant!r}')
     D = _check_D(D)
     Q = check_budget("backtrack quota Q", Q, 0)
     B = check_budget("backtrack stride B", B, 1)
@@ -222,6 +230,68 @@ def backtracking_law(
         return tuple(law.items()), expected, worst
 
     law_items, expected, worst = state((), Q)
+    law = dict(law_items)
+    return GenerationLaw(law, sum(p for s, p in law.items() if member(s)), expected, worst)
+
+
+def authors_backtracking_law(
+    oracle: Oracle,
+    D: int,
+    verifier: ProcessVerifier,
+    Q: int,
+    B: int,
+    *,
+    A=None,
+    argmax: bool = True,
+    prompt: Sequence[int] = (),
+    top_p=1,
+) -> GenerationLaw:
+    """Exact law of the authors' implementation of Algorithm 1 (check before each step and at full length, erase
+    $\\min(B, |s|)$, greedy only while $|s|$ is below the total erased so far), by recursion over (prefix,
+    remaining quota, total erased). Expected and worst-case oracle calls count greedy and sampled tokens.
+    ``top_p < 1``: sampled tokens come from the nucleus."""
+    D = _check_D(D)
+    Q = check_budget("backtrack quota Q", Q, 0)
+    B = check_budget("backtrack stride B", B, 1)
+    if B > D:
+        raise ValueError(f"backtrack stride B={B} exceeds the length D={D}")
+    from theorylab.generation.algorithms import check_top_p  # noqa: PLC0415 (algorithms imports this module)
+    from theorylab.generation.decoding import nucleus  # noqa: PLC0415 (decoding imports this module)
+
+    check_top_p(top_p)
+
+    x = tuple(int(t) for t in prompt)
+    member = _membership(A) if A is not None else (lambda s: verifier.peek(x + s))
+    one = Fraction(1) if _exact(oracle) else 1.0
+
+    @cache
+    def probs(s: Prefix) -> tuple:
+        return oracle.probs(x + s)
+
+    @cache
+    def state(s: Prefix, q: int, erased: int) -> tuple[tuple[tuple[Prefix, Real], ...], Real, int]:
+        """(law of the output, expected further queries, max further queries) at the top of the loop."""
+        if q > 0 and s and not verifier.peek(x + s):
+            k = min(B, len(s))
+            s, q, erased = s[:-k], q - 1, erased + k
+        if len(s) >= D:
+            return ((s, one),), 0 * one, 0
+        if argmax and len(s) < erased:
+            steps = [(argmax_token(probs(s)), one)]
+        else:
+            law_s = probs(s) if top_p >= 1 else nucleus(probs(s), top_p)
+            steps = [(t, p) for t, p in enumerate(law_s) if p != 0]
+        law: dict[Prefix, Real] = {}
+        expected, worst = 0 * one, 0
+        for t, p in steps:
+            sub_law, sub_exp, sub_max = state(s + (t,), q, erased)
+            for out, r in sub_law:
+                law[out] = law.get(out, 0) + p * r
+            expected += p * (1 + sub_exp)
+            worst = max(worst, 1 + sub_max)
+        return tuple(law.items()), expected, worst
+
+    law_items, expected, worst = state((), Q, 0)
     law = dict(law_items)
     return GenerationLaw(law, sum(p for s, p in law.items() if member(s)), expected, worst)
 

@@ -6,6 +6,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from theorylab._extras import require
+from theorylab._fmt import plain
 from theorylab.generation.oracles import Oracle
 
 __all__ = ["ModelOracle"]
@@ -18,14 +20,14 @@ class ModelOracle(Oracle):
     def __init__(self, model, vocab_size: int, start: Sequence[int] = (), temperature: float = 1.0) -> None:
         super().__init__(vocab_size)
         if not temperature > 0:
-            raise ValueError(f"temperature must be positive, got {temperature!r}")
+            raise ValueError(f"temperature must be positive, got {plain(temperature)}")
         self.model, self.start, self.temperature = model, tuple(int(t) for t in start), float(temperature)
         self._cache: dict[tuple[int, ...], tuple[float, ...]] = {}
         model.eval()
 
     def _law(self, prefix: tuple[int, ...]) -> Sequence[float]:
         if prefix not in self._cache:
-            import torch  # noqa: PLC0415
+            torch = require("torch", extra="trained")
 
             x = torch.tensor([self.start + prefix], dtype=torch.long)
             with torch.no_grad():

@@ -24,6 +24,7 @@ from numbers import Real
 
 import numpy as np
 
+from theorylab._fmt import plain
 from theorylab.generation.oracles import Oracle
 
 __all__ = ["VGB", "vgb", "vgb_gap_formula"]
@@ -178,7 +179,7 @@ class VGB:
         if output not in ("final", "uniform_time", "first_leaf"):
             raise ValueError(f"output must be 'final', 'uniform_time' or 'first_leaf', got {output!r}")
         if isinstance(T, bool) or not isinstance(T, int) or T < 1:
-            raise ValueError(f"the number of steps T must be an int >= 1, got {T!r}")
+            raise ValueError(f"the number of steps T must be an int >= 1, got {plain(T)}")
         if not hasattr(self, "_cdf"):
             P = self.transition_matrix(lazy=True)
             self._cdf = np.cumsum(P, axis=1)

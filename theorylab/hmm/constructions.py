@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from theorylab._fmt import plain
 from theorylab.hmm.models import GHMM, HMM
 
 __all__ = [
@@ -89,7 +90,7 @@ def sinkhorn(U, iters: int = 5000, tol: float = 1e-14) -> np.ndarray:
 def _check_sizes(**sizes) -> None:
     for name, n in sizes.items():
         if not isinstance(n, int | np.integer) or isinstance(n, bool) or n < 1:
-            raise ValueError(f"{name} must be a positive int, got {n!r}")
+            raise ValueError(f"{name} must be a positive int, got {plain(n)}")
 
 
 def random_emission(

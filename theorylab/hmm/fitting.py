@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from theorylab._extras import require
 from theorylab.hmm.compare import relabeling_distance
 from theorylab.hmm.models import GHMM, HMM
 from theorylab.hmm.predictors import parse_task
@@ -94,7 +95,7 @@ def _check_task(task: str, allowed) -> str:
 def hmm_population_loss(model: HMM, candidate: HMM, task: str) -> float:
     """Mean squared difference of the optimal ``task`` predictors of two HMMs over all one-hot inputs (the
     population excess loss of ``candidate``'s predictor on ``model``'s data, up to the input weights)."""
-    import torch
+    torch = require("torch", extra="trained")
 
     task = _check_task(task, _HMM_TASKS)
     f = [
@@ -126,7 +127,7 @@ def fit_hmm_population(
     baseline)."""
     import time
 
-    import torch
+    torch = require("torch", extra="trained")
 
     task = _check_task(task, _HMM_TASKS)
     if steps < 0:
@@ -234,7 +235,7 @@ def _ghmm_batch(model: GHMM, rng: np.random.Generator, n: int, task: str):
 def ghmm_sample_loss(model: GHMM, candidates, task: str, n: int = 200_000, seed: int = 12345) -> np.ndarray:
     """Empirical squared masked-prediction loss of each candidate G-HMM's optimal ``task`` predictor on ``n``
     held-out triples of ``model`` (the same triples for every candidate)."""
-    import torch
+    torch = require("torch", extra="trained")
 
     task = _check_task(task, _GHMM_TASKS)
     X, Y = (torch.tensor(a) for a in _ghmm_batch(model, np.random.default_rng(seed), n, task))
@@ -262,7 +263,7 @@ def fit_ghmm_samples(
     :func:`ghmm_sample_loss`. ``steps=0`` returns the initialization."""
     import time
 
-    import torch
+    torch = require("torch", extra="trained")
 
     task = _check_task(task, _GHMM_TASKS)
     if steps < 0:

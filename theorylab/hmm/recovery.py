@@ -22,6 +22,7 @@ import itertools
 
 import numpy as np
 
+from theorylab._fmt import plain
 from theorylab.hmm.models import GHMM, HMM, AssumptionError
 from theorylab.hmm.predictors import optimal_predictor, parse_task
 from theorylab.tensors import cp_decompose
@@ -202,7 +203,7 @@ def recover_from_predictor(
     """
     targets, given = parse_task(task)
     if not isinstance(k, int | np.integer) or k < 1:
-        raise ValueError(f"k must be a positive integer, got {k!r}")
+        raise ValueError(f"k must be a positive integer, got {plain(k)}")
     k = int(k)
     rng = np.random.default_rng(seed) if rng is None else rng
     if callable(pred):

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from theorylab._extras import require
 from theorylab.hmm.compare import relabeling_distance
 from theorylab.hmm.models import HMM
 from theorylab.hmm.predictors import optimal_predictor, parse_task
@@ -68,7 +69,7 @@ class MaskedPredictionTask:
 
 def network_predictor(net, d: int, n_targets: int) -> np.ndarray:
     """The predictor array ``f[j] = softmax(net(j))`` reshaped to ``(d,) * (1 + n_targets)``."""
-    import torch
+    torch = require("torch", extra="trained")
 
     with torch.no_grad():
         out = net(torch.arange(d, dtype=torch.long).reshape(d, 1)).float()

@@ -5,6 +5,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from theorylab._fmt import plain
+
 
 @dataclass(frozen=True)
 class Budget:
@@ -25,9 +27,9 @@ class Budget:
             or isinstance(self.max_examples, bool)
             or self.max_examples < 1
         ):
-            raise ValueError(f"Budget.max_examples must be a positive int, got {self.max_examples!r}")
+            raise ValueError(f"Budget.max_examples must be a positive int, got {plain(self.max_examples)}")
         if not isinstance(self.seconds, int | float) or not math.isfinite(self.seconds) or self.seconds <= 0:
-            raise ValueError(f"Budget.seconds must be a positive finite number, got {self.seconds!r}")
+            raise ValueError(f"Budget.seconds must be a positive finite number, got {plain(self.seconds)}")
         sh = self.shrink_seconds
         if not isinstance(sh, int | float) or not math.isfinite(sh) or sh < 0:
             raise ValueError(f"Budget.shrink_seconds must be a finite number >= 0, got {sh!r}")

@@ -1,7 +1,8 @@
 """``theorylab verify FILE.npz`` and ``theorylab search ID``: the instruments' subcommands of the CLI.
 
-verify: re-checks a counterexample file from its arrays alone; exit 0 iff the printed statement fails on it, 1 if it
-holds there, 2 if the file cannot be checked (unreadable, or no refutation registered for its claim).
+verify: re-checks a counterexample file from its arrays alone; exit 0 iff the file is what it says it is (the printed
+statement fails on a refutation; a witness has the stated property), 1 if not, 2 if the file cannot be checked
+(unreadable, or no check registered for its claim).
 search: runs the search registered for a claim; writes what it finds (exit 0) or says which budget stopped it (1).
 """
 
@@ -16,11 +17,11 @@ def _verify(args: argparse.Namespace) -> int:
 
     try:
         result = verify_file(args.file)
-    except (FileNotFoundError, ValueError, KeyError) as exc:
+    except (FileNotFoundError, ValueError, KeyError, ImportError) as exc:  # ImportError: a missing extra
         print(f"theorylab verify: {exc.args[0] if exc.args else exc}", file=sys.stderr)
         return 2
     print(result)
-    return 0 if result.fails else 1
+    return 0 if result.ok else 1
 
 
 def _search(args: argparse.Namespace) -> int:
@@ -59,7 +60,9 @@ def _search(args: argparse.Namespace) -> int:
 def add_subcommands(sub) -> None:
     """Add ``verify`` and ``search`` to the CLI's subparsers (each sets ``run``)."""
     p = sub.add_parser(
-        "verify", help="re-check a counterexample .npz from the file alone (exit 0 iff it refutes)"
+        "verify",
+        help="re-check a counterexample .npz from the file alone (exit 0 iff it refutes the printed statement, or "
+        "for a witness iff the instance has the stated property)",
     )
     p.add_argument("file")
     p.set_defaults(run=_verify)

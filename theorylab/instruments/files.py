@@ -1,8 +1,10 @@
 """Self-describing counterexample files and the refutations that can re-check them.
 
-A counterexample ``.npz`` (format version ``FORMAT_VERSION``) holds its arrays plus four metadata entries:
-``_claim`` (claim id), ``_statement`` (the statement it refutes, as printed), ``_parameters`` (JSON: the instance's
-scalar parameters) and ``_format_version``; files written by ``theorylab counterexample`` also keep ``_generator``.
+A counterexample ``.npz`` (format version ``FORMAT_VERSION``) holds its arrays plus metadata entries: ``_claim``
+(claim id), ``_statement`` (the statement it refutes, as printed, or for a witness the property the instance has),
+``_parameters`` (JSON: the instance's scalar parameters), ``_format_version``, ``_theorylab_version``, ``_kind``
+(``refutation`` or ``witness``) and ``_conventions`` (matrix orientation, indexing); files written by ``theorylab
+counterexample`` also keep ``_generator``.
 
 A :class:`Refutation` registered for a claim id knows how to decide, from the arrays of a file alone, whether the
 printed statement fails on that instance (``fails``), and optionally how to search for such an instance from scratch
@@ -12,12 +14,14 @@ printed statement fails on that instance (``fails``), and optionally how to sear
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from theorylab.instruments.refutations import Refutation, refutation, refutations, register_refutation
 
 __all__ = [
     "FORMAT_VERSION",
@@ -34,53 +38,17 @@ __all__ = [
     "generator_metadata",
 ]
 
-FORMAT_VERSION = 1
-META_KEYS = ("_claim", "_statement", "_parameters", "_format_version", "_generator")
-
-
-@dataclass(frozen=True)
-class Refutation:
-    """``fails(arrays) -> (fails?, detail)``; ``search(seed, budget) -> Counterexample | NoCounterexample``;
-    ``to_arrays(counterexample) -> arrays`` (what ``theorylab search`` writes, readable by ``fails``)."""
-
-    claim: str
-    statement: str
-    fails: Callable[[Mapping[str, np.ndarray]], tuple[bool, str]]
-    search: Callable[..., Any] | None = None
-    to_arrays: Callable[[Any], dict[str, np.ndarray]] | None = None
-    aliases: tuple[str, ...] = ()
-
-
-_REFUTATIONS: dict[str, Refutation] = {}
-
-
-def register_refutation(r: Refutation) -> Refutation:
-    for key in (r.claim, *r.aliases):
-        old = _REFUTATIONS.get(key)
-        if old is not None and old.claim != r.claim:
-            raise ValueError(f"refutation {key!r} registered twice ({old.claim} and {r.claim})")
-        _REFUTATIONS[key] = r
-    return r
-
-
-def refutations() -> dict[str, Refutation]:
-    """Registered refutations by claim id (aliases excluded)."""
-    from theorylab.instruments import rediscoveries  # noqa: F401 - registers the built-in ones
-
-    return {k: v for k, v in sorted(_REFUTATIONS.items()) if k == v.claim}
-
-
-def refutation(claim: str) -> Refutation:
-    refutations()
-    if claim not in _REFUTATIONS:
-        import difflib
-
-        close = difflib.get_close_matches(claim, list(_REFUTATIONS), n=3)
-        hint = f" (did you mean {', '.join(close)}?)" if close else ""
-        raise KeyError(
-            f"no refutation registered for claim {claim!r}{hint}; registered: {', '.join(refutations())}"
-        )
-    return _REFUTATIONS[claim]
+FORMAT_VERSION = 2
+META_KEYS = (
+    "_claim",
+    "_statement",
+    "_parameters",
+    "_format_version",
+    "_generator",
+    "_theorylab_version",
+    "_kind",
+    "_conventions",
+)
 
 
 def _jsonable(v: Any) -> Any:
@@ -93,7 +61,25 @@ def _jsonable(v: Any) -> Any:
     return None
 
 
-def metadata_arrays(claim: str, statement: str, parameters: Mapping[str, Any]) -> dict[str, np.ndarray]:
+def theorylab_version() -> str:
+    from importlib import metadata
+
+    try:
+        return metadata.version("theorylab")
+    except metadata.PackageNotFoundError:  # a source tree that is not installed
+        import theorylab
+
+        return theorylab.__version__
+
+
+def metadata_arrays(
+    claim: str,
+    statement: str,
+    parameters: Mapping[str, Any],
+    *,
+    kind: str = "refutation",
+    conventions: str = "",
+) -> dict[str, np.ndarray]:
     """The metadata entries of a counterexample file (scalar parameters only go to ``_parameters``)."""
     params = {k: _jsonable(v) for k, v in parameters.items()}
     params = {k: v for k, v in params.items() if v is not None}
@@ -102,6 +88,9 @@ def metadata_arrays(claim: str, statement: str, parameters: Mapping[str, Any]) -
         "_statement": np.asarray(statement),
         "_parameters": np.asarray(json.dumps(params, sort_keys=True)),
         "_format_version": np.asarray(FORMAT_VERSION),
+        "_theorylab_version": np.asarray(theorylab_version()),
+        "_kind": np.asarray(kind),
+        "_conventions": np.asarray(conventions),
     }
 
 
@@ -152,47 +141,99 @@ def read_counterexample(path: str | Path) -> tuple[dict[str, Any], dict[str, np.
     meta["generator"] = None if generator is None else str(generator)
     meta["statement"] = str(arrays.pop("_statement", ""))
     meta["parameters"] = json.loads(str(arrays.pop("_parameters", "{}")))
+    meta["theorylab_version"] = str(arrays.pop("_theorylab_version", "unknown"))
+    meta["kind"] = str(arrays.pop("_kind", "refutation"))
+    meta["conventions"] = str(arrays.pop("_conventions", ""))
     return meta, arrays
 
 
 @dataclass(frozen=True)
 class Verification:
+    """``fails``: the printed statement fails on the instance (refutation), or the stated property fails on it
+    (witness); ``ok``: the file is what it says it is (a refutation that refutes, a witness that has the
+    property)."""
+
     claim: str
     statement: str
     fails: bool
     detail: str
+    kind: str = "refutation"
+
+    @property
+    def ok(self) -> bool:
+        return self.fails if self.kind == "refutation" else not self.fails
 
     def __str__(self) -> str:
-        verdict = "FAILS" if self.fails else "HOLDS"
-        return f"{self.claim}: the printed statement {verdict} on this instance\n  statement: {self.statement}\n  {self.detail}"
+        if self.kind == "witness":
+            verdict = "HAS" if self.ok else "does NOT have"
+            head, label = f"this instance {verdict} the stated property", "property"
+        else:
+            head, label = (
+                f"the printed statement {'FAILS' if self.fails else 'HOLDS'} on this instance",
+                "statement",
+            )
+        return f"{self.claim}: {head}\n  {label}: {self.statement}\n  {self.detail}"
+
+
+def _generator_of(meta: Mapping[str, Any]):
+    """The registered generator that wrote the file (``_generator``, else one with the claim's id), if it has a
+    check."""
+    from theorylab import counterexamples
+
+    for gid in (meta.get("generator"), meta["claim"]):
+        if not gid:
+            continue
+        try:
+            gen = counterexamples.get(gid)
+        except KeyError:
+            continue
+        if gen.check is not None:
+            return gen
+    return None
+
+
+def _require_arrays(arrays: Mapping[str, np.ndarray], names) -> None:
+    missing = [n for n in names if n not in arrays]
+    if missing:
+        raise ValueError(f"the file lacks the arrays {missing}")
 
 
 def verify_file(path: str | Path) -> Verification:
-    """Re-check a counterexample file from its arrays alone with the refutation registered for its claim."""
+    """Re-check a counterexample file from its arrays alone: with the check of the generator that wrote it, else
+    with the refutation registered for its claim."""
     meta, arrays = read_counterexample(path)
+    gen = _generator_of(meta)
+    if gen is not None:
+        try:
+            ok, detail = gen.check(arrays)
+        except KeyError as exc:  # a check reading an array the file does not have
+            raise ValueError(f"{path}: the file lacks the arrays [{exc.args[0]!r}]") from None
+        statement = meta["statement"] or gen.description
+        return Verification(
+            meta["claim"], statement, bool(ok) == (gen.kind == "refutation"), detail, gen.kind
+        )
     r = refutation(meta["claim"])
     fails, detail = r.fails(arrays)
     return Verification(r.claim, r.statement, bool(fails), detail)
 
 
-def generator_metadata(
-    generator_id: str, description: str, arrays: Mapping[str, Any]
-) -> dict[str, np.ndarray]:
-    """Metadata for a file written by ``theorylab counterexample``: the claim (the generator id, or the claim whose
-    record names this generator), the printed statement it refutes (the erratum's, else the claim's statement, else
-    the generator's description) and the scalar arrays as parameters."""
+def generator_metadata(gen, arrays: Mapping[str, Any]) -> dict[str, np.ndarray]:
+    """Metadata for a file written by ``theorylab counterexample`` from the generator ``gen``: the claim (the
+    generator id, or the claim whose record names this generator); for a refutation the printed statement it
+    refutes (the erratum's printed statement, else the generator's description), for a witness the generator's
+    description (the property the instance has); the scalar arrays as parameters; the kind and the
+    conventions of the generator's module."""
     from theorylab import claims as registry
 
-    claim, statement = generator_id, description
+    claim, statement = gen.id, gen.description
     try:
         records = {c.id: c for c in registry.all()}
     except ValueError:  # a broken user registry must not stop writing the file
         records = {}
-    record = records.get(generator_id) or next(
-        (c for c in records.values() if c.counterexample == generator_id), None
-    )
+    record = records.get(gen.id) or next((c for c in records.values() if c.counterexample == gen.id), None)
     if record is not None:
         claim = record.id
-        statement = record.erratum.printed if record.erratum else record.statement
+        if gen.kind == "refutation" and record.erratum:
+            statement = record.erratum.printed
     scalars = {k: v for k, v in arrays.items() if not k.startswith("_") and np.ndim(v) == 0}
-    return metadata_arrays(claim, statement, scalars)
+    return metadata_arrays(claim, statement, scalars, kind=gen.kind, conventions=gen.conventions)

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
+from theorylab._fmt import plain
 from theorylab.instruments.budget import Budget
 from theorylab.instruments.search import Counterexample, NoCounterexample, search_counterexample
 
@@ -51,7 +52,7 @@ class Step:
         if not (callable(self.lhs) and callable(self.rhs)):
             raise TypeError(f"step {self.name!r}: lhs and rhs must be callables of the instance")
         if not (isinstance(self.tol, int | float | Fraction) and self.tol >= 0 and math.isfinite(self.tol)):
-            raise ValueError(f"step {self.name!r}: tol must be a finite number >= 0, got {self.tol!r}")
+            raise ValueError(f"step {self.name!r}: tol must be a finite number >= 0, got {plain(self.tol)}")
 
     def holds(self, a, b) -> bool:
         t = self.tol

@@ -19,8 +19,9 @@ from functools import lru_cache
 
 import numpy as np
 
+from theorylab._extras import require
 from theorylab.instruments.budget import Budget
-from theorylab.instruments.files import Refutation, register_refutation
+from theorylab.instruments.refutations import Refutation, register_refutation
 from theorylab.instruments.search import search_counterexample
 
 __all__ = [
@@ -70,7 +71,7 @@ _CONCLUSION_TOL = 1e-6
 
 
 def lemma7_strategy():
-    from hypothesis import strategies as st
+    st = require("hypothesis.strategies", extra="checks")
 
     return {
         "d": st.integers(2, 5),
@@ -176,7 +177,7 @@ DECODER_CORRECTED = "Thm 1 (sufficiency), decoder subtracting the residual e(que
 
 
 def decoder_strategy():
-    from hypothesis import strategies as st
+    st = require("hypothesis.strategies", extra="checks")
 
     return {
         "k": st.integers(1, 3),
@@ -318,7 +319,7 @@ PROP2_CORRECTED = "<p_t, p_t'> <= cos(2 pi / T) for t != t' (mod T)"
 
 
 def prop2_strategy():
-    from hypothesis import strategies as st
+    st = require("hypothesis.strategies", extra="checks")
 
     return {"T": st.integers(2, 400), "t": st.integers(0, 399), "s": st.integers(1, 399)}
 

@@ -25,6 +25,8 @@ from typing import Any
 
 import numpy as np
 
+from theorylab._extras import require
+from theorylab._fmt import plain
 from theorylab.instruments.budget import Budget, as_budget
 
 __all__ = [
@@ -187,8 +189,8 @@ class _OutOfTime(BaseException):
 
 def _strategy_of(strategy) -> tuple[Any, bool]:
     """(hypothesis strategy, call the predicate with keywords?)."""
-    from hypothesis import strategies as st
-    from hypothesis.strategies import SearchStrategy
+    st = require("hypothesis.strategies", extra="checks")
+    SearchStrategy = st.SearchStrategy
 
     if isinstance(strategy, Mapping):
         bad = [k for k, v in strategy.items() if not isinstance(v, SearchStrategy)]
@@ -207,6 +209,7 @@ def _strategy_of(strategy) -> tuple[Any, bool]:
 def _hypothesis_search(predicate, strategy, budget: Budget, seed: int, shrink: bool):
     """Generate (and shrink) with hypothesis; returns (last failing params, outcome, first failing params,
     examples, seconds to first, shrink seconds, stopped_by) or raises the predicate's error on a shrunk instance."""
+    require("hypothesis", extra="checks")
     from hypothesis import HealthCheck, Phase, given, settings
     from hypothesis import seed as hseed
 
@@ -452,7 +455,7 @@ def search_counterexample(
     if (strategy is None) == (space is None):
         raise TypeError("give exactly one of strategy (hypothesis) or space (continuous parameters)")
     if not isinstance(seed, int) or isinstance(seed, bool):
-        raise TypeError(f"seed must be an int, got {seed!r}")
+        raise TypeError(f"seed must be an int, got {plain(seed)}")
     budget = as_budget(budget)
     if strategy is not None:
         method = "hypothesis"

@@ -19,6 +19,8 @@ from typing import Any
 
 import numpy as np
 
+from theorylab._extras import require
+from theorylab._fmt import plain
 from theorylab.instruments.budget import Budget, as_budget
 from theorylab.instruments.search import (
     PredicateError,
@@ -113,7 +115,7 @@ def tightness(
     drawn from ``strategy`` (hypothesis) or ``space`` (continuous, as in :func:`search_counterexample`). ``rtol``:
     the relative float error of evaluating the two sides (default 4 ulps); ratios within it of 1 count as attained."""
     if not (isinstance(rtol, int | float) and 0 <= rtol < 0.01):
-        raise ValueError(f"rtol must lie in [0, 0.01), got {rtol!r}")
+        raise ValueError(f"rtol must lie in [0, 0.01), got {plain(rtol)}")
     if mode not in ("ratio", "gap"):
         raise ValueError(f"mode must be 'ratio' or 'gap', got {mode!r}")
     if not (callable(lhs) and callable(rhs)):
@@ -132,6 +134,7 @@ def tightness(
         return r
 
     if strategy is not None:
+        require("hypothesis", extra="checks")
         from hypothesis import HealthCheck, Phase, given, settings, target
         from hypothesis import seed as hseed
 

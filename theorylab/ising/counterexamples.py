@@ -9,7 +9,15 @@ from itertools import combinations
 
 import numpy as np
 
-from theorylab.counterexamples import register
+from theorylab.counterexamples import register, verifier
+
+CONVENTIONS = (
+    "spins x_i in {-1, +1}; p(x) proportional to exp(sum_i h_i x_i + sum_{i<j} J_ij x_i x_j) ('unordered' pairs: "
+    "the symmetric J counts each pair once); states are indexed by the binary expansion of x with -1 -> 0 (spin "
+    "0 the most significant bit); transition matrices are row-stochastic (P[i, j] = P(i -> j)); Gamma^k is the "
+    "asymptotic covariance of the k-PL estimator"
+)
+TOL = 1e-12  # eigenvalues and probabilities of exact finite computations: round-off of small dense matrices
 
 
 def _sym(N: int, upper) -> np.ndarray:
@@ -118,3 +126,129 @@ def one_gibbs_row() -> dict[str, np.ndarray]:
 
     m = IsingModel(ONE_GIBBS["h"], ONE_GIBBS["J"])
     return {"row": random_scan_gibbs(m).P[ONE_GIBBS["start"]], "h": m.h, "J": m.J}
+
+
+@verifier("mple.thm4.1.1")
+def _thm411_check(a) -> tuple[bool, str]:
+    """Gamma^3 - Gamma^4 (recomputed) has a zero eigenvalue (|lambda_min| < 1e-10): the improvement from k = 3 to
+    k = 4 is not strict."""
+    from theorylab.estimation.pseudolikelihood import asymptotic_covariance
+    from theorylab.ising.model import IsingModel
+
+    model = IsingModel(np.asarray(a["h"], float), np.asarray(a["J"], float))
+    N = int(a["N"])
+    G3, G4 = asymptotic_covariance(model, N - 1), asymptotic_covariance(model, N)
+    lam = np.linalg.eigvalsh(G3 - G4)
+    return abs(
+        lam[0]
+    ) < 1e-10, f"eigenvalues of Gamma^{N - 1} - Gamma^{N}: smallest {lam[0]:.1e}, largest {lam[-1]:.4g}"
+
+
+@verifier("mple.derived.misspecified")
+def _misspecified_check(a) -> tuple[bool, str]:
+    """The sandwich Tr Gamma^k of the chain model fitted to the full-Ising data (recomputed) increases from k = 1
+    to k = 2."""
+    from theorylab.estimation.pseudolikelihood import asymptotic_covariance
+    from theorylab.ising.model import IsingModel
+
+    data = IsingModel(np.asarray(a["h"], float), np.asarray(a["J"], float)).probs()
+    N = len(a["h"])
+    fam = IsingModel(np.zeros(N), np.zeros((N, N))).exp_family(
+        [tuple(int(i) for i in e) for e in a["model_edges"]]
+    )
+    tr = [
+        float(np.trace(asymptotic_covariance((fam, np.zeros(fam.d)), k, misspecified_data=data)))
+        for k in (1, 2)
+    ]
+    return tr[1] > tr[0], f"Tr Gamma^1 = {tr[0]:.1f} < Tr Gamma^2 = {tr[1]:.1f}"
+
+
+@verifier("mple.derived.all_masks")
+def _all_masks_check(a) -> tuple[bool, str]:
+    """Gamma_avg^1 - Gamma_avg^2 of the all-masks k-PL (recomputed) has a negative eigenvalue (below -1e-4 relative
+    to the largest eigenvalue of Gamma_avg^1): not Loewner-monotone in k."""
+    from theorylab.estimation.pseudolikelihood import asymptotic_covariance
+    from theorylab.ising.model import IsingModel
+
+    model = IsingModel(np.asarray(a["h"], float), np.asarray(a["J"], float))
+    G1, G2 = (asymptotic_covariance(model, k, "all_masks") for k in (1, 2))
+    rel = float(np.linalg.eigvalsh(G1 - G2)[0] / np.linalg.eigvalsh(G1)[-1])
+    return rel < -1e-4, f"lambda_min(Gamma_avg^1 - Gamma_avg^2) / lambda_max(Gamma_avg^1) = {rel:.3g}"
+
+
+@verifier("mple.prop4.1.1")
+def _prop411_check(a) -> tuple[bool, str]:
+    """The (X, K) chain of the proof (stored P, rows sum to 1) is reducible: K never changes."""
+    from theorylab.markov import FiniteChain
+
+    P = np.asarray(a["P"], float)
+    rows = float(np.abs(P.sum(axis=1) - 1).max())
+    chain = FiniteChain(P)
+    n = P.shape[0] // 2
+    cross = float(P[:n, n:].sum() + P[n:, :n].sum())
+    return (
+        rows < TOL and not chain.is_irreducible(),
+        f"reducible: {not chain.is_irreducible()}; mass moving K: {cross:g}",
+    )
+
+
+@verifier("mple.cor4.3.1")
+def _cor431_check(a) -> tuple[bool, str]:
+    """With the printed epsilon, Lemma 4.3.5's Chebyshev failure probability 2^(N-2) q^N / (eps^2 m) is not
+    delta/2 (it is delta/2 with the corrected epsilon)."""
+    N, q, m, delta = int(a["N"]), float(a["q"]), float(a["m"]), float(a["delta"])
+    fail = lambda eps: 2 ** (N - 2) * q**N / (eps**2 * m)
+    printed, corrected = fail(float(a["eps_printed"])), fail(float(a["eps_corrected"]))
+    ok = abs(printed - delta / 2) > 1e-3 * delta and abs(corrected - delta / 2) <= 1e-12 * delta
+    return (
+        ok,
+        f"failure probability: printed epsilon {printed:.4g}, corrected {corrected:.4g}, delta/2 = {delta / 2:g}",
+    )
+
+
+@verifier("gibbs.prop4.1.5")
+def _prop415_check(a) -> tuple[bool, str]:
+    """Without the hidden condition tanh(J0)|C| > 2, the exact probability of staying stuck for T steps (count
+    chain) is below the promised 1 - delta."""
+    from theorylab.ising import CliqueCountChain, prop_4_1_5_bound
+
+    size, h, J0, delta = int(a["size"]), float(a["h"]), float(a["J0"]), float(a["delta"])
+    b = prop_4_1_5_bound(size, J0, delta)
+    cc = CliqueCountChain(size, h, size * abs(h) + J0, "unordered")
+    T = int(b["T"])
+    keep = cc.stuck_set()
+    Q = cc.independent_parallel().P[np.ix_(keep, keep)]
+    stay = float(np.linalg.matrix_power(Q, T)[0].sum()) if T > 0 else 1.0
+    ok = not b["condition"] and stay < 1 - delta - TOL
+    return (
+        ok,
+        f"|C| = {size}, J0 = {J0:g}, T = {T}: exact stay probability {stay:.4g} < 1 - delta = {1 - delta:g}",
+    )
+
+
+@verifier("gibbs.exp4.2.1.2")
+def _fig43_check(a) -> tuple[bool, str]:
+    """The independent parallel sampler reaches R_1 within 1000 steps with probability >= 0.01 (exact), against
+    the printed 'never reaches'."""
+    from theorylab.ising import CliqueCountChain
+
+    size, h, J = int(a["size"]), float(a["h"]), float(a["J"])
+    P = CliqueCountChain(size, h, J, "unordered").independent_parallel().P.copy()
+    P[size] = 0
+    P[size, size] = 1
+    hit = float(np.linalg.matrix_power(P, 1000)[0, size])
+    return hit >= 0.01, f"|C| = {size}, h = {h:g}, J = {J:g}: P(reach R_1 within 1000 steps) = {hit:.4g}"
+
+
+@verifier("gibbs.tf_prop4.1.3")
+def _one_gibbs_check(a) -> tuple[bool, str]:
+    """The random-scan 1-Gibbs row (recomputed) is not a product law: total correlation > 1e-6 nats."""
+    from theorylab.ising import total_correlation
+    from theorylab.ising.model import IsingModel
+    from theorylab.ising.samplers import random_scan_gibbs
+
+    m = IsingModel(np.asarray(a["h"], float), np.asarray(a["J"], float))
+    row = random_scan_gibbs(m).P[ONE_GIBBS["start"]]
+    same = np.allclose(row, np.asarray(a["row"], float), rtol=0, atol=TOL)
+    tc = total_correlation(row)
+    return same and tc > 1e-6, f"total correlation of the row {tc:.4g} nats (0 for a product law)"

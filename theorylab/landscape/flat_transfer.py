@@ -24,6 +24,7 @@ from math import comb, factorial, sqrt
 
 import numpy as np
 
+from theorylab._extras import require
 from theorylab.landscape.canonical import balance_rescalings
 
 __all__ = [
@@ -209,7 +210,7 @@ def sol1_success_probability_exact(task: DyckTask, n: int, m: int = 2, tol: floa
 def torch_loss(task: DyckTask, m: int, k: int = 2):
     """``(loss_fn, pack)``: the pre-training loss $L(Q,K,V,u)$ as a function of a flat float64 torch vector
     (full attention, for exact Hessians) and ``pack(Q, K, sol)`` building that vector."""
-    import torch
+    torch = require("torch", extra="trained")
 
     X, Y = task.pretrain_support()
     Xt, Yt = torch.as_tensor(X), torch.as_tensor(Y)
@@ -239,7 +240,7 @@ def train_flat(
     $L+\\lambda\\cdot2\\,\\mathbb E\\|\\nabla_{V,u}f\\|^2$ (the zero-loss trace, Lemma F.4), with $\\lambda$ cut 100x for the last
     30% of the steps. MSE pre-training has no gradient noise at interpolation, so plain SGD has no Tr bias here;
     the explicit penalty stands in for label-noise SGD."""
-    import torch
+    torch = require("torch", extra="trained")
 
     if int(m) < 2 or steps < 1 or not penalty >= 0:
         raise ValueError("need m >= 2, steps >= 1 and penalty >= 0")

@@ -1,6 +1,7 @@
 """Curvature of a loss: Hessian traces, Gauss-Newton traces, gradient-noise covariance (torch.func).
 
-Parameters are a flat float tensor ``theta`` (or a dict of tensors, flattened in key order). For softmax models
+Parameters are a flat float tensor ``theta`` (``trace_hessian`` also takes a dict, list or tuple of tensors,
+flattened in order). For softmax models
 ``logits_fn(theta, x)`` returns the logits of one input; a finite input set ``inputs`` with probabilities
 ``weights`` plays the population.
 
@@ -20,12 +21,18 @@ Parameters are a flat float tensor ``theta`` (or a dict of tensors, flattened in
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+import warnings
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from functools import cache
 
 import numpy as np
-import torch
-from torch.func import functional_call, grad, hessian, jacrev, jvp, vmap
+
+from theorylab._extras import needs
+
+with needs("trained"):
+    import torch
+    from torch.func import functional_call, grad, hessian, jacrev, jvp, vmap
 
 __all__ = [
     "TraceEstimate",
@@ -88,19 +95,69 @@ def module_loss(module: torch.nn.Module, loss: Callable):
     return theta, lambda vec: loss(lambda *a: functional_call(module, unflatten(vec), a))
 
 
+@cache
+def _forward_ad_ready() -> None:
+    """Load torch's forward-mode AD decompositions once, quietly: torch scripts each of them with the deprecated
+    ``torch.jit.script`` on first use of ``jvp`` (one DeprecationWarning per decomposition, from torch's code)."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings(
+            "ignore", message=r".*torch\.jit\.script.*deprecated", category=DeprecationWarning
+        )
+        from torch._decomp import decompositions_for_jvp  # noqa: F401
+
+
 def hessian_matrix(loss_fn: Callable[[torch.Tensor], torch.Tensor], theta) -> torch.Tensor:
     """The dense Hessian $\\nabla^2L(\\theta)$ (``torch.func.hessian``)."""
+    _forward_ad_ready()
     return hessian(loss_fn)(_as_vector(theta))
 
 
 def _hvp_fn(loss_fn, theta):
+    _forward_ad_ready()
     g = grad(loss_fn)
     return lambda v: jvp(g, (theta,), (v,))[1]
 
 
+def _flat_loss(loss_fn: Callable, params) -> tuple[Callable[[torch.Tensor], torch.Tensor], torch.Tensor]:
+    """``(loss of one flat vector, that vector)`` for ``params`` given as one flat tensor (``loss_fn`` takes it as
+    is) or as a dict, list, tuple or other iterable of tensors (``model.parameters()``,
+    ``dict(model.named_parameters())``): ``loss_fn`` then receives the same structure, rebuilt from the vector."""
+    if isinstance(params, torch.Tensor | np.ndarray):
+        return loss_fn, _as_vector(params, "params")
+    if isinstance(params, Mapping):
+        names, tensors = list(params), list(params.values())
+    elif isinstance(params, str | bytes) or not hasattr(params, "__iter__"):
+        raise TypeError(
+            f"params must be a tensor or a dict, list or tuple of tensors, got {type(params).__name__}"
+        )
+    else:
+        names, tensors = None, list(params)
+    if not tensors:
+        raise ValueError("params is empty: no parameter tensors")
+    bad = [i for i, t in enumerate(tensors) if not isinstance(t, torch.Tensor)]
+    if bad:
+        where = names[bad[0]] if names else f"entry {bad[0]}"
+        raise TypeError(f"params {where} is a {type(tensors[bad[0]]).__name__}, not a torch tensor")
+    dtypes = {t.dtype for t in tensors}
+    if len(dtypes) > 1:
+        raise TypeError(f"params mix dtypes {sorted(str(d) for d in dtypes)}: use one floating dtype")
+    shapes = [t.shape for t in tensors]
+    sizes = [math.prod(sh) for sh in shapes]
+    theta = _as_vector(torch.cat([t.detach().reshape(-1) for t in tensors]), "params")
+    as_tuple = isinstance(params, tuple)
+
+    def flat_loss(vec: torch.Tensor) -> torch.Tensor:
+        parts = [c.reshape(sh) for c, sh in zip(torch.split(vec, sizes), shapes, strict=True)]
+        if names is not None:
+            return loss_fn(dict(zip(names, parts, strict=True)))
+        return loss_fn(tuple(parts) if as_tuple else parts)
+
+    return flat_loss, theta
+
+
 def trace_hessian(
-    loss_fn: Callable[[torch.Tensor], torch.Tensor],
-    theta,
+    loss_fn: Callable[..., torch.Tensor],
+    params,
     method: str = "exact",
     *,
     n_probes: int = 100,
@@ -109,8 +166,13 @@ def trace_hessian(
     dense_limit: int = 0,
 ) -> TraceEstimate:
     """$\\mathrm{Tr}\\nabla^2L(\\theta)$: ``method="exact"`` (all $d$ diagonal entries through batched HVPs, or the
-    dense Hessian when $d\\le$ ``dense_limit``) or ``"hutchinson"`` (``n_probes`` Rademacher probes)."""
-    theta = _as_vector(theta)
+    dense Hessian when $d\\le$ ``dense_limit``) or ``"hutchinson"`` (``n_probes`` Rademacher probes).
+
+    ``params``: one flat tensor $\\theta$, or a dict, list or tuple of tensors (``dict(model.named_parameters())``,
+    ``list(model.parameters())``, or the generator ``model.parameters()`` itself, passed on as a list); ``loss_fn``
+    takes the same structure. The trace is over all their entries."""
+    _forward_ad_ready()
+    loss_fn, theta = _flat_loss(loss_fn, params)
     d = theta.numel()
     if method == "exact":
         if d <= dense_limit:

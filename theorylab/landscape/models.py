@@ -10,7 +10,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-import torch
+
+from theorylab._extras import needs
+
+with needs("trained"):
+    import torch
 
 __all__ = ["ACTIVATIONS", "TwoLayerSoftmax"]
 

@@ -25,6 +25,8 @@ from fractions import Fraction
 
 import numpy as np
 
+from theorylab._fmt import plain
+
 __all__ = ["Dyck", "PopulationLoss"]
 
 
@@ -62,7 +64,7 @@ class Dyck:
         if self.depth < 1:
             raise ValueError(f"depth must be >= 1 (maximal stack depth D), got {self.depth}")
         if not isinstance(self.q, float | int | Fraction | np.floating) or not 0 < self.q < 1:
-            raise ValueError(f"q must be a number in the open interval (0, 1), got {self.q!r}")
+            raise ValueError(f"q must be a number in the open interval (0, 1), got {plain(self.q)}")
 
     # ------------------------------------------------------------------------------------------ basics
     @property
@@ -378,7 +380,7 @@ class DyckCompletion:
         for name in ("p", "q"):
             value = getattr(self, name)
             if not isinstance(value, float | int | Fraction | np.floating) or not 0 < value < 1:
-                raise ValueError(f"{name} must be a number in the open interval (0, 1), got {value!r}")
+                raise ValueError(f"{name} must be a number in the open interval (0, 1), got {plain(value)}")
 
     vocab_size = 4
 
@@ -395,7 +397,7 @@ class DyckCompletion:
         stack: list[int] = []
         for t in prefix:
             if isinstance(t, bool) or not isinstance(t, int | np.integer) or not 0 <= t < 4:
-                raise ValueError(f"token {t!r} is not a bracket id in 0..3")
+                raise ValueError(f"token {plain(t)} is not a bracket id in 0..3")
             if t % 2 == 0:
                 if len(stack) == self.D // 2:
                     return False, len(stack), stack[-1]
@@ -475,7 +477,7 @@ class DyckCompletion:
         from theorylab.generation.oracles import TabularOracle  # noqa: PLC0415
 
         if not 0 <= noise <= 1:
-            raise ValueError(f"noise must lie in [0, 1], got {noise!r}")
+            raise ValueError(f"noise must lie in [0, 1], got {plain(noise)}")
         eta = Fraction(noise) if isinstance(noise, int | Fraction) else float(noise)
         exact = isinstance(eta, Fraction)
 

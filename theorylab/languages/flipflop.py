@@ -20,6 +20,8 @@ from fractions import Fraction
 
 import numpy as np
 
+from theorylab._extras import require
+from theorylab._fmt import plain
 from theorylab.nn.tasks import Batch
 
 W, R, I, ZERO, ONE = 0, 1, 2, 3, 4
@@ -29,7 +31,7 @@ MODES = ("clean", "noisy")
 
 def _check_length(T: int) -> None:
     if not isinstance(T, int | np.integer) or T < 4 or T % 2:
-        raise ValueError(f"flip-flop strings have even length T >= 4, got T={T!r}")
+        raise ValueError(f"flip-flop strings have even length T >= 4, got T={plain(T)}")
 
 
 def _check_probs(p_write: float, p_read: float, p_ignore: float) -> None:
@@ -54,7 +56,7 @@ def _check_tokens(x, name: str = "x") -> np.ndarray:
 
 def _check_p(p, name: str = "p_ignore") -> None:
     if not isinstance(p, int | float | Fraction | np.integer | np.floating) or not 0 <= p <= 1:
-        raise ValueError(f"{name} must be a probability in [0, 1], got {p!r}")
+        raise ValueError(f"{name} must be a probability in [0, 1], got {plain(p)}")
 
 
 def sample_ffl(
@@ -252,9 +254,9 @@ def verify_read_accuracy(
     if not models:
         raise ValueError("verify_read_accuracy needs at least one model")
     if not isinstance(n_sequences, int | np.integer) or n_sequences < 1:
-        raise ValueError(f"n_sequences must be a positive int, got {n_sequences!r}")
+        raise ValueError(f"n_sequences must be a positive int, got {plain(n_sequences)}")
     if not 0 <= threshold <= 1:
-        raise ValueError(f"threshold must be an accuracy in [0, 1], got {threshold!r}")
+        raise ValueError(f"threshold must be an accuracy in [0, 1], got {plain(threshold)}")
     batch = min(256, n_sequences)
     batches = -(-n_sequences // batch)
     accs, reads = [], 0
@@ -317,9 +319,9 @@ def prop3_predict(
     n, T = x.shape
     C = T if C is None else C
     if not isinstance(C, int | np.integer) or C < 1:
-        raise ValueError(f"the position scale C must be a positive int, got {C!r}")
+        raise ValueError(f"the position scale C must be a positive int, got {plain(C)}")
     if c is not None and not (np.isfinite(c) and c > 0):
-        raise ValueError(f"the inverse temperature c must be positive and finite, got {c!r}")
+        raise ValueError(f"the inverse temperature c must be positive and finite, got {plain(c)}")
     bonus = Fraction(bonus)
     j = np.arange(1, T + 1)
     is_w = (x == W).astype(np.int64)
@@ -377,7 +379,7 @@ def attention_on_written_bit(model, x: np.ndarray, layer: int = -1, or_read_bits
     The layer-2 head of the Prop 3 construction scores 1 here; a trained model may solve the task otherwise (the
     thesis's remark: a dense head attending to all writes of the right type), so this is a measurement.
     """
-    import torch
+    torch = require("torch", extra="trained")
 
     x = np.atleast_2d(np.asarray(x, dtype=np.int64))
     with torch.no_grad():
@@ -409,7 +411,7 @@ def ngram_read_accuracy(n: int, p_ignore):
     instruction: it equals the memory with probability 1 - p_i/2, one more factor p_i in the error.
     """
     if not isinstance(n, int | np.integer) or n < 1:
-        raise ValueError(f"the window n must be a positive int, got {n!r}")
+        raise ValueError(f"the window n must be a positive int, got {plain(n)}")
     _check_p(p_ignore)
     half = Fraction(1, 2) if isinstance(p_ignore, Fraction) else 0.5
     return 1 - half * p_ignore ** (n // 2)
@@ -450,7 +452,7 @@ def window_predictor(x: np.ndarray, n: int) -> np.ndarray:
     else the window's first token if it is a bit (even n), else "0". Returns predicted next tokens ``[B, T]``
     (meaningful at read positions)."""
     if not isinstance(n, int | np.integer) or n < 1:
-        raise ValueError(f"the window n must be a positive int, got {n!r}")
+        raise ValueError(f"the window n must be a positive int, got {plain(n)}")
     x = _check_tokens(x)
     B, T = x.shape
     pred = np.full((B, T), ZERO, dtype=np.int64)
@@ -530,7 +532,7 @@ class LinearPEHead:
 
     def __post_init__(self) -> None:
         if not isinstance(self.C, int | np.integer) or self.C < 1:
-            raise ValueError(f"the position scale C must be a positive int, got {self.C!r}")
+            raise ValueError(f"the position scale C must be a positive int, got {plain(self.C)}")
 
     def _M(self) -> list[list[Fraction]]:
         Q, K = (np.array(m, dtype=object) for m in (self.W_Q, self.W_K))
@@ -568,7 +570,7 @@ class LinearPEHead:
 
 def _check_prop5_query(x, i: int) -> None:
     if not isinstance(i, int | np.integer) or not 1 <= i <= len(x):
-        raise ValueError(f"query position i must be in 1..{len(x)}, got {i!r}")
+        raise ValueError(f"query position i must be in 1..{len(x)}, got {plain(i)}")
     if any(t not in (NOOP, WRITE1, WRITE2) for t in x[:i]):
         raise ValueError("Prop 5 tokens are 0 (no-op), 1 and 2 (writes)")
 
@@ -645,7 +647,7 @@ def glitch_eval_set(name: str, T: int, n: int, seed: int = 0) -> np.ndarray:
         raise ValueError(f"unknown evaluation set {name!r}; expected one of {sorted(GLITCH_SETS)}")
     _check_length(T)
     if isinstance(n, bool) or not isinstance(n, int | np.integer) or n < 1:
-        raise ValueError(f"the number of strings must be a positive int, got {n!r}")
+        raise ValueError(f"the number of strings must be a positive int, got {plain(n)}")
     p = GLITCH_SETS[name]
     q = (1 - p) / 2
     return sample_ffl(np.random.default_rng([seed, T, round(1000 * p)]), int(n), T, q, q, p)
@@ -781,7 +783,7 @@ def distance_probe(T: int, k: int) -> np.ndarray:
     ``w b``, ``k`` ignores with bit ``z``, and ``r b``, for (b, z) in {0,1}^2. Requires 0 <= k <= T/2 - 2."""
     _check_length(T)
     if isinstance(k, bool) or not isinstance(k, int | np.integer) or not 0 <= k <= T // 2 - 2:
-        raise ValueError(f"the distance k must be an int in 0..T/2-2 = {T // 2 - 2}, got {k!r}")
+        raise ValueError(f"the distance k must be an int in 0..T/2-2 = {T // 2 - 2}, got {plain(k)}")
     rows = []
     for b, z in itertools.product((0, 1), repeat=2):
         instr = [W] * (T // 2 - 2 - k) + [W] + [I] * k + [R]

@@ -22,6 +22,8 @@ from numbers import Integral, Real
 
 import numpy as np
 
+from theorylab._fmt import plain
+
 MASK = 0
 
 Number = float | Fraction
@@ -31,7 +33,7 @@ def _check_probability(name: str, p: object) -> None:
     if isinstance(p, bool) or not isinstance(p, Real):
         raise TypeError(f"{name} must be a real number (float or Fraction), got {type(p).__name__}")
     if not (0 < p < 1):  # also rejects NaN
-        raise ValueError(f"{name} must lie in (0, 1) (masking scheme of §2.1.1), got {p!r}")
+        raise ValueError(f"{name} must lie in (0, 1) (masking scheme of §2.1.1), got {plain(p)}")
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,8 @@ from functools import cached_property
 
 import numpy as np
 
+from theorylab._fmt import plain
+
 #: Row sums and detailed balance are compared to 1e-10 (float64 matrices built from <= a few thousand products
 #: and sums of probabilities carry round-off ~1e-13; 1e-10 leaves room and still rejects real errors).
 STOCHASTIC_TOL = 1e-10
@@ -35,7 +37,7 @@ def _as_matrix(P) -> np.ndarray:
     rows = A.sum(axis=1)
     bad = np.flatnonzero(np.abs(rows - 1) > STOCHASTIC_TOL * max(1, A.shape[0]))
     if bad.size:
-        raise ValueError(f"rows of P must sum to 1; row {bad[0]} sums to {rows[bad[0]]!r}")
+        raise ValueError(f"rows of P must sum to 1; row {bad[0]} sums to {plain(rows[bad[0]])}")
     return np.clip(A, 0.0, None)
 
 

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from theorylab._extras import require
 from theorylab.boolean.fourier import hypercube, majority_coefficient
 from theorylab.boolean.tasks import SparseParity
 
@@ -274,7 +275,7 @@ class MLPStack:
     @classmethod
     def init(cls, d: int, width: int, seeds: Sequence[int]) -> MLPStack:
         """PyTorch's default ``nn.Linear`` initialisation, one generator per seed."""
-        import torch
+        torch = require("torch", extra="trained")
 
         d, width = _check_width("d", d), _check_width("width", width)
         parts = []
@@ -292,7 +293,7 @@ class MLPStack:
 
     def logits(self, x):
         """``x [R, n, d]`` -> logits ``[R, n, 2]``."""
-        import torch
+        torch = require("torch", extra="trained")
 
         h = torch.relu(torch.baddbmm(self.b1[:, None, :], x, self.W1.transpose(1, 2)))
         return torch.baddbmm(self.b2[:, None, :], h, self.W2.transpose(1, 2))
@@ -361,7 +362,7 @@ def train_mlps(
     """
     import time
 
-    import torch
+    torch = require("torch", extra="trained")
 
     width = _check_width("width", width)
     if steps < 0 or batch < 1 or not lr >= 0 or eval_every < 1:

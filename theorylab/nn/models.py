@@ -12,9 +12,13 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-import torch
-import torch.nn.functional as F
-from torch import nn
+from theorylab._extras import needs
+from theorylab._fmt import plain
+
+with needs("trained"):
+    import torch
+    import torch.nn.functional as F
+    from torch import nn
 
 NORMS = ("pre", "post", "none")
 ATTENTIONS = ("softmax", "linear")
@@ -24,19 +28,19 @@ ACTIVATIONS = {"gelu": F.gelu, "relu": F.relu, "tanh": torch.tanh}
 
 def _check_choice(name: str, value: object, choices) -> None:
     if value not in choices:
-        raise ValueError(f"{name} must be one of {tuple(choices)}, got {value!r}")
+        raise ValueError(f"{name} must be one of {tuple(choices)}, got {plain(value)}")
 
 
 def _check_positive(**values: int) -> None:
     for name, value in values.items():
         if not isinstance(value, int) or value < 1:
-            raise ValueError(f"{name} must be a positive int, got {value!r}")
+            raise ValueError(f"{name} must be a positive int, got {plain(value)}")
 
 
 def _seeded_build(seed: int, make):
     """Run ``make()`` under a forked global torch RNG seeded with ``seed`` (the caller's RNG is untouched)."""
     if not isinstance(seed, int) or seed < 0:
-        raise ValueError(f"seed must be a non-negative int, got {seed!r}")
+        raise ValueError(f"seed must be a non-negative int, got {plain(seed)}")
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
         return make()
@@ -134,7 +138,7 @@ class TransformerConfig:
         _check_choice("pos", self.pos, POSITIONS)
         _check_choice("activation", self.activation, ACTIVATIONS)
         if self.d_ff is not None and (not isinstance(self.d_ff, int) or self.d_ff < 0):
-            raise ValueError(f"d_ff must be None or an int >= 0, got {self.d_ff!r}")
+            raise ValueError(f"d_ff must be None or an int >= 0, got {plain(self.d_ff)}")
         if self.pos == "sinusoidal" and self.d_model % 2:
             raise ValueError("sinusoidal positions need an even d_model")
         if self.pos == "rope" and (self.d_model // self.n_heads) % 2:
@@ -461,7 +465,7 @@ class MLPConfig:
             vocab_size=self.vocab_size, n_outputs=self.n_outputs, context=self.context, d_hidden=self.d_hidden
         )
         if not isinstance(self.n_layers, int) or self.n_layers < 0:
-            raise ValueError(f"n_layers must be an int >= 0, got {self.n_layers!r}")
+            raise ValueError(f"n_layers must be an int >= 0, got {plain(self.n_layers)}")
         if self.d_embed is not None:
             _check_positive(d_embed=self.d_embed)
         _check_choice("activation", self.activation, ACTIVATIONS)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+from theorylab._fmt import plain
 from theorylab.nn.models import TransformerConfig
 from theorylab.nn.train import Budget
 
@@ -29,7 +30,7 @@ def flipflop_baseline(T: int = 512, n_seeds: int = 8, **changes) -> Recipe:
     ``changes`` override fields of the model configuration, e.g. ``emb_dropout=0.5`` (R6) or ``pos="alibi"``.
     """
     if not isinstance(n_seeds, int) or n_seeds < 1:
-        raise ValueError(f"n_seeds must be a positive int, got {n_seeds!r}")
+        raise ValueError(f"n_seeds must be a positive int, got {plain(n_seeds)}")
     config = TransformerConfig(vocab_size=5, n_outputs=5, d_model=512, n_layers=6, n_heads=8, max_len=T)
     budget = Budget(
         steps=10_000,

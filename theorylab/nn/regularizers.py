@@ -11,8 +11,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import torch
-from torch import nn
+from theorylab._extras import needs
+from theorylab._fmt import plain
+
+with needs("trained"):
+    import torch
+    from torch import nn
 
 from theorylab.nn.models import TransformerConfig
 
@@ -74,7 +78,7 @@ class AttentionSharpening:
                 f"AttentionSharpening wraps a TransformerConfig, got {type(self.config).__name__}"
             )
         if not self.lam >= 0:
-            raise ValueError(f"lam must be >= 0, got {self.lam!r}")
+            raise ValueError(f"lam must be >= 0, got {plain(self.lam)}")
         if self.kind not in KINDS:
             raise ValueError(f"kind must be one of {KINDS}, got {self.kind!r}")
         if self.config.uniform_attention:

@@ -14,6 +14,8 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 
+from theorylab._fmt import plain
+
 LOSSES = ("ce", "soft_ce", "mse")
 
 
@@ -52,7 +54,7 @@ def check_task(task: object) -> None:
     for attr in ("vocab_size", "n_outputs"):
         value = getattr(task, attr)
         if not isinstance(value, int | np.integer) or value < 1:
-            raise ValueError(f"task.{attr} must be a positive int, got {value!r}")
+            raise ValueError(f"task.{attr} must be a positive int, got {plain(value)}")
 
 
 def check_batch(batch: Batch, task: Task, batch_size: int | None = None, T: int | None = None) -> Batch:

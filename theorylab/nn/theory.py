@@ -22,6 +22,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from theorylab._extras import require
+
 __all__ = ["Head", "MLP", "Block", "TheoryTransformer", "causal_softmax"]
 
 
@@ -329,8 +331,8 @@ def _torch_classes() -> dict:
     """Define the torch modules on first use, so that importing this module does not import torch."""
     if _TORCH_CLASSES:
         return _TORCH_CLASSES
-    import torch
-    from torch import nn
+    torch = require("torch", extra="trained")
+    nn = torch.nn
 
     def param(a, dtype):
         return nn.Parameter(torch.tensor(np.array(a), dtype=dtype))

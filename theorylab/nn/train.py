@@ -28,9 +28,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
-import torch
-from torch import nn
-from torch.func import functional_call, vmap
+
+from theorylab._extras import needs
+from theorylab._fmt import plain
+
+with needs("trained"):
+    import torch
+    from torch import nn
+    from torch.func import functional_call, vmap
 
 from theorylab.nn.tasks import Batch, Task, check_batch, check_task, sample_fixed_dataset
 
@@ -82,7 +87,7 @@ class Budget:
         for name in ("steps", "batch_size", "seq_len"):
             value = getattr(self, name)
             if not isinstance(value, int) or value < (0 if name == "steps" else 1):
-                raise ValueError(f"Budget.{name} must be a positive int, got {value!r}")
+                raise ValueError(f"Budget.{name} must be a positive int, got {plain(value)}")
         if not math.isfinite(self.lr) or self.lr < 0:
             raise ValueError(f"Budget.lr must be finite and >= 0, got {self.lr}")
         if self.optimizer not in OPTIMIZERS:
@@ -669,7 +674,7 @@ def train(
     start = time.perf_counter()
     fpt = _flops_per_token(model_config, T, seeds[0])
     if max_stack is not None and (not isinstance(max_stack, int) or max_stack < 1):
-        raise ValueError(f"max_stack must be None or a positive int, got {max_stack!r}")
+        raise ValueError(f"max_stack must be None or a positive int, got {plain(max_stack)}")
     k_guess = (max_stack or auto_stack_size(model_config, budget, len(seeds), dev)) if vectorize else 1
     step_tokens = k_guess * budget.batch_size * T
     n_threads = threads or cpu_threads(fpt * step_tokens)

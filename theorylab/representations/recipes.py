@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from theorylab._extras import require
 from theorylab.representations.anchor import Thm3Quantities, bulk_logZ, fit_anchor, thm3_quantities
 from theorylab.representations.heads import AnchoredHead
 from theorylab.representations.loglinear import LogLinearLM
@@ -85,7 +86,7 @@ def train_student(
     first five teacher coordinates) into $v_{-i}\\in\\mathbb R^{dim}$ (plus a constant coordinate); atoms are free.
     Full-batch Adam on the population cross-entropy (soft teacher targets = KL + H). Returns the student at
     step 0 and every ``every`` steps."""
-    import torch
+    torch = require("torch", extra="trained")
 
     torch.set_num_threads(1)  # tiny steps: threads only add contention
     t = recipe.teacher

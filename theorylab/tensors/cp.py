@@ -15,6 +15,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from theorylab._extras import require
+from theorylab._fmt import plain
+
 __all__ = ["CPDecomposition", "cp_to_tensor", "cp_decompose", "nonunique_decomposition"]
 
 
@@ -47,7 +50,7 @@ class CPDecomposition:
 
     def to_tensorly(self):
         """A ``tensorly.cp_tensor.CPTensor`` (imports tensorly)."""
-        from tensorly.cp_tensor import CPTensor
+        CPTensor = require("tensorly.cp_tensor", extra="tensors").CPTensor
 
         return CPTensor((self.weights, [self.A, self.B, self.C]))
 
@@ -79,7 +82,7 @@ def _check_tensor(W, rank: int) -> np.ndarray:
     if not np.all(np.isfinite(W)):
         raise ValueError("tensor contains NaN or infinite entries")
     if not isinstance(rank, int | np.integer) or rank < 1:
-        raise ValueError(f"rank must be a positive integer, got {rank!r}")
+        raise ValueError(f"rank must be a positive integer, got {plain(rank)}")
     return W
 
 
@@ -87,10 +90,20 @@ def _residual(W: np.ndarray, A, B, C) -> float:
     return float(np.linalg.norm(W - cp_to_tensor(A, B, C)) / max(np.linalg.norm(W), np.finfo(float).tiny))
 
 
-def _jennrich_once(W: np.ndarray, R: int, rng: np.random.Generator):
+def _mode_subspaces(W: np.ndarray, R: int) -> tuple[np.ndarray, np.ndarray, float]:
+    """The leading ``R`` left singular vectors of the mode-2 and mode-3 unfoldings (independent of the random
+    projections, so computed once per decomposition) and the residual floor: every rank-``R`` tensor ``X``
+    has unfoldings of rank ``<= R``, so by Eckart-Young $\\|W - X\\| \\ge \\max_m (\\sum_{i > R}
+    \\sigma_i(W_{(m)})^2)^{1/2}$; divided by $\\|W\\|$ it bounds the relative residual of any decomposition."""
     n1, n2, n3 = W.shape
-    U = np.linalg.svd(W.transpose(1, 0, 2).reshape(n2, -1), full_matrices=False)[0][:, :R]
-    V = np.linalg.svd(W.transpose(2, 0, 1).reshape(n3, -1), full_matrices=False)[0][:, :R]
+    U, s2, _ = np.linalg.svd(W.transpose(1, 0, 2).reshape(n2, -1), full_matrices=False)
+    V, s3, _ = np.linalg.svd(W.transpose(2, 0, 1).reshape(n3, -1), full_matrices=False)
+    tail = max(float(np.sqrt(np.sum(s2[R:] ** 2))), float(np.sqrt(np.sum(s3[R:] ** 2))))
+    return U[:, :R], V[:, :R], tail / max(float(np.linalg.norm(W)), np.finfo(float).tiny)
+
+
+def _jennrich_once(W: np.ndarray, R: int, rng: np.random.Generator, U: np.ndarray, V: np.ndarray):
+    n1, n2, n3 = W.shape
     u, v = rng.standard_normal(n1), rng.standard_normal(n1)
     Wu = U.T @ np.einsum("a,abc->bc", u, W) @ V
     Wv = U.T @ np.einsum("a,abc->bc", v, W) @ V
@@ -109,9 +122,9 @@ def _jennrich_once(W: np.ndarray, R: int, rng: np.random.Generator):
 
 
 def _als(W: np.ndarray, R: int, init, n_iter: int, tol: float, seed: int):
-    import tensorly as tl
-    from tensorly.cp_tensor import CPTensor
-    from tensorly.decomposition import parafac
+    tl = require("tensorly", extra="tensors")
+    CPTensor = require("tensorly.cp_tensor", extra="tensors").CPTensor
+    parafac = require("tensorly.decomposition", extra="tensors").parafac
 
     if init is None:
         init = "svd"
@@ -170,6 +183,12 @@ def _khatri_rao(X: np.ndarray, Y: np.ndarray) -> np.ndarray:
     return (X[:, None, :] * Y[None, :, :]).reshape(-1, X.shape[1])
 
 
+EXACT_RESIDUAL = 1e-12  # an exact-rank tensor: the residual is rounding error
+FLOOR_FACTOR = (
+    2.0  # restarts stop within this factor of the Eckart-Young floor (no decomposition goes below it)
+)
+
+
 def cp_decompose(
     W,
     rank: int,
@@ -184,8 +203,10 @@ def cp_decompose(
 ) -> CPDecomposition:
     """Rank-``rank`` CP decomposition of the 3-tensor ``W``.
 
-    ``method="jennrich"``: simultaneous diagonalization, ``tries`` random $(u, v)$ pairs, keep the smallest
-    residual (noise can merge eigenvalues); ``refine=True`` adds ALS iterations started from it.
+    ``method="jennrich"``: simultaneous diagonalization, up to ``tries`` random $(u, v)$ pairs, keep the
+    smallest residual (noise can merge eigenvalues); the restarts stop once the relative residual is below
+    :data:`EXACT_RESIDUAL` or within :data:`FLOOR_FACTOR` of its noise floor (the Eckart-Young bound of the
+    unfoldings, which no rank-``rank`` decomposition beats); ``refine=True`` adds ALS iterations started from it.
     ``method="als"``: tensorly ``parafac`` alone (``init``: ``"svd"``, ``"random"`` or a factor triple);
     ``method="als-numpy"``: the same plain ALS updates in numpy (no tensorly; ~20x faster on small tensors).
     Factors carry an arbitrary column scaling (Jennrich: unit-norm $B$ and $C$); compare with
@@ -199,16 +220,18 @@ def cp_decompose(
                 f"got rank {rank}, shape {W.shape}"
             )
         rng = np.random.default_rng(seed)
+        U, V, floor = _mode_subspaces(W, rank)
+        good_enough = max(EXACT_RESIDUAL, FLOOR_FACTOR * floor)
         best = None
         for _ in range(max(1, tries)):
             try:
-                A, B, C = _jennrich_once(W, rank, rng)
+                A, B, C = _jennrich_once(W, rank, rng, U, V)
             except np.linalg.LinAlgError:
                 continue
             res = _residual(W, A, B, C)
             if best is None or res < best[0]:
                 best = (res, A, B, C)
-            if res < 1e-12:
+            if res <= good_enough:  # another projection could gain at most a factor FLOOR_FACTOR
                 break
         if best is None:
             raise np.linalg.LinAlgError("Jennrich failed on every random projection (degenerate slices)")

@@ -16,6 +16,8 @@ from fractions import Fraction
 
 import mpmath
 
+from theorylab._fmt import plain
+
 __all__ = ["ExpSum", "to_fraction"]
 
 
@@ -26,7 +28,7 @@ def to_fraction(x) -> Fraction:
     try:
         return Fraction(x)
     except (OverflowError, ValueError) as err:
-        raise ValueError(f"cannot represent {x!r} exactly as a rational (NaN or inf?)") from err
+        raise ValueError(f"cannot represent {plain(x)} exactly as a rational (NaN or inf?)") from err
 
 
 @dataclass(frozen=True)

@@ -19,8 +19,12 @@ import itertools
 from dataclasses import dataclass
 
 import numpy as np
-import torch
-from torch import nn
+
+from theorylab._extras import needs
+
+with needs("trained"):
+    import torch
+    from torch import nn
 
 from theorylab.attention.dyck.balance import DyckWeights, balance_ratio, balance_violation, one_hot_embeddings
 from theorylab.languages.dyck import Dyck

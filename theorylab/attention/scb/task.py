@@ -16,6 +16,8 @@ from itertools import product
 
 import numpy as np
 
+from theorylab._fmt import plain
+
 # Probability inputs are validated to this absolute tolerance: sums of at most a few hundred float64 terms.
 PROB_TOL = 1e-10
 MAX_ENUMERATION = 200_000  # N^(T+1) contexts enumerated exactly at most
@@ -91,7 +93,7 @@ class SCBTask:
     def sample(self, rng: np.random.Generator, B: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """``B`` samples: contexts ``xs [B, T]``, last tokens ``k [B]``, labels ``xo [B]`` (all int64)."""
         if not isinstance(B, int | np.integer) or B < 1:
-            raise ValueError(f"batch size must be a positive int, got {B!r}")
+            raise ValueError(f"batch size must be a positive int, got {plain(B)}")
         xs = rng.choice(self.N, size=(B, self.T), p=self.mu)
         k = rng.choice(self.N, size=B, p=self.mu)
         cq = np.cumsum(self.Q[:, k], axis=0)  # [T, B]

@@ -26,6 +26,8 @@ from itertools import product
 
 import numpy as np
 
+from theorylab._fmt import plain
+
 
 def _relu(x: np.ndarray) -> np.ndarray:
     return np.maximum(x, 0.0)
@@ -33,7 +35,7 @@ def _relu(x: np.ndarray) -> np.ndarray:
 
 def _check(d: int, S: Iterable[int]) -> tuple[int, ...]:
     if isinstance(d, bool) or not isinstance(d, int | np.integer) or d < 1:
-        raise ValueError(f"d must be a positive int, got {d!r}")
+        raise ValueError(f"d must be a positive int, got {plain(d)}")
     S = tuple(sorted(int(i) for i in S))
     if len(S) > d:
         raise ValueError(f"sparsity k = {len(S)} exceeds the dimension d = {d}")

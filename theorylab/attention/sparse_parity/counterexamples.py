@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from theorylab.counterexamples import register
+from theorylab.counterexamples import register, verifier
+
+CONVENTIONS = "inputs are +-1 vectors (rows); S lists 0-based coordinates; parity(x, S) = prod_{i in S} x_i"
 
 
 @register(
@@ -28,6 +30,22 @@ def prop9_printed_failure() -> dict[str, np.ndarray]:
     }
 
 
+@verifier("distill.prop9")
+def _prop9_check(a) -> tuple[bool, str]:
+    """The printed construction (rebuilt) is off by more than 1/2 from the parity on every stored input."""
+    from theorylab.attention.sparse_parity.constructions import prop9_printed
+    from theorylab.boolean.fourier import parity
+
+    d, S, c = int(a["d"]), tuple(int(i) for i in a["S"]), float(a["c"])
+    x = np.asarray(a["wrong_inputs"], float)
+    err = np.abs(prop9_printed(d, S, c)(x) - parity(x, S))
+    ok = x.shape[0] > 0 and bool((err > 0.5).all())
+    return (
+        ok,
+        f"d = {d}, S = {list(S)}: {x.shape[0]} inputs, smallest error {err.min() if err.size else 0:.3g} (> 1/2)",
+    )
+
+
 @register("distill.prop10", "additive embeddings: two inputs with equal count and different parity collide")
 def prop10_additive_collision() -> dict[str, np.ndarray]:
     from theorylab.attention.sparse_parity.constructions import additive_uniform_attention_output
@@ -43,3 +61,17 @@ def prop10_additive_collision() -> dict[str, np.ndarray]:
         "h1": additive_uniform_attention_output(x1)[0],
         "h2": additive_uniform_attention_output(x2)[0],
     }
+
+
+@verifier("distill.prop10")
+def _prop10_check(a) -> tuple[bool, str]:
+    """x1 and x2 have different parities on S but the same additive uniform-attention output (recomputed)."""
+    from theorylab.attention.sparse_parity.constructions import additive_uniform_attention_output
+    from theorylab.boolean.fourier import parity
+
+    x1, x2 = np.asarray(a["x1"], float)[None], np.asarray(a["x2"], float)[None]
+    S = tuple(int(i) for i in a["S"])
+    h1, h2 = additive_uniform_attention_output(x1)[0], additive_uniform_attention_output(x2)[0]
+    p1, p2 = float(parity(x1, S)[0]), float(parity(x2, S)[0])
+    same = float(np.abs(h1 - h2).max())
+    return same <= 1e-12 and p1 != p2, f"parities {p1:g} vs {p2:g}; max |h1 - h2| = {same:.1e}"

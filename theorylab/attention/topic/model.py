@@ -15,8 +15,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-import torch
-from torch import nn
+
+from theorylab._extras import needs
+
+with needs("trained"):
+    import torch
+    from torch import nn
 
 from theorylab.languages.topic import MASK, TopicModel, frequency_vectors
 

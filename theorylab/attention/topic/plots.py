@@ -4,14 +4,16 @@ from __future__ import annotations
 
 import numpy as np
 
+from theorylab._extras import require
+
 
 def block_pattern_figure(panels: dict[str, np.ndarray], drop_mask: bool = True):
     """One heat map per matrix (word rows/columns only with ``drop_mask``), on a shared symmetric colour scale
     clipped at the 99th percentile of the absolute values so that the topic blocks stay visible."""
-    import matplotlib
+    matplotlib = require("matplotlib", extra="plots")
 
     matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = require("matplotlib.pyplot", extra="plots")
 
     mats = {
         name: np.asarray(W, dtype=float)[1:, 1:] if drop_mask else np.asarray(W, dtype=float)

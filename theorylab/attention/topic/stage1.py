@@ -28,6 +28,7 @@ from math import comb
 
 import numpy as np
 
+from theorylab._extras import require
 from theorylab.languages.topic import Number, TopicModel
 
 __all__ = [
@@ -341,7 +342,7 @@ def ridge_value_matrix(params: TopicModel, lam: float) -> np.ndarray:
 
 def cvxpy_value_matrix(params: TopicModel, lam: float) -> np.ndarray:
     r"""Solve $\min_W L(W) + \lambda\|W\|_F^2$ with cvxpy (a generic convex solver; small sizes only)."""
-    import cvxpy as cp
+    cp = require("cvxpy", extra="convex")
 
     if not lam > 0:
         raise ValueError(f"ridge parameter must be positive, got {lam}")
@@ -405,7 +406,7 @@ def optimal_embedding(params: TopicModel) -> np.ndarray:
 def cvxpy_min_trace_embedding(params: TopicModel) -> np.ndarray:
     r"""Solve $\min \mathrm{tr}\,\mathbf E$ over symmetric PSD $\mathbf E$ satisfying Thm 2.1.1's optimality conditions
     (free $u$) with cvxpy: an SDP whose solution should be :func:`optimal_embedding` (small sizes only)."""
-    import cvxpy as cp
+    cp = require("cvxpy", extra="convex")
 
     params.require_sparse()
     k = constants(params)

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from theorylab._extras import require
 from theorylab.algebra.semigroup import NotSolvableError as _SemigroupNotSolvable
 from theorylab.nn.theory import TheoryTransformer
 
@@ -181,8 +182,8 @@ _CLASS: list = []
 def _compiled_module_class():
     if _CLASS:
         return _CLASS[0]
-    import torch
-    from torch import nn
+    torch = require("torch", extra="trained")
+    nn = torch.nn
 
     class CompiledModule(nn.Module):
         """torch twin of :class:`CompiledTransformer` (encoder, theory network, decoder)."""

@@ -29,6 +29,7 @@ import itertools
 
 import numpy as np
 
+from theorylab._fmt import plain
 from theorylab.automata.constructions.base import CompiledTransformer, check_length
 from theorylab.automata.constructions.gadgets import interp_mlp, interp_mlp_1d, threshold_mlp
 from theorylab.nn.theory import MLP, Block, Head, TheoryTransformer
@@ -210,11 +211,11 @@ def compile_gridworld(
     if mlp2 not in ("log", "constant"):
         raise ValueError(f"mlp2 must be 'log' or 'constant', got {mlp2!r}")
     if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
-        raise ValueError(f"n (number of states) must be an int >= 1, got {n!r}")
+        raise ValueError(f"n (number of states) must be an int >= 1, got {plain(n)}")
     T = check_length(T)
     S = int(n) - 1
     if isinstance(q0, bool) or not isinstance(q0, (int, np.integer)) or not 0 <= q0 <= S:
-        raise ValueError(f"q0 = {q0!r} is out of range: states are range({n})")
+        raise ValueError(f"q0 = {plain(q0)} is out of range: states are range({n})")
     moves = gridworld_moves(n, stay)
     pads = [-1] * (S + 1) + [1] * int(q0)
     m = len(pads)
