@@ -212,6 +212,30 @@ def test_uniform_reference_binary_reward_gives_the_uniform_law_on_satisfying_lea
     assert walk.first_leaf_law() == walk.leaf_law()  # counts are exact values up to a per-level factor
 
 
+class _TopDraw:
+    """An rng whose uniform draws are 1.0, above every float row total: the sampler must fall back to the row's last
+    reachable node (the guard for rows that sum to 1 - 2^-53)."""
+
+    def random(self) -> float:
+        return 1.0
+
+    def integers(self, low, high) -> int:
+        return low
+
+
+@pytest.mark.claim("vgb.sinclair_jerrum", tier="exact")
+def test_a_draw_above_the_row_total_goes_to_the_last_reachable_node():
+    walk = g.VGB(g.UniformOracle(2), 3, lambda u: Fraction(1))
+    P = walk.transition_matrix(lazy=True)
+    for start in walk.nodes:
+        i = walk.index[start]
+        last = int(np.flatnonzero(P[i] > 0)[-1])
+        assert walk.sample(_TopDraw(), 1, start=start) == walk.nodes[last]
+    assert (
+        walk.sample(_TopDraw(), 1, start=walk.nodes[0]) != walk.nodes[-1]
+    )  # the root's row ends before the end
+
+
 class _PositiveCountOracle(g.UniformOracle):
     """Uniform over the children whose count of satisfying completions is positive (not the remark's oracle)."""
 
