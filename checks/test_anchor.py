@@ -428,6 +428,18 @@ def _chain_min(k, Gamma, eps_b, b_min):
     return lemma1_rhs(1.0, k, np.array([b_min]), eps_b, Gamma)
 
 
+@pytest.mark.claim("anchor.lem1", tier="property")
+def test_lemma1_rhs_interior_minimum_in_closed_form():
+    # for eps_p < Lambda the bracket is 1 - e^-e + c e^-e (e^(Lambda - e) - 1), c = k e^(min b - eps_b); its derivative
+    # vanishes at e* = Lambda - log((1 + c)/(2c)) (interior when c < 1), where it equals 1 - e^-Lambda (1 + c)^2/(4c).
+    # k = 1, b = log 1/2 (c = 1/2), eps_b = 0, Gamma = 1.6 (Lambda = 0.8 <= 1, e* = 0.395): the grid alone is off
+    # by ~1e-8 here, the bounded refinement finds the minimum to round-off
+    lam, c = 0.8, 0.5
+    closed = 1 - math.exp(-lam) * (1 + c) ** 2 / (4 * c)
+    assert abs(lemma1_rhs(1.0, 1, [math.log(0.5)], 0.0, 1.6) - closed) < 1e-11
+    assert abs(lemma1_rhs(0.25, 1, [math.log(0.5)], 0.0, 1.6) - 0.25 * closed) < 1e-11  # linear in p_b
+
+
 @pytest.mark.claim("anchor.thm3", tier="exact")
 def test_thm3_constant_chain_and_recipe(rng, measure):
     # step 5 of the proof: under the hypotheses min{...} >= Gamma/24, i.e. min^2 >= Gamma^2/576
@@ -506,6 +518,7 @@ def test_thm3_nonzero_error_instance(measure):
     kl = rec.teacher.weights[i] * three_group_kl(h, -1e-3 * np.sign(h))
     assert abs(q.eps_kl - kl) <= TOL * kl  # the KL is that context's, computed independently
     assert q.bound(288) < q.bound(1152) < 1 and q.holds(288) and q.holds(1152)
+    assert q.holds() is q.holds(288) is True  # the default verdict is the printed constant
     ratio = q.eps_cls / q.bound(288)
     for name in ("eps_cls", "eps_kl"):
         measure(f"flipped instance {name}", getattr(q, name))
@@ -709,6 +722,10 @@ def test_anchor_objects_accept_their_boundary_and_reject_what_lies_outside():
     rejects(lambda: AnchoredHead([1.0, 2.0], [0.0])(m), r"^a and b must have equal length")
     rejects(lambda: AnchoredHead([1.0], [0.0])(m), r"^give v0 or anchor_values")
     rejects(lambda: AnchoredHead([1.0], [0.0], v0=[np.nan] * 5)(m), r"^v0 must be a finite 1-D vector")
+    rejects(
+        lambda: AnchoredHead([1.0], [0.0], anchor_values=[np.inf] * 6)(m),
+        r"^anchor_values must be a finite 1-D",
+    )
     # the recipe: 0 < gamma < 1 and a1 > 0 > a2
     assert anchor_recipe(n_contexts=50, n_words=3, gamma=0.5, a=(1e-3, -1.0)).teacher.n_words == 3
     rejects(
