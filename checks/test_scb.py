@@ -117,6 +117,9 @@ def test_scb_instances_are_defined_on_their_domain() -> None:
     rejects(
         lambda: random_scb_task(rng, 2, 0, 1), r"need N >= 2, T >= 1 and 1 <= Qs <= T, got N=2, T=0, Qs=1"
     )
+    rejects(
+        lambda: SCBTask([[1.0, 0.0]], [1.0], Q), r"P must be a square \[N, N\] matrix with N >= 2, got shape"
+    )
     rejects(lambda: SCBTask(P, [2 / 3, 1 / 3, 0], Q), r"mu must have shape \(2,\), got \(3,\)")
     rejects(lambda: SCBTask([[0.9, 0.2], [0.2, 0.8]], mu, Q), r"the columns of P must be probability vectors")
     rejects(lambda: SCBTask(P, mu, [[0.6, 0.5], [0.5, 0.5]]), r"the columns of Q must be probability vectors")

@@ -47,7 +47,7 @@ FAMILIES: dict[str, tuple[list[str], list[str]]] = {
     # languages/dyck.py also holds Li's completion task, whose claims are the verifier family's
     "dyck": (
         ["theorylab/languages/dyck.py", "theorylab/attention/dyck/*.py"],
-        ["checks/test_dyck.py", "checks/test_verifier.py"],
+        ["checks/test_dyck.py", "checks/test_dyck_lemmas.py", "checks/test_verifier.py"],
     ),
     "flipflop": (
         ["theorylab/languages/flipflop.py"],
@@ -63,10 +63,13 @@ FAMILIES: dict[str, tuple[list[str], list[str]]] = {
     ),
     "distill": (
         ["theorylab/boolean/*.py", "theorylab/attention/sparse_parity/*.py", "theorylab/nn/distill.py"],
-        ["checks/test_distill.py"],
+        ["checks/test_distill.py", "checks/test_distill_lemmas.py"],
     ),
-    "scb": (["theorylab/attention/scb/*.py"], ["checks/test_scb.py"]),
-    "mple": (["theorylab/estimation/pseudolikelihood.py"], ["checks/test_mple.py"]),
+    "scb": (["theorylab/attention/scb/*.py"], ["checks/test_scb.py", "checks/test_scb_mechanism.py"]),
+    "mple": (
+        ["theorylab/estimation/pseudolikelihood.py"],
+        ["checks/test_mple.py", "checks/test_mple_finite.py"],
+    ),
     # the Ising models, samplers and chains serve both Chapter-4 families: their mutants run against both files
     "gibbs": (
         ["theorylab/ising/*.py", "theorylab/markov/chain.py"],
