@@ -7,9 +7,10 @@ BIN := $(VENV)/bin
 # user can also install the torch they need first, and the pin is then skipped.
 TORCH ?= torch==2.13.0
 TORCH_INDEX ?= https://download.pytorch.org/whl/cpu
+# extra pytest options, e.g. PYTEST_ARGS=-q (no measured-numbers line) or -v (every measured number listed)
 PYTEST_ARGS ?=
 
-.PHONY: venv checks exact test lint docs docs-render report mutation quoted clean
+.PHONY: venv checks exact test lint docs docs-render report report-render mutation quoted clean
 
 $(BIN)/theorylab: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -42,8 +43,8 @@ test: venv lint
 	$(BIN)/pytest checks/ tests/ -n auto --dist loadgroup --durations=15 --claims-json artifacts/claims.json --artifacts-dir artifacts $(PYTEST_ARGS)
 	$(BIN)/python scripts/quoted_numbers.py check artifacts/claims.json
 
-# numbers quoted in the docs ({{ run(...) }}) from a run of the checks: docs/measured.json. The same paths as
-# `make test`: a check's seed derives from its node id, which depends on the paths pytest is given
+# numbers quoted in the docs ({{ run(...) }}) from a run of the checks: docs/measured.json. Seeds do not depend on
+# the command; the same command as `make test` keeps the trained checks' environment (threads per xdist worker)
 quoted: venv
 	$(BIN)/pytest checks/ tests/ -n auto --dist loadgroup -q --claims-json artifacts/claims.json --artifacts-dir artifacts $(PYTEST_ARGS)
 	$(BIN)/python scripts/quoted_numbers.py update artifacts/claims.json
@@ -55,6 +56,10 @@ mutation: venv
 
 report: artifacts/claims.json
 	$(BIN)/theorylab report artifacts/claims.json --out artifacts/report.html
+
+# the HTML report in headless chromium: a screenshot, fails on visible raw TeX
+report-render: report
+	$(BIN)/python scripts/check_docs_render.py artifacts/report.html artifacts/screenshots
 
 clean:
 	rm -rf $(VENV) site artifacts .pytest_cache .hypothesis .mutation

@@ -271,6 +271,7 @@ def holonomy_rows(quick: bool) -> list[dict]:
         members |= {"T5": full_transformation_monoid(5), "random(8,3)": zoo.random(8, 3, seed=0)}
         members |= {"random(10,3,s1)": zoo.random(10, 3, seed=1)}
     rows = []
+    holonomy_decomposition(zoo.flipflop())  # lazy imports outside the measurements
     for name, aut in members.items():
         t_hol, C = best_of(lambda a=aut: holonomy_decomposition(a), 1)
         t_sg, S = best_of(lambda a=aut: transformation_semigroup(a), 1)

@@ -967,7 +967,6 @@ def test_holonomy_components_record_their_class(monkeypatch):
     Computed with empty caches, so the decomposition itself runs here (not a result cached by an earlier check)."""
     import theorylab.algebra.holonomy as holonomy_module
     import theorylab.algebra.semigroup as semigroup_module
-
     from theorylab.caching import MemoCache
 
     monkeypatch.setattr(holonomy_module, "_CACHE", MemoCache("empty holonomy cache"))

@@ -530,7 +530,7 @@ LONG = 4  # test at 4x the training length (iterative decoding)
 P_OOD = (0.1, 0.9)
 
 
-def _iterative(task, models, n: int, probs=None, seed: int = 11) -> np.ndarray:
+def _iterative(task, models, n: int, probs=None, seed: int = 11, device: str = "cpu") -> np.ndarray:
     """Per seed: accuracy of iterative scratchpad decoding on 128 fresh words of length ``n``."""
     from theorylab.automata.experiments import scratchpad_decode
 
@@ -541,7 +541,7 @@ def _iterative(task, models, n: int, probs=None, seed: int = 11) -> np.ndarray:
     else:
         words = rng.choice(aut.n_symbols, size=(128, n), p=probs).astype(np.int64)
     states = aut.run(words)
-    return np.array([float((scratchpad_decode(task, m, words) == states).mean()) for m in models])
+    return np.array([float((scratchpad_decode(task, m, words, device) == states).mean()) for m in models])
 
 
 def _parity_baselines(n: int, measure) -> float:
@@ -565,8 +565,8 @@ def recurrent_solution(acc_long: np.ndarray, acc_ood: np.ndarray, trivial_best: 
 def _scratch_scores(kind: str, scale: str, device: str):
     task, models, T, _ = _trained(kind, scale, device)
     n = LONG * T // 2
-    long = _iterative(task, models, n)
-    ood = np.stack([_iterative(task, models, n, probs=(1 - p, p)) for p in P_OOD])
+    long = _iterative(task, models, n, device=device)
+    ood = np.stack([_iterative(task, models, n, probs=(1 - p, p), device=device) for p in P_OOD])
     return task, models, T, n, long, ood
 
 
@@ -600,13 +600,13 @@ def test_scratchpad_without_recency_control(scale, device, measure):
 
 def _attention(models, words: np.ndarray) -> list[list[np.ndarray]]:
     """Per model, the attention weights of each layer ``[B, H, T, T]`` on ``words``."""
-    import torch
+    from theorylab.nn import chunked_forward
 
     out = []
-    for m in models:
-        m.eval()
-        with torch.no_grad():
-            _, attn = m(torch.from_numpy(words), return_attention=True)
+    for m in (
+        models
+    ):  # wherever the model is, the weights are computed where its parameters are and come back here
+        _, attn = chunked_forward(m, words, chunk=256, return_attention=True)
         out.append([a.numpy() for a in attn])
     return out
 

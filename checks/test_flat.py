@@ -327,7 +327,8 @@ def test_estimator_target_control_tr_g_is_not_tr_h_off_saturation(rng, measure):
     away = (trace_ggn(model.logits, off, X), trace_hessian(loss, off).value)
     measure("off saturation Tr G, Tr H", [round(away[0], 4), round(away[1], 4)])
     assert not abs(away[0] - away[1]) < 1e-10 * away[1]
-    assert abs(away[0] - away[1]) > 1e-2
+    # and not by round-off: the gap (the residual term of the Hessian) is at least 1e4 times the verdict's tolerance
+    assert abs(away[0] - away[1]) > 1e-6 * away[1]
 
 
 @pytest.mark.claim(
@@ -1203,6 +1204,10 @@ def _orbit_stats(model, theta_star, P, W1, W2):
     return trace_hessian(loss, th).value, imbalance(W1, W2), float(loss(th)) - float(loss(theta_star))
 
 
+#: eta * Tr H at the start of the drift run (3 / 15.6 = 0.19: the eta = 0.2 the check was calibrated with)
+SGD_STEP_TIMES_TRACE = 3.0
+
+
 def _drift_verdict(start, end):
     """Excess loss ~ 0 at the end, Tr H at most half, imbalance down by >= 10%."""
     return end[2] < 1e-3 and end[0] < 0.5 * start[0] and end[1] < 0.9 * start[1]
@@ -1215,7 +1220,12 @@ def test_thm33_trained_sgd_drifts_to_balanced(rng, scale, measure):
     steps = 20_000 if scale == "small" else 1_000_000
     model, theta, P, W1, W2 = _rescaled_teacher(rng)
     start = _orbit_stats(model, theta, P, W1, W2)
-    A, B = sgd_fresh_samples(W1, W2, P, 0.2, steps, 4, rng)
+    # the step size the drift needs is set by the curvature (SGD stays near Gamma while eta * lambda_max is O(1),
+    # and lambda_max <= Tr H): eta * Tr H(start) = SGD_STEP_TIMES_TRACE. A fixed eta = 0.2 was calibrated on one
+    # teacher (start Tr H 15.6); a sharper teacher (Tr H 29.4) left Gamma for a basin with excess loss 0.067
+    eta = SGD_STEP_TIMES_TRACE / start[0]
+    measure("SGD step size eta", eta)
+    A, B = sgd_fresh_samples(W1, W2, P, eta, steps, 4, rng)
     A, B = sgd_fresh_samples(A, B, P, 0.5, 2000, 4, rng, full_batch=True)  # return to Gamma before measuring
     end = _orbit_stats(model, theta, P, A, B)
     measure("start Tr H, imbalance", [round(start[0], 3), round(start[1], 3)])

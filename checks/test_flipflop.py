@@ -671,13 +671,11 @@ def _scores(predict, x: np.ndarray) -> tuple[float, float, int]:
     return float(hit[reads].mean()), float(hit[long].mean()), int(long.sum())
 
 
-def _torch_predict(model):
-    import torch
+def _torch_predict(model, device: str = "cpu"):
+    from theorylab.nn import chunked_forward
 
-    def predict(x):
-        model.eval().cpu()
-        with torch.no_grad():
-            return model(torch.from_numpy(x)).argmax(-1).numpy()
+    def predict(x):  # chunks of 64 sequences on the device: T = 512 never materialises the whole set at once
+        return chunked_forward(model.eval(), x, chunk=64, device=device).argmax(-1).numpy()
 
     return predict
 
@@ -702,7 +700,7 @@ def _prop3_trained_verdict(models, task, T: int, spec: dict, device: str, measur
     n_long = _scores(lambda z: ff.window_predictor(z, 1), x)[2]
     threshold = 1 - (1 - best_window) / 10
     assert threshold > best_window + 5 * np.sqrt(best_window * (1 - best_window) / n_long)
-    long = np.array([_scores(_torch_predict(m), x)[1] for m in models])
+    long = np.array([_scores(_torch_predict(m, device), x)[1] for m in models])
     if measure is not None:
         measure("read accuracy per seed (in distribution)", report.accuracy.tolist())
         measure(f"long-range read accuracy per seed (FFL(0.8), >= {W_BLIND} tokens back)", long.tolist())

@@ -35,6 +35,7 @@ from theorylab.ising.expfam import FiniteExpFamily
 from theorylab.ising.product_form import entropy, product_floor
 from theorylab.ising.samplers import adaptive_block_dynamics, block_dynamics, block_matrix
 from theorylab.markov import FiniteChain
+from theorylab.nn.threads import with_threads
 from theorylab.strategies.ising import ising_models, random_ising
 from theorylab.testing import rejects, trivial
 
@@ -658,10 +659,9 @@ DECODER_STEPS = {"small": 200, "full": 2000}
 
 
 @pytest.mark.claim("gibbs.tf_prop4.1.3", tier="trained")
+@with_threads(1)  # small steps: one thread, the caller's count given back afterwards
 def test_parallel_head_plateaus_at_product_floor(scale, measure):
-    import torch
 
-    torch.set_num_threads(1)
     results, floor_par, floor_ar = _train_heads(1.0, DECODER_STEPS[scale], seed=0)
     measure(
         "losses parallel / AR, floors E[H+TC] / E[H] (nats)",
@@ -674,11 +674,10 @@ def test_parallel_head_plateaus_at_product_floor(scale, measure):
 
 
 @pytest.mark.claim("gibbs.tf_prop4.1.3", tier="trained", control=True)
+@with_threads(1)  # small steps: one thread, the caller's count given back afterwards
 def test_parallel_head_control_product_target():
     # J = 0: the conditionals are product laws (E[TC] = 0); the verdict must not find an AR advantage
-    import torch
 
-    torch.set_num_threads(1)
     results, floor_par, floor_ar = _train_heads(0.0, 100, seed=0)
     assert abs(floor_par - floor_ar) < EXACT_TOL
     assert not decoder_verdict(results, floor_par, floor_ar)

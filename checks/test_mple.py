@@ -26,6 +26,7 @@ from theorylab.ising import counterexamples as ce
 from theorylab.ising.counterexamples import ALL_MASKS, MISSPECIFIED
 from theorylab.ising.samplers import block_matrix
 from theorylab.markov import FiniteChain
+from theorylab.nn.threads import with_threads
 from theorylab.strategies.ising import ising_models, mask_laws, random_ising
 from theorylab.testing import rejects, trivial
 
@@ -853,10 +854,9 @@ FIG41 = {
 
 
 @pytest.mark.claim("mple.fig4.1", tier="trained")
+@with_threads(1)  # small steps: one thread, the caller's count given back afterwards
 def test_fig41_kpl_by_gradient_descent(scale, measure, figure):
-    import torch
 
-    torch.set_num_threads(1)
     spec = FIG41[scale]
     n, R = spec["n"], spec["reps"]
     for J, convention in spec["settings"]:

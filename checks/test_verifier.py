@@ -16,6 +16,7 @@ import theorylab.generation as g
 from theorylab.counterexamples import generate
 from theorylab.generation.exact import backtracking_law, tokenwise_law
 from theorylab.languages.dyck import DyckCompletion
+from theorylab.nn.threads import with_threads
 from theorylab.strategies.generation import instances
 from theorylab.testing import rejects, trivial
 
@@ -518,43 +519,52 @@ def test_vectorised_sampler_produces_balanced_strings_with_prefix_verdicts(seed,
 
 DYCK_LM = {
     # CPU: ~30 s on 2 loaded cores (150 steps of 64 strings, D=16); out-of-distribution errors must stay nonzero
+    # (batch 64, 20 warm-up steps and no weight decay: a small CPU model needs more samples per step than the
+    # thesis's batch; the full scale uses the thesis's settings)
     "small": dict(
-        D=16, model=dict(d_model=32, n_layers=2, n_heads=4), steps=150, lr=3e-3, prompts=150, Q=4, B=2
+        D=16, model=dict(d_model=32, n_layers=2, n_heads=4), steps=150, lr=3e-3, prompts=150, Q=4, B=2,
+        batch=64, warmup=20, weight_decay=0.0,
     ),
     # the thesis's sandbox: 6 layers, 8 heads, d=512, D=32, batch 32, lr 3e-4, 100 warm-up, wd 0.1
     "full": dict(
-        D=32, model=dict(d_model=512, n_layers=6, n_heads=8), steps=5000, lr=3e-4, prompts=2000, Q=4, B=4
+        D=32, model=dict(d_model=512, n_layers=6, n_heads=8), steps=5000, lr=3e-4, prompts=2000, Q=4, B=4,
+        batch=32, warmup=100, weight_decay=0.1,
     ),
-}
+}  # fmt: skip
+_DYCK_LMS: dict = {}
 
 
 def _dyck_lm(scale, device):
+    """The completion LM of ``scale``, trained once per session (the check and its control share it)."""
     from theorylab.languages.dyck import DyckCompletionLM
     from theorylab.nn import Budget, TransformerConfig, train
 
+    if (scale, device) in _DYCK_LMS:
+        return _DYCK_LMS[scale, device]
     spec = DYCK_LM[scale]
     task = DyckCompletionLM(DyckCompletion(spec["D"]))
     cfg = TransformerConfig(vocab_size=5, n_outputs=4, max_len=spec["D"], **spec["model"])
     budget = Budget(
         steps=spec["steps"],
-        batch_size=64,
+        batch_size=spec["batch"],
         seq_len=spec["D"],
         lr=spec["lr"],
         schedule="warmup_cosine",
-        warmup=20,
+        warmup=spec["warmup"],
+        weight_decay=spec["weight_decay"],
     )
     result = train(task, cfg, budget, seeds=(0,), device=device, progress=False)
-    return task.completion, result.models[0].cpu(), cfg
+    _DYCK_LMS[scale, device] = (task.completion, result.models[0].cpu(), cfg)
+    return _DYCK_LMS[scale, device]
 
 
+@with_threads(1)  # small steps: one thread, the caller's count given back afterwards
 def _completion_errors(comp, model, spec, verifier_for):
     """Paired prompts (OOD: p = 0.8 prefixes of length D-5..D-1) and common random numbers per prompt: plain
     sampling (Q = 0) and Algorithm 1 see the same uniforms until the first backtrack."""
-    import torch
 
     from theorylab.generation.lm import ModelOracle
 
-    torch.set_num_threads(1)
     rng = np.random.default_rng(2024)
     n, D = spec["prompts"], comp.D
     lengths = rng.integers(D - 5, D, size=n)

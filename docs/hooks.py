@@ -6,6 +6,7 @@ Placeholders (HTML comments, alone on a line):
     <!-- theorylab:claims -->          the claim table, grouped by family
     <!-- theorylab:errata -->          every holds-corrected / refuted claim: printed, corrected, counterexample
     <!-- theorylab:api MODULE -->      public names of MODULE with signatures and docstrings
+    <!-- theorylab:coverage -->        numbered statements and experiments of each document against the records
 
 Numbers quoted inline as ``{{ run(CLAIM, NAME, FORMAT) }}`` are filled from ``docs/measured.json``, the values a
 run of the checks recorded (``scripts/quoted_numbers.py``; ``theorylab.claims.quoted``).
@@ -157,6 +158,10 @@ def on_page_markdown(markdown: str, page, config, files) -> str:
             return _errata_md()
         if kind == "api":
             return _api_md(arg)
+        if kind == "coverage":
+            from theorylab.claims.coverage import coverage_markdown
+
+            return coverage_markdown()
         raise ValueError(f"unknown theorylab placeholder {kind!r} in {page.file.src_path}")
 
     markdown = _PLACEHOLDER.sub(fill, markdown)

@@ -1,6 +1,7 @@
 """Render the built docs in headless chromium, offline, and fail if raw TeX is visible.
 
 Usage: python scripts/check_docs_render.py [SITE_DIR] [OUT_DIR]   (defaults: site, artifacts/screenshots)
+       python scripts/check_docs_render.py REPORT.html [OUT_DIR]  (one page: a ``theorylab report`` HTML file)
 
 Screenshots the index, a family page (hmm) and the errata page with Debian's chromium (``apt-get install -y
 chromium``), with no network use (fresh profile, background networking, sync and component updates off), dumps
@@ -48,10 +49,10 @@ def visible_text(dom: str) -> str:
     return html.unescape(_TAG.sub(" ", _HIDDEN.sub(" ", dom)))
 
 
-def check(site: Path, out: Path) -> list[str]:
+def check(site: Path, out: Path, pages: dict[str, str] = PAGES) -> list[str]:
     browser, problems = chromium(), []
     out.mkdir(parents=True, exist_ok=True)
-    for name, rel in PAGES.items():
+    for name, rel in pages.items():
         page = (site / rel).resolve()
         if not page.is_file():
             problems.append(f"{rel}: missing (build the docs first: make docs)")
@@ -87,7 +88,10 @@ def check(site: Path, out: Path) -> list[str]:
 def main(argv: list[str]) -> int:
     site = Path(argv[0]) if argv else Path("site")
     out = Path(argv[1]) if len(argv) > 1 else Path("artifacts/screenshots")
-    problems = check(site, out)
+    if site.suffix == ".html":  # one page, e.g. theorylab's HTML report
+        problems = check(site.parent, out, {site.stem: site.name})
+    else:
+        problems = check(site, out)
     for p in problems:
         print(p, file=sys.stderr)
     return 1 if problems else 0

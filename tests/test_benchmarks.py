@@ -119,3 +119,8 @@ def test_best_of_times_cold_calls(monkeypatch) -> None:
     _, S = best_of(lambda: sg.transformation_semigroup(aut), 3)
     assert len(calls) == 4 and S.size == sg.transformation_semigroup(aut).size
     assert np.array_equal(S.elements, sg.transformation_semigroup(aut).elements)
+
+
+def test_readme_lists_every_script() -> None:
+    readme = (BENCH / "README.md").read_text()
+    assert [s.name for s in SCRIPTS if f"`{s.name}`" not in readme] == []

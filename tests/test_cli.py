@@ -110,6 +110,22 @@ def test_report_markdown_and_html(demo_registry, tmp_path: Path) -> None:
     assert "Statements and errata" in html and "n^2 &lt;= 2n for n in {0, 1, 2}" in html
     with pytest.raises(ValueError, match="unknown report format"):
         render_report(path, fmt="pdf")
+    _renders_in_chromium(tmp_path / "r.html", tmp_path / "shots")
+
+
+def _renders_in_chromium(page: Path, out: Path) -> None:
+    """The report in headless chromium, offline (scripts/check_docs_render.py): a screenshot, no raw TeX visible.
+    Skipped where chromium is not installed (apt-get install -y chromium)."""
+    import shutil
+    import subprocess
+    import sys
+
+    if not any(shutil.which(b) for b in ("chromium", "chromium-browser", "google-chrome")):
+        return
+    script = Path(__file__).resolve().parents[1] / "scripts" / "check_docs_render.py"
+    done = subprocess.run([sys.executable, str(script), str(page), str(out)], capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert (out / f"{page.stem}.png").is_file() and "rendered as MathML" in done.stdout
 
 
 def test_every_generator_id_is_a_claim_id() -> None:

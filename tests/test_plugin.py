@@ -2,6 +2,7 @@
 per-check hypothesis settings, and invisibility to projects that do not use it (via pytester)."""
 
 import json
+import re
 from pathlib import Path
 
 import numpy  # noqa: F401  (imported before pytester runs, which must not re-import it)
@@ -52,6 +53,10 @@ def test_all_checks_run_and_table_printed(demo: pytest.Pytester) -> None:
         ["*theorylab claim table (2 claims)*", "demo.thm1*holds*exact,property*3*0*0*1*ok"]
     )
     result.stdout.fnmatch_lines(["*claims run without a negative control: demo.thm2*"])
+    result.stdout.fnmatch_lines(["measured: 1 numbers of 1 claims (-v lists them)"])  # a summary line
+    assert "demo.thm1: example_a" not in result.stdout.str()
+    demo.runpytest("checks", "-v").stdout.fnmatch_lines(["*- measured -*", "demo.thm1: example_a = *"])
+    assert "measured" not in demo.runpytest("checks", "-q").stdout.str()
 
 
 def test_tier_selects_tiers(demo: pytest.Pytester) -> None:
@@ -83,7 +88,9 @@ def test_unknown_claim_fails_the_run(demo: pytest.Pytester) -> None:
     )
     result = demo.runpytest("checks")
     assert result.ret == pytest.ExitCode.TESTS_FAILED
-    result.stdout.fnmatch_lines(["*unknown claim 'demo.nope'*"])
+    result.stdout.fnmatch_lines(
+        ["*unknown claim 'demo.nope'*not in the claim registry (read from *data)*theorylab_claims = PATH*"]
+    )
 
 
 def test_tier_not_in_record_fails(demo: pytest.Pytester) -> None:
@@ -251,8 +258,11 @@ def test_project_with_its_own_options_can_use_the_plugin(user_project: pytest.Py
         "property,exact",
         "--deselect",
         "test_user.py::test_profile_count",
+        "--deselect",
+        "test_user.py::test_no_theorylab_fixtures",  # here the plugin is on: its fixtures exist
     )
-    result.assert_outcomes(passed=1, deselected=6)  # with a tier selection only claim checks run
+    # the tier selects among claim checks only: the project's own tests (but the deselected ones) still run
+    result.assert_outcomes(passed=5, deselected=2)
     result = user_project.runpytest_subprocess(
         "-p",
         "theorylab.pytest_plugin",
@@ -307,8 +317,9 @@ def test_claim_pattern_without_match_says_so(demo: pytest.Pytester) -> None:
     result = demo.runpytest("checks", "--theorylab-claim", "demo.thm3")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(
-        ["*--claim 'demo.thm3' matches no registered claim (did you mean *demo.thm1*"]
+        ["*--theorylab-claim 'demo.thm3' matches no registered claim (did you mean *demo.thm1*"]
     )
+    assert "theorylab_claims" in result.stderr.str()  # names the ways to register one's own claims
 
 
 def test_bad_user_registry_is_a_one_line_usage_error(
@@ -350,3 +361,142 @@ def test_exact_and_property_checks_run_with_single_threaded_blas() -> None:
     for marks in ([("x.y", "trained", False)], [("x.y", "exact", False), ("x.z", "trained", False)], []):
         with _serial_blas(marks):  # trained checks and tests that are not claim checks keep their threads
             assert blas_threads() == before
+
+
+# ------------------------------------------------- a user project: filters, its own claims path, lazy collection
+
+USER_CHECKS = """
+import pytest
+
+@pytest.mark.claim("demo.thm1", tier="exact")
+def test_exact():
+    pass
+
+@pytest.mark.claim("demo.thm1", tier="property")
+def test_property():
+    pass
+
+def test_unmarked():
+    pass
+
+class TestUnmarked:
+    def test_method(self):
+        pass
+"""
+
+
+@pytest.fixture
+def scratch(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytest.Pytester:
+    """A researcher's project: its claims in ``claims/demo.toml`` named by the ini file (no environment variable),
+    claim checks next to ordinary tests."""
+    monkeypatch.delenv("THEORYLAB_CLAIMS_PATH", raising=False)
+    pytester.mkdir("claims")
+    (pytester.path / "claims" / "demo.toml").write_text((DEMO / "demo.toml").read_text())
+    pytester.makeini("[pytest]\ntheorylab_claims = claims\n")
+    pytester.makeconftest('pytest_plugins = ["theorylab.pytest_plugin"]\n')
+    pytester.makepyfile(test_mine=USER_CHECKS)
+    return pytester
+
+
+def test_tier_filter_leaves_unmarked_tests_running(scratch: pytest.Pytester) -> None:
+    result = scratch.runpytest("--theorylab-tier", "exact", "-v")
+    result.assert_outcomes(passed=3, deselected=1)
+    result.stdout.fnmatch_lines(["*test_exact PASSED*", "*test_unmarked PASSED*", "*test_method PASSED*"])
+    scratch.runpytest("--theorylab-claim", "demo.thm1", "--theorylab-tier", "property").assert_outcomes(
+        passed=3, deselected=1
+    )
+    scratch.runpytest().assert_outcomes(passed=4)
+    assert "THEORYLAB_CLAIMS_PATH" not in __import__("os").environ  # the ini key set it for the run only
+
+
+def test_claims_path_from_ini_or_option(scratch: pytest.Pytester, tmp_path: Path) -> None:
+    (scratch.path / "test_other.py").write_text(
+        'import pytest\n@pytest.mark.claim("other.thm1", tier="exact")\ndef test_o():\n    pass\n'
+    )
+    result = scratch.runpytest()  # the ini's registry does not have other.thm1
+    result.assert_outcomes(passed=4, errors=1)
+    result.stdout.fnmatch_lines(["*unknown claim 'other.thm1'*read from *claims*"])
+    other = tmp_path / "other.toml"
+    other.write_text(
+        (DEMO / "demo.toml").read_text().replace('"demo', '"other').replace('= "demo', '= "other')
+    )
+    paths = f"{scratch.path / 'claims'}{__import__('os').pathsep}{other}"
+    scratch.runpytest("--theorylab-claims-path", paths).assert_outcomes(passed=5)
+    result = scratch.runpytest("--theorylab-claims-path", "nowhere")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*--theorylab-claims-path names '*nowhere', which does not exist*"])
+
+
+def test_mistyped_claim_names_the_option_given(scratch: pytest.Pytester) -> None:
+    result = scratch.runpytest("--theorylab-claim", "demo.thm9")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*--theorylab-claim 'demo.thm9' matches no registered claim*"])
+    assert "--claim " not in result.stderr.str()
+
+
+def test_claim_filter_skips_files_that_cannot_match_without_importing_them(scratch: pytest.Pytester) -> None:
+    scratch.makepyfile(
+        test_heavy='import pytest\nraise RuntimeError("imported")\n'
+        '@pytest.mark.claim("demo.thm2", tier="exact")\ndef test_h():\n    pass\n'
+    )
+    result = scratch.runpytest("--theorylab-claim", "demo.thm1", "--theorylab-tier", "exact")
+    result.assert_outcomes(passed=3, deselected=1)  # test_heavy.py was not imported
+    result = scratch.runpytest("--theorylab-tier", "property")
+    result.assert_outcomes(passed=3, deselected=1)  # nor here: its one check is exact
+    scratch.runpytest("--theorylab-claim", "demo.thm2").assert_outcomes(errors=1)  # this one imports it
+
+
+def test_seed_depends_on_claim_function_and_parameters_only(pytester: pytest.Pytester, monkeypatch) -> None:
+    """The same check gets the same seed from another rootdir and another path: the seed derives from claim id,
+    function name and parametrisation id (and the base seed), not from the node id."""
+    monkeypatch.setenv("THEORYLAB_CLAIMS_PATH", str(DEMO))
+    body = (
+        "import pytest\n\n"
+        '@pytest.mark.claim("demo.thm1", tier="property")\n@pytest.mark.parametrize("k", [1, 2])\n'
+        'def test_s(seed, k):\n    print("SEED", k, seed)\n'
+    )
+    for folder in ("a", "b/deeper"):
+        pytester.mkdir(folder) if "/" not in folder else (pytester.path / folder).mkdir(parents=True)
+        (pytester.path / folder / "test_s.py").write_text(body)
+    seen = []
+    for args in (["a"], ["b/deeper/test_s.py"], ["--rootdir", "b", "b"]):
+        out = pytester.runpytest(*args, "-p", "theorylab.pytest_plugin", "-s", "-p", "no:randomly")
+        seen.append(sorted(re.findall(r"SEED \d \d+", out.stdout.str())))
+    assert len(seen[0]) == 2 and seen[0][0] != seen[0][1]  # parametrisations get different seeds
+    assert seen[0] == seen[1] == seen[2]
+    from theorylab.pytest_options import DEFAULT_SEED
+    from theorylab.pytest_plugin import derive_seed
+
+    assert seen[0][0] == f"SEED 1 {derive_seed(DEFAULT_SEED, 'demo.thm1|test_s|1')}"
+
+
+def test_trained_progress_is_quiet_in_logs_and_erased_on_a_terminal(demo: pytest.Pytester) -> None:
+    """In a log (no terminal) a trained check gets no progress display; on a terminal the progress is appended to
+    the current line and erased again, leaving pytest's own line bookkeeping alone."""
+    import io
+    from types import SimpleNamespace
+
+    from theorylab.pytest_plugin import _TerminalProgress
+
+    (demo.path / "checks" / "test_t.py").write_text(
+        "import pytest\nfrom theorylab import testing\n\n"
+        '@pytest.mark.claim("demo.thm1", tier="exact")\ndef test_t():\n'
+        '    print("SINK", testing.progress_sink())\n'
+    )
+    demo.runpytest("checks/test_t.py", "-s").stdout.fnmatch_lines(["*SINK None*"])
+
+    class Writer:
+        fullwidth, width_of_current_line, _file = 80, 20, io.StringIO()
+
+    config = SimpleNamespace(pluginmanager=SimpleNamespace(getplugin=lambda name: None))
+    writer = Writer()
+    sink = _TerminalProgress(config, writer)
+    sink("parity seeds 0..2", 120, 600)
+    shown = writer._file.getvalue()
+    assert shown.startswith(" [parity seeds 0..2: step 120/600, ") and shown.endswith(" s]")
+    sink.close()
+    n = len(shown)
+    assert writer._file.getvalue() == shown + "\b" * n + " " * n + "\b" * n
+    writer.width_of_current_line = 79  # no room left on the line: nothing is shown
+    sink("parity seeds 0..2", 130, 600)
+    assert sink.shown == ""

@@ -108,7 +108,7 @@ def test_the_script_updates_and_checks_from_several_artifacts(tmp_path, monkeypa
     }
     merged = script.merge([first, second])
     assert merged["claims"]["a.thm1"]["measures"] == {"gap": 0.25, "n": 7}  # the later value wins, n is kept
-    assert merged["claims"]["a.thm2"] == ARTIFACT["claims"]["a.thm2"]
+    assert merged["claims"]["a.thm2"] == {**ARTIFACT["claims"]["a.thm2"], "measure_env": {}}
     assert merged["meta"]["seed"] == 1 and merged["meta"]["git_commit"] == ["aaa", "bbb"]
 
     paths = []
@@ -132,3 +132,71 @@ def test_the_script_updates_and_checks_from_several_artifacts(tmp_path, monkeypa
     written = json.loads(out.read_text())
     assert written["a.thm2"]["acc"]["value"] == 0.8 and written["a.thm1"]["gap"]["value"] == 0.25
     assert script.main(["update", str(tmp_path / "missing.json")]) == 2
+
+
+def test_trained_numbers_are_quoted_with_their_environment_and_drift_says_what_changed() -> None:
+    env = {"torch": "2.13.0+cpu", "threads": [1], "training": "stacked", "stack_sizes": [3]}
+    artifact = json.loads(json.dumps(ARTIFACT))
+    artifact["claims"]["a.thm2"]["measure_env"] = {"acc": env, "accs": env}
+    quoted = extract(artifact, quotes(TEXT))
+    assert quoted["a.thm2"]["acc"] == {"value": 0.9, "tier": "trained", "env": env}
+    assert "env" not in quoted["a.thm1"]["gap"]  # exact numbers do not depend on it
+    moved = json.loads(json.dumps(artifact))
+    moved["claims"]["a.thm2"]["measures"]["acc"] = 0.5
+    (same,) = compare(quoted, moved, trained=True)
+    assert same.startswith("a.thm2/acc: quoted 0.9, this run measured 0.5 (trained; same environment")
+    moved["claims"]["a.thm2"]["measure_env"]["acc"] = {**env, "threads": [2], "training": "sequential"}
+    (other,) = compare(quoted, moved, trained=True)
+    assert other.endswith("(trained; other environment: threads [1] -> [2], training stacked -> sequential)")
+    del moved["claims"]["a.thm2"]["measure_env"]
+    assert compare(quoted, moved, trained=True)[0].endswith(
+        "(trained; environment not recorded on both sides)"
+    )
+
+
+def test_the_script_reports_trained_drift_apart_from_exact_drift(tmp_path, monkeypatch, capsys) -> None:
+    script = _script()
+    env = {"torch": "2.13.0+cpu", "threads": [1], "training": "stacked", "stack_sizes": [3]}
+    run = json.loads(json.dumps({"meta": {}, **ARTIFACT}))
+    run["claims"]["a.thm2"]["measure_env"] = {"acc": env, "accs": env}
+    path = tmp_path / "run.json"
+    path.write_text(json.dumps(run))
+    out = tmp_path / "measured.json"
+    monkeypatch.setattr(script, "QUOTED", out)
+    monkeypatch.setattr(script, "ROOT", tmp_path)
+    monkeypatch.setattr(script, "wanted", lambda: quotes(TEXT))
+    assert script.main(["update", str(path)]) == 0
+    assert json.loads(out.read_text())["a.thm2"]["acc"]["env"] == env
+    run["claims"]["a.thm2"]["measures"]["acc"] = 0.5
+    run["claims"]["a.thm2"]["measure_env"]["acc"] = {**env, "threads": [2]}
+    path.write_text(json.dumps(run))
+    capsys.readouterr()
+    assert script.main(["check", str(path)]) == 0  # trained drift warns
+    text = capsys.readouterr().out
+    assert (
+        "trained drift (warning): 1 trained numbers moved beyond 5%, 0 of them in the same environment"
+        in text
+    )
+    assert "other environment: threads [1] -> [2]" in text
+    run["claims"]["a.thm1"]["measures"]["n"] = 8
+    path.write_text(json.dumps(run))
+    assert script.main(["check", str(path)]) == 1  # exact drift fails
+    assert (
+        "exact drift (error): 1 quoted numbers of exact and property checks differ:"
+        in capsys.readouterr().out
+    )
+
+
+def test_training_environment_of_a_trained_check() -> None:
+    from theorylab import testing
+
+    log, token = testing.start_training_log()
+    try:
+        testing.note_training(threads=2, stack_size=3, seeds=3, device="cpu")
+        testing.note_training(threads=2, stack_size=1, seeds=1, device="cpu")
+    finally:
+        testing.stop_training_log(token)
+    testing.note_training(threads=9, stack_size=9, seeds=9, device="cpu")  # outside a check: not recorded
+    env = testing.training_environment(log)
+    assert env["threads"] == [2] and env["training"] == "sequential+stacked" and env["stack_sizes"] == [1, 3]
+    assert testing.training_environment([])["training"] == "not recorded"

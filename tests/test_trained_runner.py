@@ -1,8 +1,101 @@
+"""The trained-tier runner: cost model, plan, run store records, resume, and the CLI commands."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+pytest.importorskip("torch")
+
+from theorylab.cli import main  # noqa: E402
+from theorylab.nn.train import peak_flops  # noqa: E402
+from theorylab.trained import CATALOG, FullCheck, trainings_of  # noqa: E402
+from theorylab.trained.cost import (  # noqa: E402
+    _model_shape,  # noqa: E402
+    estimate_training,
+    kernels_per_step,
+    profile_for,
+)
+from theorylab.trained.runner import run_check  # noqa: E402
+
+
+def test_peaks_distinguish_h100_pcie_from_sxm():
+    assert peak_flops("NVIDIA H100 PCIe") == 756e12 and peak_flops("NVIDIA H100 80GB HBM3") == 989e12
+    assert profile_for("NVIDIA H100 PCIe").peak_flops == 756e12 and profile_for("cuda").peak_flops == 989e12
+    assert peak_flops("cpu") is None
+    with pytest.raises(ValueError, match="unknown device"):
+        profile_for("tpu-v9")
+
+
+def test_kernel_count_of_the_19m_baseline_matches_the_count_on_the_cpu():
+    """1,681 kernels per step were counted for the 19M baseline step (AdamW 816 = 8 x 102 tensors): the model's
+    count is within 10%; the fast paths remove the per-tensor optimiser kernels."""
+    r1 = next(c for c in CATALOG if c.name == "flipflop.R1")
+    t = trainings_of(r1)[0]
+    shape = _model_shape(t.config)
+    assert shape["tensors"] == 102 and abs(shape["params"] - 19_182_597) < 10
+    before = kernels_per_step(shape, 512, "before", False, "adamw")
+    after = kernels_per_step(shape, 512, "after", False, "adamw")
+    assert abs(before - 1681) / 1681 < 0.1 and after < before - 800
+    est = estimate_training(t, profile_for("h100-sxm"), "after")
+    assert 0.3 < est["mfu"] < 0.7 and est["bound"] == "compute"
+    assert estimate_training(t, profile_for("h100-sxm"), "before")["step_ms"] > est["step_ms"]
+
+
+def _node_check(tmp_path) -> FullCheck:
+    f = tmp_path / "test_tmp_trained.py"
+    f.write_text(
+        "import pytest\n\n"
+        '@pytest.mark.claim("hmm.thm7", tier="trained")\n'
+        "def test_ok(measure):\n    measure('x', 1.5)\n\n"
+        '@pytest.mark.claim("hmm.thm7", tier="trained", control=True)\n'
+        "def test_bad():\n    assert False\n"
+    )
+    return FullCheck("tmp.check", ("hmm.thm7",), (f"{f}::test_ok", f"{f}::test_bad"))
+
+
+def test_run_check_records_results_and_resume_skips_them(tmp_path):
+    """One pytest subprocess (the slow part: a few seconds): a check whose control fails is stored as failed with
+    its measures; a second run with resume skips it without running anything."""
+    from theorylab.runs import RunStore
+
+    lines = []
+    check = _node_check(tmp_path)
+    with RunStore(tmp_path / "runs.sqlite") as store:
+        res = run_check(check, "small", "cpu", store, resume=True, out=lines.append)
+        assert res["verdict"] == "failed", lines
+        again = run_check(check, "small", "cpu", store, resume=True, out=lines.append)
+        assert again.get("skipped") and "skip tmp.check" in lines[-1]
+        (run,) = store.query(status=None)
+        assert run.verdict == "failed" and run.config["scale"] == "small"
+        assert run.metrics["claims"]["hmm.thm7"]["measures"] == {"x": 1.5}
+    out = tmp_path / "runs.json"
+    assert main(["runs", "--store", str(tmp_path / "runs.sqlite"), "--export", str(out)]) == 0
+    assert [r["name"] for r in json.loads(out.read_text())] == ["tmp.check"]
+    assert main(["runs", "--store", str(tmp_path / "runs.sqlite")]) == 0
+
+
+def test_dry_run_prints_the_plan_before_and_after(capsys):
+    assert (
+        main(
+            ["trained", "--dry-run", "--code", "both", "--device-name", "h100-pcie", "--only", "flipflop.R1"]
+        )
+        == 0
+    )
+    text = capsys.readouterr().out
+    assert "NVIDIA H100 PCIe (peak 756 TFLOP/s" in text and "'before'" in text and "'after'" in text
+    assert "flipflop.R1" in text
+    assert main(["trained", "--dry-run", "--only", "no.such"]) == 2
+    assert main(["trained", "--budget", "-1"]) == 2
 
 
 def test_a_budget_too_small_for_any_full_check_runs_nothing(tmp_path):
     from theorylab.trained.runner import run
 
     lines: list[str] = []
-    assert run("full", "cpu", 1.0, str(tmp_path / "runs.sqlite"), resume=True, out=lines.append) == 0
-    assert len(lines) == len(CATALOG) and all(line.startswith("later") for line in lines)
+    only = ["flipflop.R1", "flipflop.R6"]
+    assert (
+        run("full", "cpu", 1.0, str(tmp_path / "runs.sqlite"), resume=True, only=only, out=lines.append) == 0
+    )
+    assert len(lines) == 2 and all(line.startswith("later") for line in lines), lines

@@ -8,6 +8,8 @@ theorylab counterexample [ID] [--out FILE.npz] [--param NAME=VALUE ...]
 theorylab verify FILE.npz
 theorylab search [ID] [--out FILE.npz] [--seed N] [--max-examples N] [--seconds S]
 theorylab sweep run|status|plot SPEC.toml [--store FILE] [--executor local|ray --address ADDR]
+theorylab trained [--scale full] [--device cuda] [--budget S] [--resume] [--dry-run] [--rehearse]
+theorylab runs [--store PATH] [--export FILE]
 
 Errors are one line on stderr (``theorylab: error: ...``) with exit status 2 for bad input (unknown claim, missing
 file, bad option) and 1 for a failed run.
@@ -331,19 +333,58 @@ def _generator_params(pairs: list[str] | None) -> dict[str, object]:
     return params
 
 
+CHECK_USAGE = """usage: theorylab check [OPTIONS] [PYTEST OPTIONS]
+
+Run theorylab's claim checks (the installed checks; `checks/` in a clone) with pytest and print the claim table.
+
+options:
+  --tier TIERS          comma-separated tiers: exact,property,trained (default: all)
+  --claim PATTERNS      comma-separated claim id patterns or families, e.g. 'hmm.*' (default: all)
+  --scale small|full    size of the trained tier (default: small)
+  --device cpu|cuda     device of the trained tier (default: cpu)
+  --claims-json PATH    write per-claim results (and measured numbers) as JSON
+  --artifacts-dir DIR   where checks save figures (default: a temporary folder)
+  --theorylab-seed N    base seed of the checks (default: $THEORYLAB_SEED or 20240601); a check's seed derives
+                        from it, its claim id, function name and parameters, the same from every command
+  -q                    quieter: no measured-numbers section, no progress of trained checks
+  -n N                  N processes (needs pytest-xdist)
+  -h, --help            show this message and exit
+
+Every other option goes to pytest (see `pytest --help`). Example: theorylab check --tier exact --claim 'hmm.*'
+"""
+
+
 def _check(pytest_args: list[str]) -> int:
     """Run theorylab's claim checks (the installed ``theorylab_checks``, i.e. ``checks/`` in a clone) with pytest;
-    extra arguments go to pytest (``--tier exact``, ``--claim 'hmm.*'``, ``-n 2``, ...)."""
+    extra arguments go to pytest (``--tier exact``, ``--claim 'hmm.*'``, ``-n 2``, ...). Hypothesis keeps its
+    files in a temporary folder, not in the working directory."""
+    if any(a in ("-h", "--help") for a in pytest_args):
+        print(CHECK_USAGE, end="")
+        return 0
     from theorylab.claims.checks import installed_checks_dir
 
     folder = installed_checks_dir()
     if folder is None or not folder.is_dir():
         raise CLIError("theorylab's claim checks are not installed (package theorylab_checks)")
+    import os
+    import tempfile
+
     import pytest
 
     ini = folder / "pytest.ini"
     args = ["-c", str(ini), "--rootdir", str(folder)] if ini.is_file() else []
-    return int(pytest.main([str(folder), *args, *pytest_args]))
+    if os.environ.get("HYPOTHESIS_STORAGE_DIRECTORY"):
+        return int(pytest.main([str(folder), *args, *pytest_args]))
+    with tempfile.TemporaryDirectory(prefix="theorylab-hypothesis-") as storage:
+        from hypothesis.configuration import set_hypothesis_home_dir
+
+        os.environ["HYPOTHESIS_STORAGE_DIRECTORY"] = storage  # xdist workers read it
+        set_hypothesis_home_dir(storage)
+        try:
+            return int(pytest.main([str(folder), *args, *pytest_args]))
+        finally:
+            set_hypothesis_home_dir(None)
+            del os.environ["HYPOTHESIS_STORAGE_DIRECTORY"]
 
 
 def _version() -> str:
@@ -407,6 +448,10 @@ def build_parser() -> argparse.ArgumentParser:
     from theorylab.sweeps.cli import add_subcommands as add_sweep_subcommands
 
     add_sweep_subcommands(sub)
+
+    from theorylab.trained.cli import add_subcommands as add_trained
+
+    add_trained(sub)  # trained, runs
     return parser
 
 

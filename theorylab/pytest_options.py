@@ -47,6 +47,20 @@ def add_options(parser) -> None:
     for name, flag in OPTIONS.items():
         group.addoption(flag, dest=_dest(name), **_OPTION_ATTRS[name])
     group.addoption(
+        "--theorylab-claims-path",
+        default=None,
+        dest="theorylab_claims_path",
+        metavar="PATHS",
+        help="the project's own claim registry: TOML files or folders of them, os.pathsep-separated (default: "
+        "$THEORYLAB_CLAIMS_PATH, then the ini key theorylab_claims, then theorylab's registry)",
+    )
+    parser.addini(
+        "theorylab_claims",
+        type="paths",
+        default=[],
+        help="the project's own claim registry: TOML files or folders of them, relative to the ini file",
+    )
+    group.addoption(
         "--theorylab-seed",
         type=int,
         default=None,

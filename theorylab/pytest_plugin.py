@@ -8,12 +8,18 @@ do so) or with ``-p theorylab.pytest_plugin``.
 Checks are tagged ``@pytest.mark.claim("hmm.thm7", tier="exact")``; a negative control adds ``control=True``.
 Options, all namespaced: ``--theorylab-tier exact,property``, ``--theorylab-claim 'hmm.*'``,
 ``--theorylab-device cpu|cuda``, ``--theorylab-scale small|full``, ``--theorylab-claims-json PATH``,
-``--theorylab-seed N``, ``--theorylab-artifacts-dir DIR``. theorylab's own checks also accept the short spellings
-``--tier``, ``--claim``, ``--device``, ``--scale``, ``--claims-json``, ``--artifacts-dir`` (see
-:func:`add_short_options`). Hypothesis settings are applied per claim check (profile ``theorylab``: 25
+``--theorylab-seed N``, ``--theorylab-artifacts-dir DIR``, ``--theorylab-claims-path PATHS`` (the project's own
+registry; also the ini key ``theorylab_claims`` or ``$THEORYLAB_CLAIMS_PATH``). theorylab's own checks also accept
+the short spellings ``--tier``, ``--claim``, ``--device``, ``--scale``, ``--claims-json``, ``--artifacts-dir`` (see
+:func:`add_short_options`). The tier and claim filters select among claim checks only (unmarked tests run as
+usual); a test file all of whose checks fail the filters is skipped before it is imported. A check's seed derives
+from the base seed, its claim ids, function name and parametrisation id (:func:`seed_key`), never from paths.
+Trained checks record their training environment next to their numbers and, on an interactive terminal without
+``-q``, show the harness's progress. Hypothesis settings are applied per claim check (profile ``theorylab``: 25
 derandomized examples; ``--hypothesis-profile theorylab-thorough``: 20 times as many, random), never globally.
 At the end of a run that executed claim checks, one table is printed: claim id, registry status, tiers run,
-passed / failed / skipped, controls, time. Works under pytest-xdist: per-item claim data travels in
+passed / failed / skipped, controls, time, then a one-line count of the measured numbers (``-v`` lists them, ``-q``
+leaves the line out). Works under pytest-xdist: per-item claim data travels in
 ``report.user_properties``.
 """
 
@@ -47,6 +53,7 @@ __all__ = ["OPTIONS", "SHORT_OPTIONS", "add_short_options", "machine_info"]
 _CLAIMS_KEY = "theorylab.claims"
 _MEASURE_KEY = "theorylab.measure"
 _TRIVIAL_KEY = "theorylab.trivial"
+_ENV_KEY = "theorylab.environment"
 _ERROR_ATTR = "_theorylab_error"
 
 
@@ -84,6 +91,7 @@ def pytest_configure(config: pytest.Config) -> None:
     unknown = [t for t in tiers if t not in TIERS]
     if unknown:
         raise pytest.UsageError(f"--theorylab-tier: unknown tiers {unknown} (choose from {', '.join(TIERS)})")
+    _use_claims_path(config)
     try:
         _registry()
     except ValueError as exc:  # ClaimRegistryError: one line, not an INTERNALERROR traceback
@@ -91,6 +99,53 @@ def pytest_configure(config: pytest.Config) -> None:
     _register_hypothesis_profiles()
     config._theorylab = _Results(config)  # type: ignore[attr-defined]
     config.pluginmanager.register(config._theorylab, "theorylab-results")
+
+
+_CLAIMS_ENV = "THEORYLAB_CLAIMS_PATH"
+#: How a project names its own claim registry, for error messages.
+CLAIMS_PATH_HINT = (
+    "a project registers its own claims with the ini key `theorylab_claims = PATH`, the option "
+    "--theorylab-claims-path PATH or $THEORYLAB_CLAIMS_PATH"
+)
+
+
+def _claims_path(config: pytest.Config) -> str | None:
+    """The project's claim registry: ``--theorylab-claims-path`` (relative to the working directory), else
+    ``$THEORYLAB_CLAIMS_PATH``, else the ini key ``theorylab_claims`` (relative to the ini file); ``None`` when
+    none is given (theorylab's own registry)."""
+    option = config.getoption("theorylab_claims_path")
+    if option:
+        here = Path(config.invocation_params.dir)
+        return os.pathsep.join(str(here / p) for p in option.split(os.pathsep) if p)
+    if os.environ.get(_CLAIMS_ENV):
+        return None
+    ini = config.getini("theorylab_claims")
+    return os.pathsep.join(str(p) for p in ini) if ini else None
+
+
+def _use_claims_path(config: pytest.Config) -> None:
+    """Point the registry at the project's claims for this run (restored by :func:`pytest_unconfigure`)."""
+    path = _claims_path(config)
+    if path is None:
+        return
+    source = (
+        "--theorylab-claims-path" if config.getoption("theorylab_claims_path") else "ini key theorylab_claims"
+    )
+    missing = [p for p in path.split(os.pathsep) if not Path(p).exists()]
+    if missing:
+        raise pytest.UsageError(f"theorylab: {source} names {missing[0]!r}, which does not exist")
+    config._theorylab_saved_env = os.environ.get(_CLAIMS_ENV)  # type: ignore[attr-defined]
+    os.environ[_CLAIMS_ENV] = path
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    if not hasattr(config, "_theorylab_saved_env"):
+        return
+    saved = config._theorylab_saved_env
+    if saved is None:
+        os.environ.pop(_CLAIMS_ENV, None)
+    else:
+        os.environ[_CLAIMS_ENV] = saved
 
 
 def _registry():
@@ -178,7 +233,8 @@ def _validate(marks: list[tuple[str, str, bool]]) -> str | None:
             return "claim marker without a claim id"
         if cid not in claims:
             return (
-                f"check names unknown claim {cid!r}{_did_you_mean(cid, claims)} (not in the claim registry)"
+                f"check names unknown claim {cid!r}{_did_you_mean(cid, claims)}: not in the claim registry "
+                f"({_registry_source()}); {CLAIMS_PATH_HINT}"
             )
         if tier not in TIERS:
             return f"claim {cid!r}: unknown tier {tier!r} (choose from {', '.join(TIERS)})"
@@ -187,6 +243,12 @@ def _validate(marks: list[tuple[str, str, bool]]) -> str | None:
                 f"claim {cid!r}: a {tier} check exists but the record lists tiers {list(claims[cid].tiers)}"
             )
     return None
+
+
+def _registry_source() -> str:
+    """Where the registry was read from, for error messages."""
+    path = os.environ.get(_CLAIMS_ENV)
+    return f"read from {path}" if path else "theorylab's own claims"
 
 
 def _did_you_mean(word: str, choices) -> str:
@@ -210,11 +272,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
                 setattr(item, _ERROR_ATTR, error)
             item.user_properties.append((_CLAIMS_KEY, marks))
             _apply_hypothesis_settings(item)
-        keep = (not tiers and not patterns) or (
-            bool(marks)
-            and (not tiers or any(t in tiers for _, t, _ in marks))
-            and (not patterns or any(_matches(c, patterns) for c, _, _ in marks))
-        )
+        keep = not marks or _selected(marks, tiers, patterns)  # the filters select among claim checks only
         (selected if keep or getattr(item, _ERROR_ATTR, None) else deselected).append(item)
     if patterns:
         _check_patterns(config, patterns, items)
@@ -223,15 +281,97 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         items[:] = selected
 
 
+def _selected(marks, tiers: list[str], patterns: list[str]) -> bool:
+    """Whether a claim check with ``marks`` (claim id, tier, control) passes the tier and claim filters."""
+    return (not tiers or any(t in tiers for _, t, _ in marks)) and (
+        not patterns or any(_matches(c, patterns) for c, _, _ in marks)
+    )
+
+
+def _claim_flag(config: pytest.Config) -> str:
+    """The spelling of the claim filter this run was given: ``--claim`` (theorylab's own checks accept it) or
+    ``--theorylab-claim``."""
+    short = SHORT_OPTIONS["claim"]
+    if getattr(config._parser, "_opt2dest", {}).get(short) != _dest(
+        "claim"
+    ):  # a project's own --claim, or none
+        return OPTIONS["claim"]
+    args = [str(a) for a in config.invocation_params.args]
+    return short if any(a == short or a.startswith(short + "=") for a in args) else OPTIONS["claim"]
+
+
 def _check_patterns(config: pytest.Config, patterns: list[str], items: list[pytest.Item]) -> None:
-    """Say so when a ``--claim`` pattern matches no registered claim, with close matches."""
+    """Say so when a claim pattern matches no registered claim, with close matches."""
     registry = _registry()
     marked = {c for item in items for c, _, _ in _claim_marks(item)}
     for pattern in patterns:
         if any(_matches(cid, [pattern]) for cid in {*registry, *marked}):
             continue
         hint = _did_you_mean(pattern, [*registry, *{c.split(".")[0] for c in registry}])
-        raise pytest.UsageError(f"--claim {pattern!r} matches no registered claim{hint}")
+        raise pytest.UsageError(
+            f"{_claim_flag(config)} {pattern!r} matches no registered claim{hint} ({_registry_source()}; "
+            f"{CLAIMS_PATH_HINT})"
+        )
+
+
+def _named_like(name: str, patterns: list[str]) -> bool:
+    """pytest's ``python_functions`` / ``python_classes`` matching: a prefix, or a glob."""
+    return any(
+        name.startswith(p) or (any(c in p for c in "*?[") and fnmatch.fnmatch(name, p)) for p in patterns
+    )
+
+
+def _static_checks(
+    path: Path, functions: tuple[str, ...] = ("test",), classes: tuple[str, ...] = ("Test",)
+) -> list[list[tuple[str, str, bool]]] | None:
+    """The claim marks of every test function of a test file, read without importing it; ``None`` when some test
+    has no claim marker that can be read statically (or the file cannot be parsed), so the file must be
+    imported."""
+    import ast
+
+    from theorylab.claims.checks import parse_file, scan_file
+
+    try:
+        tree = parse_file(path)
+        refs = scan_file(path, tree)
+    except (OSError, SyntaxError, UnicodeDecodeError, ValueError):
+        return None
+    targets = [t for n in tree.body if isinstance(n, ast.Assign) for t in n.targets]
+    targets += [n.target for n in tree.body if isinstance(n, ast.AnnAssign)]
+    if any(isinstance(t, ast.Name) and t.id == "pytestmark" for t in targets):  # module-wide marks
+        return None
+    functions, classes = list(functions), list(classes)
+    names = [n.name for n in tree.body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)]
+    names = [n for n in names if _named_like(n, functions)]
+    for node in tree.body:
+        if isinstance(node, ast.ClassDef) and _named_like(node.name, classes):
+            methods = [f.name for f in node.body if isinstance(f, ast.FunctionDef | ast.AsyncFunctionDef)]
+            if node.bases or any(not m.startswith("test") for m in methods if _named_like(m, functions)):
+                return None  # inherited tests, or a test method that the static index does not read
+            names += [f"{node.name}.{m}" for m in methods if _named_like(m, functions)]
+    marks: dict[str, list] = {}
+    for ref in refs:
+        marks.setdefault(ref.name, []).append((ref.claim, ref.tier, ref.control))
+    if any(name not in marks for name in names):
+        return None
+    return list(marks.values())
+
+
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    """With a tier or claim filter, skip (without importing) a test file whose tests are all claim checks none of
+    which passes the filters: selecting one claim does not import every checks file. A file with an unmarked test,
+    or a marker that cannot be read statically, is collected as usual."""
+    tiers, patterns = _csv(_opt(config, "tier")), _csv(_opt(config, "claim"))
+    if not (tiers or patterns) or collection_path.suffix != ".py":
+        return None
+    if not any(fnmatch.fnmatch(collection_path.name, glob) for glob in config.getini("python_files")):
+        return None
+    checks = _static_checks(
+        collection_path, tuple(config.getini("python_functions")), tuple(config.getini("python_classes"))
+    )
+    if checks and not any(_selected(marks, tiers, patterns) for marks in checks):
+        return True
+    return None
 
 
 def pytest_runtest_setup(item: pytest.Item) -> None:
@@ -267,6 +407,57 @@ def _serial_blas(marks: list[tuple[str, str, bool]]):
     return _blas_controller().limit(limits=1, user_api="blas")
 
 
+class _TerminalProgress:
+    """The progress of a long trained check, appended to the current terminal line and erased again (by
+    backspaces): ``[parity seeds 0..2: step 120/600, 35 s]``. Only on an interactive terminal, without ``-q`` and
+    outside xdist workers, so a CI log or a quiet run shows nothing."""
+
+    def __init__(self, config: pytest.Config, writer) -> None:
+        self.config, self.writer, self.shown, self.start = config, writer, "", time.perf_counter()
+
+    def _write(self, text: str) -> None:
+        capture = self.config.pluginmanager.getplugin("capturemanager")
+        with capture.global_and_fixture_disabled() if capture else contextlib.nullcontext():
+            n = len(self.shown)  # written past the writer's line bookkeeping, which stays pytest's own
+            self.writer._file.write("\b" * n + " " * n + "\b" * n + text)
+            self.writer._file.flush()
+        self.shown = text
+
+    def __call__(self, label: str, step: int, total: int) -> None:
+        text = f" [{label}: step {step}/{total}, {time.perf_counter() - self.start:.0f} s]"
+        room = self.writer.fullwidth - self.writer.width_of_current_line - 1
+        self._write(text if len(text) <= room else "")
+
+    def close(self) -> None:
+        if self.shown:
+            self._write("")
+
+
+@contextlib.contextmanager
+def _progress(item: pytest.Item, trained: bool):
+    """Show the training harness's progress during a trained check (see :class:`_TerminalProgress`)."""
+    from theorylab import testing
+
+    reporter = item.config.pluginmanager.getplugin("terminalreporter")
+    writer = getattr(reporter, "_tw", None)
+    if (
+        not trained
+        or writer is None
+        or not reporter.isatty()
+        or item.config.getoption("verbose") < 0
+        or hasattr(item.config, "workerinput")
+    ):
+        yield
+        return
+    sink = _TerminalProgress(item.config, writer)
+    token = testing.set_progress_sink(sink)
+    try:
+        yield
+    finally:
+        testing.reset_progress_sink(token)
+        sink.close()
+
+
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_call(item: pytest.Item):
     """Count the trivial draws of a claim check (see :func:`theorylab.testing.trivial`); a check that drew more
@@ -277,12 +468,17 @@ def pytest_runtest_call(item: pytest.Item):
     marks = _claim_marks(item)
     if not marks:
         return (yield)
+    trained = any(tier == "trained" for _, tier, _ in marks)
     counter, token = testing.start_counting()
+    log, log_token = testing.start_training_log()
     try:
-        with _serial_blas(marks):
+        with _serial_blas(marks), _progress(item, trained):
             result = yield
     finally:
+        testing.stop_training_log(log_token)
         testing.stop_counting(token)
+        if trained:
+            item.user_properties.append((_ENV_KEY, testing.training_environment(log)))
     if counter.draws:
         item.user_properties.append((_TRIVIAL_KEY, (counter.trivial, counter.draws)))
         if counter.share > testing.MAX_TRIVIAL_SHARE:
@@ -304,10 +500,30 @@ def theorylab_seed(request: pytest.FixtureRequest) -> int:
     return _base_seed(request.config)
 
 
+def seed_key(item: pytest.Item) -> str:
+    """What a check's seed derives from: its claim ids, its function's name (with its class) and its
+    parametrisation id, e.g. ``"anchor.thm2|test_flipped_share|k=3"``. Not the node id: that depends on the rootdir
+    and on the paths pytest was given, so ``pytest checks/``, ``pytest checks/ tests/``, ``theorylab check`` and
+    ``pytest checks/test_x.py`` would draw different instances."""
+    claims = ",".join(sorted({cid for cid, _, _ in _claim_marks(item)}))
+    name = getattr(item, "originalname", None) or item.name.split("[")[0]
+    cls = getattr(item, "cls", None)
+    if cls is not None:
+        name = f"{cls.__name__}.{name}"
+    callspec = getattr(item, "callspec", None)
+    return f"{claims}|{name}|{callspec.id if callspec is not None else ''}"
+
+
+def derive_seed(base: int, key: str) -> int:
+    """The per-check seed: ``(base * 1000003 + crc32(key)) mod 2**32``."""
+    return (base * 1_000_003 + zlib.crc32(key.encode())) % 2**32
+
+
 @pytest.fixture
 def seed(request: pytest.FixtureRequest, theorylab_seed: int) -> int:
-    """A per-test seed: a stable function of the base seed and the test id."""
-    return (theorylab_seed * 1_000_003 + zlib.crc32(request.node.nodeid.encode())) % 2**32
+    """A per-test seed: a stable function of the base seed and :func:`seed_key` (claim ids, function name,
+    parametrisation id), the same from every command that runs the check."""
+    return derive_seed(theorylab_seed, seed_key(request.node))
 
 
 @pytest.fixture
@@ -404,6 +620,8 @@ class _Results:
                 entry["measures"][value[0]] = value[1]
             elif key == _TRIVIAL_KEY:
                 entry["trivial"] = list(value)
+            elif key == _ENV_KEY:
+                entry["environment"] = value
         if report.failed:
             entry["outcome"] = "failed"
         elif report.skipped and entry["outcome"] != "failed":
@@ -433,6 +651,10 @@ class _Results:
                 rec["seconds"] += entry["seconds"]
                 rec["measures"].update(entry["measures"])
                 rec.setdefault("measure_tiers", {}).update(dict.fromkeys(entry["measures"], tier))
+                if tier == "trained" and "environment" in entry:  # trained numbers depend on it
+                    rec.setdefault("measure_env", {}).update(
+                        dict.fromkeys(entry["measures"], entry["environment"])
+                    )
                 check = {"nodeid": nodeid, "tier": tier, "control": control, "outcome": entry["outcome"]}
                 if "trivial" in entry:
                     check["trivial_draws"] = entry["trivial"]
@@ -473,11 +695,17 @@ def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Co
     measured = [
         (c, k, v) for c, r in claims.items() for k, v in r["measures"].items() if not k.startswith("figure:")
     ]
-    if measured and config.getoption("verbose") >= 0:
+    verbose = config.getoption("verbose")
+    if measured and verbose >= 1:
         tr.write_sep("-", "measured")
         for cid, name, value in measured:
             shown = f"{value:.4g}" if isinstance(value, float) else str(value)
             tr.write_line(f"{cid}: {name} = {shown}")
+    elif measured and verbose == 0:
+        where = "in the --claims-json file; " if _opt(config, "claims_json") else ""
+        tr.write_line(
+            f"measured: {len(measured)} numbers of {len({c for c, _, _ in measured})} claims ({where}-v lists them)"
+        )
 
 
 def _active_profile() -> str:

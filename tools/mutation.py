@@ -61,9 +61,15 @@ FAMILIES: dict[str, tuple[list[str], list[str]]] = {
             "checks/test_automata_experiments.py",
         ],
     ),
+    # the PCFG modules serve the distill (Liu §4.2.3) and flat (paper 000) claims: checks/test_pcfg.py holds both
     "distill": (
-        ["theorylab/boolean/*.py", "theorylab/attention/sparse_parity/*.py", "theorylab/nn/distill.py"],
-        ["checks/test_distill.py", "checks/test_distill_lemmas.py"],
+        [
+            "theorylab/boolean/*.py",
+            "theorylab/attention/sparse_parity/*.py",
+            "theorylab/nn/distill.py",
+            "theorylab/languages/pcfg*.py",
+        ],
+        ["checks/test_distill.py", "checks/test_distill_lemmas.py", "checks/test_pcfg.py"],
     ),
     "scb": (["theorylab/attention/scb/*.py"], ["checks/test_scb.py", "checks/test_scb_mechanism.py"]),
     "mple": (
@@ -84,7 +90,7 @@ FAMILIES: dict[str, tuple[list[str], list[str]]] = {
     ),
     # the oracles, verifiers and exact laws of theorylab/generation serve both Chapter-3 families
     "vgb": (["theorylab/generation/vgb.py"], ["checks/test_vgb.py", "checks/test_verifier.py"]),
-    "nce": (["theorylab/estimation/nce.py"], ["checks/test_nce.py"]),
+    "nce": (["theorylab/estimation/nce.py"], ["checks/test_nce.py", "checks/test_nce_proofs.py"]),
     "flat": (["theorylab/landscape/*.py", "theorylab/hmm/mlm.py"], ["checks/test_flat.py"]),
     "anchor": (["theorylab/representations/*.py"], ["checks/test_anchor.py", "checks/test_anchor_lemmas.py"]),
     "contrastive": (

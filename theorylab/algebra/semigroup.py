@@ -162,30 +162,44 @@ _CACHE: MemoCache[TransformationSemigroup] = MemoCache("algebra.transformation_s
 
 def _enumerate(aut, max_size: int) -> TransformationSemigroup:
     """Breadth first in short-lex order. Small levels element by element over tuples; once a level has
-    :data:`_VECTOR_FROM` products or more (and the states fit an int64 code), one whole level at a time: the
-    products ``g_s o f`` of every frontier element ``f`` and symbol ``s`` (in the order ``(f, s)``), encoded as
-    mixed-radix integers; unseen codes become new elements in order of first occurrence, as in a queue."""
+    :data:`_VECTOR_FROM` products or more, one whole level at a time: the products ``g_s o f`` of every
+    frontier element ``f`` and symbol ``s`` (in the order ``(f, s)``), encoded as integers; unseen codes become
+    new elements in order of first occurrence, as in a queue. Up to :data:`_MAX_CODE_STATES` states the code is
+    the mixed-radix number of the transformation (injective); beyond, a random 64-bit linear hash, and the
+    finished right Cayley graph is checked against the products themselves (a collision would map some
+    product to a different transformation: then the tuple queue redoes it)."""
     d = np.ascontiguousarray(aut.delta, dtype=np.int64)
     k, n = d.shape
-    switch = _VECTOR_FROM if n <= _MAX_CODE_STATES else None
-    rows, parents, symbols, right = _enumerate_tuples(d, max_size, switch)
+    hashed = n > _MAX_CODE_STATES
+    rows, parents, symbols, right = _enumerate_tuples(d, max_size, _VECTOR_FROM)
     size, done = len(rows), len(right)
     elements = np.array(rows, dtype=np.int64).reshape(-1, n)
     rights = [np.array(right, dtype=np.int64).reshape(-1, k)]
     parents, symbols = [np.array(parents, dtype=np.int64)], [np.array(symbols, dtype=np.int64)]
     blocks, frontier = [elements], elements[done:]
     if len(frontier):
-        radix = n ** np.arange(n - 1, -1, -1, dtype=np.int64)
-        index = _DirectIndex(n**n) if n**n <= _DIRECT_LIMIT else _SortedIndex()
+        if hashed:
+            radix = _hash_multipliers(n)
+            d = d.astype(np.uint64)  # products are gathered from d: codes in wrap-around uint64 arithmetic
+            elements = elements.astype(np.uint64)
+            blocks, frontier = [elements], elements[done:]
+        else:
+            radix = n ** np.arange(n - 1, -1, -1, dtype=np.int64)
+        index = _DirectIndex(n**n) if not hashed and n**n <= _DIRECT_LIMIT else _SortedIndex()
         codes = elements @ radix
         order = np.argsort(codes)
         index.insert(codes[order], order)
     while len(frontier):
         m = len(frontier)
-        prods = d[:, frontier]  # [s, f]: g_s o f
+        prods = np.take(d, frontier, axis=1)  # [s, f]: g_s o f
         codes = (prods @ radix).T.reshape(-1)  # position f*k + s
-        order = np.argsort(codes, kind="stable")  # equal codes: first occurrence first
-        srt = codes[order]
+        mk = len(codes)
+        if not hashed and n**n < (1 << 62) // mk:  # one plain sort of (code, position) pairs
+            keys = np.sort(codes * mk + np.arange(mk))
+            order, srt = keys % mk, keys // mk
+        else:
+            order = np.argsort(codes, kind="stable")  # equal codes: first occurrence first
+            srt = codes[order]
         starts = np.ones(len(srt), dtype=bool)
         starts[1:] = srt[1:] != srt[:-1]
         uniq, first = srt[starts], order[starts]
@@ -208,8 +222,20 @@ def _enumerate(aut, max_size: int) -> TransformationSemigroup:
         idx = np.empty(m * k, dtype=np.int64)
         idx[order] = idx_u[np.cumsum(starts) - 1]
         rights.append(idx.reshape(m, k))
+    elements, right = np.concatenate(blocks).astype(np.int64), np.concatenate(rights)
+    if hashed and not np.array_equal(
+        elements[right], np.take(aut.delta, elements, axis=1).transpose(1, 0, 2)
+    ):
+        rows, parents, symbols, right = _enumerate_tuples(d.astype(np.int64), max_size)  # a hash collision
+        elements, right = np.array(rows, dtype=np.int64), np.array(right, dtype=np.int64).reshape(-1, k)
+        parents, symbols = [np.array(parents, dtype=np.int64)], [np.array(symbols, dtype=np.int64)]
     words = Words(np.concatenate(parents), np.concatenate(symbols))
-    return TransformationSemigroup(aut, np.concatenate(blocks), np.concatenate(rights), words)
+    return TransformationSemigroup(aut, elements, right, words)
+
+
+def _hash_multipliers(n: int) -> np.ndarray:
+    """Odd random 64-bit multipliers of the linear hash of transformations on ``n > 15`` points (fixed seed)."""
+    return np.random.default_rng(n).integers(1, 2**63, n, dtype=np.uint64) | np.uint64(1)
 
 
 _MAX_CODE_STATES = 15  # n**n < 2**63: a transformation of up to 15 points is one int64 code
@@ -236,13 +262,12 @@ class _SortedIndex:
     each code is moved O(log N) times)."""
 
     def __init__(self):
-        empty = np.empty(0, dtype=np.int64)
-        self.big = self.small = (empty, empty)
+        self.big = self.small = None
 
     def lookup(self, codes: np.ndarray) -> np.ndarray:
         """``codes`` ascending (fast searches); ``-1`` where unseen."""
         out = np.full(len(codes), -1, dtype=np.int64)
-        for keys, vals in (self.big, self.small):
+        for keys, vals in (t for t in (self.big, self.small) if t is not None):
             if len(keys):
                 pos = np.minimum(np.searchsorted(keys, codes), len(keys) - 1)
                 hit = keys[pos] == codes
@@ -251,9 +276,10 @@ class _SortedIndex:
 
     def insert(self, codes: np.ndarray, idx: np.ndarray) -> None:
         """``codes`` ascending and unseen."""
-        self.small = _merge(self.small, (codes, idx))
-        if 4 * len(self.small[0]) >= len(self.big[0]):
-            self.big, self.small = _merge(self.big, self.small), (codes[:0], idx[:0])
+        self.small = (codes, idx) if self.small is None else _merge(self.small, (codes, idx))
+        if self.big is None or 4 * len(self.small[0]) >= len(self.big[0]):
+            self.big = self.small if self.big is None else _merge(self.big, self.small)
+            self.small = (codes[:0], idx[:0])
 
 
 def _merge(a: tuple, b: tuple) -> tuple:

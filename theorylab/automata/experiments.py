@@ -168,37 +168,44 @@ class ScratchpadTask:
 
 
 def scratchpad_decode(task: ScratchpadTask, model, words: np.ndarray, device: str = "cpu") -> np.ndarray:
-    """Iterative inference: at step $t$ feed $(\\sigma_1, \\hat q_1, \\dots, \\sigma_t)$ and take $\\hat q_t$ = the argmax
-    at the position of $\\sigma_t$. Returns the predicted states ``[B, n]``."""
+    r"""Iterative inference: at step $t$ feed $(\sigma_1, \hat q_1, \dots, \sigma_t)$ and take $\hat q_t$ = the argmax
+    at the position of $\sigma_t$. Returns the predicted states ``[B, n]``. All prompts are decoded together on
+    ``device`` (predictions stay there until one transfer at the end); the model's device and mode are restored."""
     torch = require("torch", extra="trained")
+    from theorylab.nn.threads import num_threads
 
     words = np.asarray(words, dtype=np.int64)
     B, n = words.shape
     tokens = torch.zeros((B, 2 * n), dtype=torch.int64, device=device)
     tokens[:, 0::2] = torch.from_numpy(words).to(device)
-    preds = np.zeros((B, n), dtype=np.int64)
-    was_training, threads = model.training, torch.get_num_threads()
+    params = list(model.parameters())
+    home = params[0].device if params else None
+    was_training = model.training
     model.eval().to(device)
-    torch.set_num_threads(1)  # small forwards: one thread (several threads contend on a loaded CPU)
+    # small forwards on the CPU: one thread (several threads contend on a loaded CPU); the count is given back
+    threads = 1 if torch.device(device).type == "cpu" else torch.get_num_threads()
     try:
-        preds = _decode_loop(task, model, tokens, preds)
+        with num_threads(threads):
+            preds = _decode_loop(task, model, tokens, n)
     finally:
-        torch.set_num_threads(threads)
         model.train(was_training)
+        if home is not None:
+            model.to(home)
     return preds
 
 
-def _decode_loop(task: ScratchpadTask, model, tokens, preds: np.ndarray) -> np.ndarray:
+def _decode_loop(task: ScratchpadTask, model, tokens, n: int) -> np.ndarray:
     torch = require("torch", extra="trained")
 
+    preds = torch.zeros((tokens.shape[0], n), dtype=torch.int64, device=tokens.device)
     with torch.no_grad():
-        for t in range(preds.shape[1]):
+        for t in range(n):
             out = model(tokens[:, : 2 * t + 1])
             out = out[0] if isinstance(out, tuple) else out
             q = out[:, 2 * t].argmax(-1)
-            preds[:, t] = q.cpu().numpy()
+            preds[:, t] = q
             tokens[:, 2 * t + 1] = task.automaton.n_symbols + q
-    return preds
+    return preds.cpu().numpy()
 
 
 def majority_accuracy(labels: np.ndarray, mask: np.ndarray | None = None) -> float:

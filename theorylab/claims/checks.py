@@ -83,10 +83,25 @@ def _string_constants(tree: ast.Module) -> dict[str, str]:
     return consts
 
 
-def scan_file(path: Path) -> list[CheckRef]:
-    """Every claim marker in ``path``; a class's markers apply to each of its test methods. Claim ids may be
-    string literals or module-level string constants."""
-    tree = ast.parse(Path(path).read_text(encoding="utf-8"), filename=str(path))
+def parse_file(path: str | Path) -> ast.Module:
+    """The syntax tree of ``path``."""
+    return ast.parse(Path(path).read_text(encoding="utf-8"), filename=str(path))
+
+
+def scan_file(path: Path, tree: ast.Module | None = None) -> list[CheckRef]:
+    """Every claim marker in ``path`` (whose syntax tree may be given); a class's markers apply to each of its test
+    methods. Claim ids may be string literals or module-level string constants. Cached per version of the file
+    (its modification time), so the pytest plugin and the claim table read each file once."""
+    key = (str(path), Path(path).stat().st_mtime_ns)
+    if key not in _SCANNED:
+        _SCANNED[key] = tuple(_scan_tree(str(path), tree if tree is not None else parse_file(path)))
+    return list(_SCANNED[key])
+
+
+_SCANNED: dict[tuple[str, int], tuple[CheckRef, ...]] = {}
+
+
+def _scan_tree(path: str, tree: ast.Module) -> list[CheckRef]:
     consts = _string_constants(tree)
     refs: list[CheckRef] = []
     for node in tree.body:

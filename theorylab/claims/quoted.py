@@ -6,7 +6,9 @@ A page writes ``{{ run(CLAIM, NAME, FORMAT) }}`` with the arguments in double qu
 the docs (``docs/measured.json``), extracted from a run's ``--claims-json`` artifact by :func:`extract`;
 :func:`compare` tells whether a later run still measures the same numbers: for exact and property checks (seeded
 and deterministic) integers exactly and floats to :data:`FLOAT_RTOL` (their last bits depend on the CPU), and within :data:`TRAINED_RTOL` for numbers recorded by trained checks
-(floating-point reductions differ across CPUs, and training amplifies the difference).
+(floating-point reductions differ across CPUs, and training amplifies the difference). A trained number is quoted
+with its environment (torch version, CPU threads, seeds trained stacked under vmap or one after another: see
+:func:`theorylab.testing.training_environment`), so a drift says whether the environment changed.
 """
 
 from __future__ import annotations
@@ -105,6 +107,9 @@ def extract(artifact: dict, wanted: list[Quote]) -> dict[str, dict[str, object]]
             "value": record["measures"][quote.measure],
             "tier": tier,
         }
+        env = record.get("measure_env", {}).get(quote.measure)
+        if tier == "trained" and env is not None:  # a trained number holds in its environment
+            out[quote.claim][quote.measure]["env"] = env
     if missing:
         raise ValueError(f"the run recorded no value for: {', '.join(sorted(set(missing)))}")
     return out
@@ -131,6 +136,34 @@ def _same(a, b, trained: bool) -> bool:
     return a == b
 
 
+#: the parts of a trained check's environment that its numbers depend on (besides the CPU's kernels)
+ENV_KEYS = ("torch", "threads", "training", "stack_sizes")
+
+
+def environment_change(quoted_env: dict | None, run_env: dict | None) -> str:
+    """How the environment of a run's trained number differs from the quoted one's: ``"threads [1] -> [2]"``,
+    ``""`` when torch, threads and stacking are the same, ``"unknown"`` when one side did not record it."""
+    if not quoted_env or not run_env:
+        return "unknown"
+    return ", ".join(
+        f"{key} {quoted_env.get(key)} -> {run_env.get(key)}"
+        for key in ENV_KEYS
+        if quoted_env.get(key) != run_env.get(key)
+    )
+
+
+def _drift(claim: str, name: str, quote: dict, record: dict, value) -> str:
+    line = f"{claim}/{name}: quoted {quote['value']!r}, this run measured {value!r}"
+    if quote["tier"] != "trained":
+        return line
+    change = environment_change(quote.get("env"), record.get("measure_env", {}).get(name))
+    if change == "unknown":
+        return f"{line} (trained; environment not recorded on both sides)"
+    if change:
+        return f"{line} (trained; other environment: {change})"
+    return f"{line} (trained; same environment: torch, threads and stacking equal, so the CPU or the code differs)"
+
+
 def compare(quoted: dict, artifact: dict, trained: bool | None = None) -> list[str]:
     """The quoted numbers that a run (its ``--claims-json`` artifact) does not reproduce, one line each: integers and
     strings exactly, floats to :data:`FLOAT_RTOL` (round-off-level floats to a factor :data:`ROUNDOFF_FACTOR`), and
@@ -150,9 +183,7 @@ def compare(quoted: dict, artifact: dict, trained: bool | None = None) -> list[s
             elif name not in record.get("measures", {}):
                 problems.append(f"{claim}/{name}: not recorded by this run")
             elif not _same(value, record["measures"][name], of_trained):
-                problems.append(
-                    f"{claim}/{name}: quoted {value!r}, this run measured {record['measures'][name]!r}"
-                )
+                problems.append(_drift(claim, name, quote, record, record["measures"][name]))
     return problems
 
 

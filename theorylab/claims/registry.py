@@ -52,6 +52,7 @@ _CLAIM_KEYS = {
     "erratum",
     "provenance",
     "tightness",
+    "aliases",
 }
 _REQUIRED = ("id", "title", "source", "statement", "tiers", "status")
 _SOURCE_KEYS = {"document", "numbering", "section"}
@@ -104,6 +105,8 @@ class Claim:
     provenance: str = "printed"
     #: for bound claims: how tight the bound is, as measured by a check (e.g. "loose by 1.5x", "tight (attained)")
     tightness: str = ""
+    #: other names of the claim (catalog ids, the other thesis' numbering); see ``theorylab.claims.aliases``
+    aliases: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -229,7 +232,16 @@ def _parse_claim(raw: dict, family: str, file: str, documents: dict[str, str] | 
         file=file,
         provenance=provenance,
         tightness=_string(raw.get("tightness", ""), file, cid, "tightness", empty_ok=True),
+        aliases=_aliases(raw.get("aliases", []), file, cid),
     )
+
+
+def _aliases(value, file: str, cid: str) -> tuple[str, ...]:
+    names = _strings(value, file, cid, "aliases")
+    bad = [a for a in names if not _ID.match(a) or a == cid]
+    if bad:
+        raise _fail(file, cid, f"aliases must look like 'family.name' and differ from the id, got {bad}")
+    return names
 
 
 def _parse_file(path: Path) -> tuple[Family, list[Claim]]:
@@ -293,6 +305,9 @@ def load_registry(paths: Iterable[Path] | None = None) -> tuple[dict[str, Claim]
         for used in claim.uses:
             if used not in claims:
                 raise _fail(claim.file, claim.id, f"'uses' names unknown claim {used!r}")
+        clash = [a for a in claim.aliases if a in claims]
+        if clash:
+            raise _fail(claim.file, claim.id, f"aliases {clash} are ids of other claims")
     return claims, fams
 
 
@@ -332,13 +347,39 @@ def did_you_mean(word: str, choices: Iterable[str], n: int = 3) -> str:
     return f" (did you mean {', '.join(close[:n])}?)" if close else ""
 
 
-def get(claim_id: str) -> Claim:
-    """The record of ``claim_id``; ``KeyError`` with close matches if it is unknown."""
+def aliases() -> dict[str, tuple[str, ...]]:
+    """Every alias -> the ids it names: the records' ``aliases`` fields and, for the shipped registry, the table
+    of :mod:`theorylab.claims.aliases` (restricted to ids that are registered)."""
+    from theorylab.claims.aliases import ALIASES
+
     claims = _default()[0]
-    try:
-        return claims[claim_id]
-    except KeyError:
-        raise KeyError(f"unknown claim {claim_id!r}{did_you_mean(claim_id, claims)}") from None
+    out: dict[str, tuple[str, ...]] = {}
+    if not os.environ.get("THEORYLAB_CLAIMS_PATH"):
+        for name, ids in ALIASES.items():
+            known = tuple(i for i in ids if i in claims)
+            if known and name not in claims:
+                out[name] = known
+    for claim in claims.values():
+        for name in claim.aliases:
+            out[name] = out.get(name, ()) + ((claim.id,) if claim.id not in out.get(name, ()) else ())
+    return out
+
+
+def resolve(name: str) -> list[Claim]:
+    """The records named by ``name``: the claim with that id, or every claim of that alias."""
+    claims = _default()[0]
+    if name in claims:
+        return [claims[name]]
+    ids = aliases().get(name)
+    if not ids:
+        raise KeyError(f"unknown claim {name!r}{did_you_mean(name, list(claims) + list(aliases()))}")
+    return [claims[i] for i in ids]
+
+
+def get(claim_id: str) -> Claim:
+    """The record of ``claim_id`` (an id or an alias: the first record it names); ``KeyError`` with close matches
+    if it is unknown."""
+    return resolve(claim_id)[0]
 
 
 def natural_key(claim_id: str) -> tuple:

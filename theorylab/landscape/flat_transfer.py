@@ -26,6 +26,7 @@ import numpy as np
 
 from theorylab._extras import require
 from theorylab.landscape.canonical import balance_rescalings
+from theorylab.nn.threads import with_threads
 
 __all__ = [
     "DyckTask",
@@ -233,6 +234,7 @@ def torch_loss(task: DyckTask, m: int, k: int = 2):
     return loss_fn, pack
 
 
+@with_threads(1)  # tiny steps: threads only add contention; the caller's count is given back
 def train_flat(
     task: DyckTask, m: int, *, penalty: float = 0.1, steps: int = 600, lr: float = 5e-2, seed: int = 0
 ) -> OneLayerSolution:
@@ -244,7 +246,6 @@ def train_flat(
 
     if int(m) < 2 or steps < 1 or not penalty >= 0:
         raise ValueError("need m >= 2, steps >= 1 and penalty >= 0")
-    torch.set_num_threads(1)  # tiny steps: threads only add contention
     X, Y = task.pretrain_support()
     H = torch.as_tensor(attention_features(X))
     Yt = torch.as_tensor(Y)

@@ -29,6 +29,8 @@ _EXPORTS: dict[str, str] = {
     "MLP": "models",
     "count_parameters": "models",
     "sinusoidal_positions": "models",
+    "attention_backend": "models",
+    "chunked_forward": "models",
     "Budget": "train",
     "TrainResult": "train",
     "train": "train",

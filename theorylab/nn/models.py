@@ -10,6 +10,7 @@ Forward passes are written without in-place updates or data-dependent control fl
 from __future__ import annotations
 
 import math
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 from theorylab._extras import needs
@@ -69,6 +70,32 @@ def sinusoidal_positions(T: int, d: int, device=None, dtype=torch.float32) -> to
     P[:, 0::2] = torch.sin(t * freq)
     P[:, 1::2] = torch.cos(t * freq[: d // 2])
     return P.to(dtype)
+
+
+ATTENTION_BACKENDS = ("auto", "sdpa", "explicit")
+_BACKEND = {"mode": "auto"}
+
+
+@contextmanager
+def attention_backend(mode: str):
+    """Choose how softmax attention is computed when no caller needs the weights: ``"auto"`` (fused
+    ``scaled_dot_product_attention`` on CUDA, the explicit ``softmax(q k^T s) v`` on the CPU, where ``vmap`` over the
+    fused kernel falls back to a per-seed loop and the explicit path keeps CPU results bit-identical), ``"sdpa"``
+    (fused on every device) or ``"explicit"`` (never fused)."""
+    _check_choice("attention backend", mode, ATTENTION_BACKENDS)
+    prev, _BACKEND["mode"] = _BACKEND["mode"], mode
+    try:
+        yield
+    finally:
+        _BACKEND["mode"] = prev
+
+
+def _use_sdpa(cfg: TransformerConfig, x: torch.Tensor, need_weights: bool) -> bool:
+    """The fused kernel computes exactly softmax attention with a causal or full mask and no score bias."""
+    if need_weights or cfg.uniform_attention or cfg.attention != "softmax" or cfg.pos == "alibi":
+        return False
+    mode = _BACKEND["mode"]
+    return mode == "sdpa" or (mode == "auto" and x.device.type == "cuda")
 
 
 def attention_mask(T: int, causal: bool, device=None) -> torch.Tensor:
@@ -209,7 +236,8 @@ def alibi_bias(H: int, T: int, device=None, dtype=torch.float32) -> torch.Tensor
 
 
 class Attention(nn.Module):
-    """Multi-head self-attention; returns the output and the attention weights ``[B, H, T, T]``."""
+    """Multi-head self-attention; returns the output and the attention weights ``[B, H, T, T]`` (None when
+    ``need_weights`` is False and the fused kernel ran: see :func:`attention_backend`)."""
 
     def __init__(self, cfg: TransformerConfig):
         super().__init__()
@@ -221,13 +249,21 @@ class Attention(nn.Module):
         self.v = nn.Linear(d, d, bias=cfg.bias)
         self.o = nn.Linear(d, d, bias=cfg.bias)
 
-    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    def forward(self, x: torch.Tensor, need_weights: bool = True) -> tuple[torch.Tensor, torch.Tensor | None]:
         cfg = self.cfg
         B, T, d = x.shape
         H = cfg.n_heads
         dh = d // H
-        allowed = attention_mask(T, cfg.causal, x.device)
         v = self.v(x).reshape(B, T, H, dh).transpose(1, 2)
+        if _use_sdpa(cfg, x, need_weights):
+            scale = cfg.attn_scale if cfg.attn_scale is not None else 1.0 / math.sqrt(dh)
+            q = self.q(x).reshape(B, T, H, dh).transpose(1, 2)
+            k = self.k(x).reshape(B, T, H, dh).transpose(1, 2)
+            if cfg.pos == "rope":
+                q, k = rope_rotate(q), rope_rotate(k)
+            out = F.scaled_dot_product_attention(q, k, v, is_causal=cfg.causal, scale=scale)
+            return self.o(out.transpose(1, 2).reshape(B, T, d)), None
+        allowed = attention_mask(T, cfg.causal, x.device)
         if cfg.uniform_attention:
             w = allowed.to(x.dtype) / allowed.sum(-1, keepdim=True).to(x.dtype)
             w = w.expand(B, H, T, T)
@@ -286,9 +322,10 @@ class Block(nn.Module):
             y = ln(y)
         return y, extra
 
-    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    def forward(self, x: torch.Tensor, need_weights: bool = True) -> tuple[torch.Tensor, torch.Tensor | None]:
         ident = lambda z: z
-        x, w = self._sublayer(x, self.attn, getattr(self, "ln1", ident))
+        attn = lambda h: self.attn(h, need_weights)
+        x, w = self._sublayer(x, attn, getattr(self, "ln1", ident))
         if self.mlp is not None:
             x, _ = self._sublayer(x, self.mlp, getattr(self, "ln2", ident))
         return x, w
@@ -343,12 +380,57 @@ class Transformer(nn.Module):
         x = self.emb_drop(x)
         weights = []
         for block in self.blocks:
-            x, w = block(x)
-            weights.append(w)
+            x, w = block(x, return_attention)
+            if return_attention:
+                weights.append(w)
         if cfg.has_final_norm:
             x = self.ln_f(x)
         out = self.head(x)
         return (out, weights) if return_attention else out
+
+
+def chunked_forward(
+    model: nn.Module,
+    tokens,
+    chunk: int = 32,
+    device: str | torch.device | None = None,
+    return_attention=False,
+):
+    """``model(tokens)`` in chunks of ``chunk`` sequences on ``device`` (default: where the model is), under
+    ``no_grad`` and in eval mode, gathered on the CPU; the model's device and training mode are restored. A module
+    without parameters (a hand-written solver) runs on the CPU.
+
+    With ``return_attention`` (Transformers), also the per-layer attention weights ``[N, H, T, T]`` on the CPU. Peak
+    device memory is that of one chunk, so checks that need weights at T = 512 do not materialise them for the
+    whole set at once."""
+    if not isinstance(chunk, int) or chunk < 1:
+        raise ValueError(f"chunk must be a positive int, got {chunk!r}")
+    tokens = torch.as_tensor(tokens)
+    if tokens.dim() != 2:
+        raise ValueError(f"tokens must be [N, T], got shape {tuple(tokens.shape)}")
+    params = list(model.parameters())
+    home = params[0].device if params else torch.device("cpu")
+    dev = torch.device(device) if device is not None and params else home  # no parameters: runs on the CPU
+    was_training = model.training
+    model.eval().to(dev)
+    outs, weights = [], []
+    try:
+        with torch.no_grad():
+            for i in range(0, tokens.shape[0], chunk):
+                x = tokens[i : i + chunk].to(dev, non_blocking=True)
+                res = model(x, return_attention=True) if return_attention else model(x)
+                if return_attention:
+                    res, w = res
+                    weights.append([wl.cpu() for wl in w])
+                if isinstance(res, tuple):
+                    res = res[0]
+                outs.append(res.cpu())
+    finally:
+        model.to(home).train(was_training)
+    out = torch.cat(outs) if outs else torch.empty(0)
+    if return_attention:
+        return out, [torch.cat(layer) for layer in zip(*weights, strict=True)]
+    return out
 
 
 # ----------------------------------------------------------------------------------------------- LSTM

@@ -53,6 +53,8 @@ class SharpenedTransformer(nn.Module):
         self.cfg = inner.cfg
 
     def forward(self, tokens: torch.Tensor, return_attention: bool = False):
+        if not self.training and not return_attention:
+            return self.inner(tokens)  # evaluation needs no weights: the fused attention path may run
         out, weights = self.inner(tokens, return_attention=True)
         if return_attention:
             return out, weights

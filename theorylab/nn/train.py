@@ -23,6 +23,7 @@ import sys
 import time
 import zlib
 from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -38,11 +39,15 @@ with needs("trained"):
     from torch.func import functional_call, vmap
 
 from theorylab.nn.tasks import Batch, Task, check_batch, check_task, sample_fixed_dataset
+from theorylab.nn.threads import num_threads  # noqa: F401  (re-exported)
+from theorylab.testing import note_training, progress_sink
 
 OPTIMIZERS = ("adamw", "sgd")
 SCHEDULES = ("constant", "cosine", "warmup_cosine", "linear", "warmup_linear")
 EVAL_SEED = 0x5EED_E7A1  # the root of every held-out evaluation set
+#: Dense bf16 peak FLOP/s by device-name substring (longest match wins): an H100 PCIe is 756, the SXM/NVL 989.
 PEAK_BF16_FLOPS = {
+    "H100 PCIe": 756e12,
     "H100": 989e12,
     "H200": 989e12,
     "GH200": 989e12,
@@ -50,6 +55,7 @@ PEAK_BF16_FLOPS = {
     "L40": 181e12,
     "L4": 121e12,
 }
+VALIDATED_STEPS = 2  # training batches checked by check_batch (per seed) before the harness trusts the task
 
 
 @dataclass(frozen=True)
@@ -283,11 +289,16 @@ def _resolve_device(device: str | torch.device) -> torch.device:
     return dev
 
 
-def peak_flops(device: torch.device) -> float | None:
-    """Dense bf16 peak FLOP/s of a known GPU (for MFU); None on CPU or unknown GPUs."""
-    if device.type != "cuda":
-        return None
-    name = torch.cuda.get_device_name(device)
+def peak_flops(device: torch.device | str) -> float | None:
+    """Dense bf16 peak FLOP/s of a known GPU (for MFU); None on CPU or unknown GPUs. ``device`` may also be a device
+    name (``"NVIDIA H100 PCIe"``), as a plan for a device that is not attached needs."""
+    if isinstance(device, str) and device not in ("cpu", "cuda") and not device.startswith("cuda:"):
+        name = device
+    else:
+        device = torch.device(device)
+        if device.type != "cuda":
+            return None
+        name = torch.cuda.get_device_name(device)
     for key in sorted(PEAK_BF16_FLOPS, key=len, reverse=True):
         if key in name:
             return PEAK_BF16_FLOPS[key]
@@ -300,15 +311,20 @@ class _Progress:
     def __init__(self, label: str, total: int, enabled: bool | None):
         self.label, self.total = label, total
         self.enabled = sys.stderr.isatty() if enabled is None else enabled
+        self.sink = progress_sink()  # a trained claim check's progress display (see theorylab.testing)
         self.start = self.last = time.perf_counter()
         self.shown = False
 
     def due(self) -> bool:
         now = time.perf_counter()
-        return self.enabled and now - self.start > 3.0 and now - self.last > 0.5
+        return (self.enabled or self.sink is not None) and now - self.start > 3.0 and now - self.last > 0.5
 
     def update(self, step: int, loss: float, acc: float) -> None:
         self.last = time.perf_counter()
+        if self.sink is not None:
+            self.sink(self.label, step, self.total)
+        if not self.enabled:
+            return
         rate = step / max(self.last - self.start, 1e-9)
         eta = (self.total - step) / max(rate, 1e-9)
         msg = f"\r[{self.label}] step {step}/{self.total} loss {loss:.4f} acc {acc:.4f} {rate:.1f} it/s eta {eta:.0f}s"
@@ -401,16 +417,27 @@ class _Stack:
             )
         return torch.compile(fn) if self.compile else fn
 
-    def clip_(self, max_norm: float) -> None:
+    def clip_(self, max_norm: float, fast: bool | None = None) -> None:
+        """Clip each seed's global gradient norm to ``max_norm`` (coefficient ``max_norm / (norm + 1e-6)``, at most
+        1). ``fast`` (default: on CUDA) computes the norms with one multi-tensor kernel over the per-seed slices
+        instead of one kernel per tensor; the arithmetic is the same up to float summation order."""
         grads = [p.grad for p in self.trainable.values() if p.grad is not None]
         if not grads:
             return
+        fast = self.device.type == "cuda" if fast is None else fast
         if not self.vectorized:
-            torch.nn.utils.clip_grad_norm_([p for p in self.trainable.values()], max_norm)
+            torch.nn.utils.clip_grad_norm_(
+                [p for p in self.trainable.values()], max_norm, foreach=fast or None
+            )
             return
-        norms = torch.linalg.vector_norm(
-            torch.stack([torch.linalg.vector_norm(g.reshape(self.S, -1), dim=1) for g in grads]), dim=0
-        )
+        if fast:
+            slices = [s for g in grads for s in g.unbind(0)]  # tensor-major: [g0 s0, g0 s1, ..., g1 s0, ...]
+            per = torch.stack(torch._foreach_norm(slices)).reshape(len(grads), self.S)
+            norms = torch.linalg.vector_norm(per, dim=0)
+        else:
+            norms = torch.linalg.vector_norm(
+                torch.stack([torch.linalg.vector_norm(g.reshape(self.S, -1), dim=1) for g in grads]), dim=0
+            )
         coef = (max_norm / (norms + 1e-6)).clamp(max=1.0)
         for g in grads:
             g.mul_(coef.reshape(self.S, *([1] * (g.dim() - 1))))
@@ -427,20 +454,22 @@ class _Stack:
         return out
 
 
-def _make_optimizer(params: list[torch.Tensor], budget: Budget) -> torch.optim.Optimizer:
+def _make_optimizer(
+    params: list[torch.Tensor], budget: Budget, fast: bool | None = None
+) -> torch.optim.Optimizer:
+    """AdamW or SGD over the stacked leaves (elementwise, so one optimiser per seed in effect). ``fast`` (default:
+    on CUDA) uses the fused AdamW / multi-tensor SGD kernels (one launch for all tensors instead of ~8 per tensor):
+    the same update up to float rounding. The CPU default keeps the per-tensor loop, bit-identical to earlier runs."""
     if not params:
         return torch.optim.SGD([torch.zeros(1, requires_grad=True)], lr=0.0)  # nothing to train
+    fast = params[0].device.type == "cuda" if fast is None else fast
     if budget.optimizer == "adamw":
+        kind = dict(fused=True) if fast else dict(foreach=False)
         return torch.optim.AdamW(
-            params,
-            lr=budget.lr,
-            betas=budget.betas,
-            eps=budget.eps,
-            weight_decay=budget.weight_decay,
-            foreach=False,
+            params, lr=budget.lr, betas=budget.betas, eps=budget.eps, weight_decay=budget.weight_decay, **kind
         )
     return torch.optim.SGD(
-        params, lr=budget.lr, momentum=budget.momentum, weight_decay=budget.weight_decay, foreach=False
+        params, lr=budget.lr, momentum=budget.momentum, weight_decay=budget.weight_decay, foreach=fast
     )
 
 
@@ -457,24 +486,94 @@ def _eval_sets(task: Task, budget: Budget, T: int, extra: Mapping[str, Task]) ->
 
 
 def _evaluate_stack(stack: _Stack, sets, device) -> dict[str, np.ndarray]:
-    out = {}
+    """Held-out loss and accuracy of every seed of the stack (autocast as in training); the evaluation tensors are
+    moved to the device once per run and the results come back in one transfer."""
     stack.template.eval()
+    cache = stack.__dict__.setdefault("_eval_tensors", {})
+    sums = []
     with torch.no_grad():
         for name, (t, batches) in sets.items():
-            tot_loss = torch.zeros(stack.S, device=device, dtype=torch.float64)
-            tot_correct = torch.zeros(stack.S, device=device, dtype=torch.float64)
-            tot_count = torch.zeros(stack.S, device=device, dtype=torch.float64)
-            for b in batches:
-                x, y, m = _to_tensors(b, device)
+            if name not in cache:
+                cache[name] = [_to_tensors(b, device) for b in batches]
+            tot = torch.zeros(3, stack.S, device=device, dtype=torch.float64)  # loss*count, correct, count
+            for x, y, m in cache[name]:
                 _, loss, correct, count = stack.losses(x, y, m, t.loss, shared_data=True)
-                tot_loss += loss.double() * count
-                tot_correct += correct
-                tot_count += count
-            n = tot_count.clamp_min(1).cpu().numpy()
-            out[f"{name}_loss"] = tot_loss.cpu().numpy() / n
-            out[f"{name}_acc"] = tot_correct.cpu().numpy() / n
+                tot += torch.stack((loss.double() * count, correct.double(), count.double()))
+            sums.append(tot)
     stack.template.train()
+    host = torch.stack(sums).cpu().numpy() if sums else np.zeros((0, 3, stack.S))  # the one sync
+    out = {}
+    for (name, _), (loss, correct, count) in zip(sets.items(), host, strict=True):
+        n = np.maximum(count, 1)
+        out[f"{name}_loss"], out[f"{name}_acc"] = loss / n, correct / n
     return out
+
+
+class _Batches:
+    """Seed-stacked training batches ``[S, B, T]`` in the order of the per-seed streams.
+
+    ``prefetch`` (CUDA) samples the next batch on a background thread into pinned host memory while the device
+    works, and copies it without blocking; the streams are consumed in the same order, so the batches are the same
+    as without prefetching. ``check_batch`` validates the first ``VALIDATED_STEPS`` steps only."""
+
+    def __init__(
+        self, task: Task, budget: Budget, rngs, datasets, device: torch.device, prefetch: bool, states
+    ):
+        self.task, self.budget, self.rngs, self.datasets = task, budget, rngs, datasets
+        self.device, self.prefetch, self.states = device, prefetch, states
+        self.step = 0
+        self._pool = ThreadPoolExecutor(max_workers=1) if prefetch else None
+        # with prefetching, the seeds' samplers also run in parallel threads (each seed keeps its own generator,
+        # so every stream is the one a serial loop draws; numpy releases the GIL in its array kernels)
+        workers = min(len(rngs), os.cpu_count() or 1) if prefetch else 1
+        self._seed_pool = ThreadPoolExecutor(max_workers=workers) if workers > 1 else None
+        self._next = None
+
+    def _sample(self, validate: bool):
+        task, B, T = self.task, self.budget.batch_size, self.budget.seq_len
+        if self.datasets is None:
+            if self._seed_pool is not None:
+                batches = list(self._seed_pool.map(lambda r: task.sample_batch(r, B, T), self.rngs))
+            else:
+                batches = [task.sample_batch(r, B, T) for r in self.rngs]
+            if validate:
+                batches = [check_batch(b, task, B, T) for b in batches]
+        else:
+            batches = []
+            for r, d in zip(self.rngs, self.datasets, strict=True):
+                n = len(d.inputs)
+                idx = r.choice(n, size=B, replace=n < B)
+                batches.append(Batch(d.inputs[idx], d.targets[idx], d.mask[idx]))
+        x, y, m = (
+            torch.from_numpy(np.stack([getattr(b, f) for b in batches]))
+            for f in ("inputs", "targets", "mask")
+        )
+        if y.dtype == torch.float64:
+            y = y.float()
+        if self.prefetch and self.device.type == "cuda":
+            x, y, m = x.pin_memory(), y.pin_memory(), m.pin_memory()
+        states = [r.bit_generator.state for r in self.rngs] if self.states else None
+        return (x, y, m), states
+
+    def next(self):
+        """The next batch on the device and the generator states right after it was drawn (for checkpoints)."""
+        validate = self.step < VALIDATED_STEPS
+        if self._next is not None:
+            host, states = self._next.result()
+        else:
+            host, states = self._sample(validate)
+        self.step += 1
+        if self._pool is not None and self.step < self.budget.steps:
+            self._next = self._pool.submit(self._sample, self.step < VALIDATED_STEPS)
+        else:
+            self._next = None
+        pinned = self.prefetch and self.device.type == "cuda"
+        return tuple(t.to(self.device, non_blocking=pinned) for t in host), states
+
+    def close(self) -> None:
+        for pool in (self._pool, self._seed_pool):
+            if pool is not None:
+                pool.shutdown(wait=True)
 
 
 def _checkpoint_file(checkpoint_dir: str | Path, seeds: Sequence[int]) -> Path:
@@ -495,11 +594,13 @@ def _run_stack(
     checkpoint_dir,
     resume: bool,
     compile: bool = False,
+    fast: bool | None = None,
+    timing: dict | None = None,
 ) -> tuple[_Stack, list[dict], dict[str, np.ndarray], float]:
-    S, B, T = len(seeds), budget.batch_size, budget.seq_len
+    S, T = len(seeds), budget.seq_len
     stack = _Stack(config, seeds, device, vectorized, amp, compile)
     stack.template.train()
-    opt = _make_optimizer(list(stack.trainable.values()), budget)
+    opt = _make_optimizer(list(stack.trainable.values()), budget, fast)
     rngs = [np.random.default_rng([s, 1]) for s in seeds]
     datasets = None
     if budget.fixed_dataset is not None:
@@ -527,21 +628,16 @@ def _run_stack(
     if start_step:
         win = win_saved
     train_seconds = 0.0
+    fast = device.type == "cuda" if fast is None else fast
+    saving = ckpt is not None and budget.checkpoint_every > 0
+    feed = _Batches(task, budget, rngs, datasets, device, prefetch=fast, states=saving)
+    feed.step = start_step
+    # marginal step time: from the end of the warm-up steps (compilation, allocator, first batches) to the end
+    warm = start_step + min(max(1, (budget.steps - start_step) // 10), 10)
+    t_warm, eval_after_warm = None, 0.0
     t0 = time.perf_counter()
     for step in range(start_step, budget.steps):
-        if datasets is None:
-            batches = [check_batch(task.sample_batch(r, B, T), task, B, T) for r in rngs]
-        else:
-            batches = []
-            for r, d in zip(rngs, datasets, strict=True):
-                n = len(d.inputs)
-                idx = r.choice(n, size=B, replace=n < B)
-                batches.append(Batch(d.inputs[idx], d.targets[idx], d.mask[idx]))
-        x, y, m = (
-            torch.from_numpy(np.stack([getattr(b, f) for b in batches]))
-            for f in ("inputs", "targets", "mask")
-        )
-        x, y, m = x.to(device), (y.float() if y.dtype == torch.float64 else y).to(device), m.to(device)
+        (x, y, m), rng_states = feed.next()
         lr = budget.lr_at(step)
         for g in opt.param_groups:
             g["lr"] = lr
@@ -549,7 +645,7 @@ def _run_stack(
         if stack.trainable:
             objective.sum().backward()  # seed s's loss depends only on slice s of each stacked parameter
             if budget.grad_clip is not None:
-                stack.clip_(budget.grad_clip)
+                stack.clip_(budget.grad_clip, fast)
             opt.step()
             opt.zero_grad(set_to_none=True)
         with torch.no_grad():
@@ -567,13 +663,16 @@ def _run_stack(
             }
             win = [torch.zeros_like(w) for w in win]
             if is_eval:
-                train_seconds += time.perf_counter() - t0
+                t_eval = time.perf_counter()
+                train_seconds += t_eval - t0
                 rec.update(_evaluate_stack(stack, eval_sets, device))
                 if eval_fn is not None:
                     rec.update(
                         {k: np.asarray(v, dtype=float) for k, v in eval_fn(done, stack.modules()).items()}
                     )
                 t0 = time.perf_counter()
+                if t_warm is not None:
+                    eval_after_warm += t0 - t_eval
             records.append((done, rec))
             if progress.due():
                 progress.update(done, float(rec["loss"].mean()), float(rec["acc"].mean()))
@@ -584,15 +683,24 @@ def _run_stack(
                 "step": done,
                 "trainable": {k: v.detach() for k, v in stack.trainable.items()},
                 "optimizer": opt.state_dict(),
-                "rngs": [r.bit_generator.state for r in rngs],
+                "rngs": rng_states,
                 "records": records,
                 "window": [w.cpu() for w in win],
             }
             torch.save(state, tmp)
             os.replace(tmp, ckpt)
+        if done == warm and done < budget.steps:
+            if device.type == "cuda":
+                torch.cuda.synchronize(device)
+            t_warm = time.perf_counter()
+    feed.close()
     if device.type == "cuda":
         torch.cuda.synchronize(device)
-    train_seconds += time.perf_counter() - t0
+    t_end = time.perf_counter()
+    train_seconds += t_end - t0
+    if timing is not None and t_warm is not None:
+        timing["marginal_steps"] = timing.get("marginal_steps", 0) + budget.steps - warm
+        timing["marginal_seconds"] = timing.get("marginal_seconds", 0.0) + (t_end - t_warm - eval_after_warm)
 
     final: dict[str, np.ndarray] = {}
     last = records[-1][1] if records else {"loss": np.full(S, np.nan), "acc": np.full(S, np.nan)}
@@ -639,6 +747,7 @@ def train(
     threads: int | None = None,
     compile: bool = False,
     max_stack: int | None = None,
+    fast: bool | None = None,
 ) -> TrainResult:
     """Train one model per seed on ``task`` and return the trained models, a metrics history and final metrics.
 
@@ -652,7 +761,10 @@ def train(
     threads during training (default: :func:`cpu_threads`). ``compile=True`` wraps the per-step loss (vmap included)
     in ``torch.compile``: it pays on CUDA for larger models, costs compile time for small ones. ``max_stack``: at
     most this many seeds per vmapped stack (default :func:`auto_stack_size`: all on CUDA, cache-sized on CPU);
-    a seed's result does not depend on how the seeds are grouped.
+    a seed's result does not depend on how the seeds are grouped. ``fast`` (default: on CUDA only) switches on the
+    fused AdamW / multi-tensor SGD, multi-tensor clipping and the prefetching batch feed; the CPU default keeps
+    the per-tensor paths, bit-identical to earlier versions. ``throughput`` reports the marginal step time (after
+    the warm-up steps, evaluations excluded) and the MFU computed from it with the device's bf16 peak.
     """
     check_task(task)
     if not isinstance(budget, Budget):
@@ -678,11 +790,12 @@ def train(
     k_guess = (max_stack or auto_stack_size(model_config, budget, len(seeds), dev)) if vectorize else 1
     step_tokens = k_guess * budget.batch_size * T
     n_threads = threads or cpu_threads(fpt * step_tokens)
+    note_training(n_threads, k_guess, len(seeds), str(dev))  # the environment of a trained check's numbers
     rng_devices = [dev.index or 0] if dev.type == "cuda" else []
     with torch.random.fork_rng(devices=rng_devices), _training_environment(str(dev), n_threads):
         eval_sets = _eval_sets(task, budget, T, dict(eval_tasks or {}))
         groups = [seeds[i : i + k_guess] for i in range(0, len(seeds), k_guess)]
-        models, parts, finals, train_seconds = [], [], [], 0.0
+        models, parts, finals, train_seconds, timing = [], [], [], 0.0, {}
         for group in groups:
             bar = _Progress(f"{task.name} seeds {group[0]}..{group[-1]}", budget.steps, progress)
             stack, hist, fin, secs = _run_stack(
@@ -699,6 +812,8 @@ def train(
                 checkpoint_dir,
                 resume,
                 compile,
+                fast,
+                timing,
             )
             bar.close()
             models += stack.modules()
@@ -710,11 +825,21 @@ def train(
     tokens = len(seeds) * budget.steps * budget.batch_size * T
     tps = tokens / max(train_seconds, 1e-9)
     peak = peak_flops(dev)
+    m_steps = timing.get("marginal_steps", 0)
+    step_s = (
+        timing["marginal_seconds"] / m_steps
+        if m_steps
+        else train_seconds / max(budget.steps * len(groups), 1)
+    )
+    step_tokens = len(seeds) * budget.batch_size * T / len(groups)  # tokens of one step of one stack
     throughput = {
         "tokens_per_s": tps,
         "train_seconds": train_seconds,
         "flops_per_token": fpt,
-        "mfu": (tps * fpt / peak) if (fpt and peak) else None,
+        "marginal_step_ms": 1e3 * step_s,
+        "marginal_tokens_per_s": step_tokens / max(step_s, 1e-12),
+        "mfu": (step_tokens / max(step_s, 1e-12) * fpt / peak) if (fpt and peak) else None,
+        "peak_flops": peak,
         "device_name": torch.cuda.get_device_name(dev) if dev.type == "cuda" else "cpu",
         "threads": n_threads,
         "stack_size": k_guess,
@@ -748,30 +873,41 @@ def evaluate(
     """Masked loss and accuracy of one model on ``batches`` fresh batches drawn from ``rng``.
 
     Returns ``loss``, ``acc``, ``correct`` and ``count`` (the number of masked positions); ``1 - acc`` is the
-    error rate, e.g. the read error of a flip-flop model.
+    error rate, e.g. the read error of a flip-flop model. On CUDA the forward runs in bf16 autocast (as in training)
+    and the totals come back in one transfer; the model is left on the device and in the mode it came in.
     """
     check_task(task)
     dev = _resolve_device(device)
     was_training = model.training
+    params = list(model.parameters())
+    home = params[0].device if params else None
     model.eval().to(dev)
-    tot_loss, correct, count = 0.0, 0, 0
+    totals = []
     cfg = getattr(model, "cfg", None)
     if hasattr(cfg, "flops_per_token"):
         fpt = cfg.flops_per_token(T) / 3  # forward only
     else:
         fpt = 2.0 * sum(p.numel() for p in model.parameters())
     threads = cpu_threads(fpt * batch_size * T)
-    with torch.no_grad(), _training_environment(str(dev), threads):
-        for _ in range(batches):
-            x, y, m = _to_tensors(check_batch(task.sample_batch(rng, batch_size, T), task), dev)
-            out = model(x)
-            if isinstance(out, tuple):
-                out = out[0]
-            loss, c, n = loss_terms(out, y, m, task.loss)
-            tot_loss += float(loss) * int(n)
-            correct += int(c)
-            count += int(n)
-    model.train(was_training)
+    amp = dev.type == "cuda"
+    try:
+        with torch.no_grad(), _training_environment(str(dev), threads):
+            for _ in range(batches):
+                x, y, m = _to_tensors(check_batch(task.sample_batch(rng, batch_size, T), task), dev)
+                with torch.autocast("cuda", dtype=torch.bfloat16, enabled=amp):
+                    out = model(x)
+                if isinstance(out, tuple):
+                    out = out[0]
+                loss, c, n = loss_terms(out, y, m, task.loss)
+                totals.append(torch.stack((loss.double() * n, c.double(), n.double())))
+    finally:
+        model.train(was_training)
+        if home is not None:
+            model.to(home)
+    host = torch.stack(totals).cpu().numpy() if totals else np.zeros((0, 3))  # the one sync
+    # per-batch float64 products summed in order: the same totals as accumulating float(loss) * n batch by batch
+    tot_loss = float(sum(float(v) for v in host[:, 0]))
+    correct, count = int(host[:, 1].sum()), int(host[:, 2].sum())
     return {
         "loss": tot_loss / max(count, 1),
         "acc": correct / max(count, 1),

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from theorylab._extras import require
+from theorylab.nn.threads import with_threads
 from theorylab.representations.anchor import Thm3Quantities, bulk_logZ, fit_anchor, thm3_quantities
 from theorylab.representations.heads import AnchoredHead
 from theorylab.representations.loglinear import LogLinearLM
@@ -72,6 +73,7 @@ def perturbed_student(recipe: AnchorRecipe, sigma: float, rng: np.random.Generat
     )
 
 
+@with_threads(1)  # tiny steps: threads only add contention; the caller's count is given back
 def train_student(
     recipe: AnchorRecipe,
     *,
@@ -88,7 +90,6 @@ def train_student(
     step 0 and every ``every`` steps."""
     torch = require("torch", extra="trained")
 
-    torch.set_num_threads(1)  # tiny steps: threads only add contention
     t = recipe.teacher
     g = torch.Generator().manual_seed(int(seed))
     X = torch.as_tensor(t.contexts[:, :5])

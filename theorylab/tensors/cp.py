@@ -122,7 +122,10 @@ def _jennrich_once(W: np.ndarray, R: int, rng: np.random.Generator, U: np.ndarra
 
 
 def _als(W: np.ndarray, R: int, init, n_iter: int, tol: float, seed: int):
-    tl = require("tensorly", extra="tensors")
+    try:
+        tl = require("tensorly", extra="tensors")
+    except ImportError:  # a host without tensorly (e.g. a bare GPU machine): the same ALS updates in numpy
+        return _als_numpy(W, R, init, n_iter, tol, seed)
     CPTensor = require("tensorly.cp_tensor", extra="tensors").CPTensor
     parafac = require("tensorly.decomposition", extra="tensors").parafac
 
