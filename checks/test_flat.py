@@ -505,10 +505,14 @@ def test_mlp_widening_preserves_function_and_ggn(measure):
         g_small, g_big = _grad_sq(Ws, a, X, act), _grad_sq(W2, a2, X, act)
         measure(f"E|grad f|^2 small/big ({act})", [round(g_small, 6), round(g_big, 6)])
         assert abs(g_small - g_big) < 1e-10 * g_small
-    # the printed shape 2d_1 x 2d_0 for W_0 cannot multiply the (undoubled) input
+    # the printed 2d_1 x 2d_0 first layer, read with the input doubled so that the shapes agree, is a different
+    # function: it scales the first hidden layer by sqrt(2), hence (positive homogeneity) f by sqrt(2)
     printed_W0 = 0.5 * np.block([[Ws[0], Ws[0]], [Ws[0], Ws[0]]])
-    with pytest.raises(ValueError):
-        printed_W0 @ X.T
+    W2, a2 = widen_mlp(Ws, a, "relu")
+    f = mlp_forward(Ws, a, X, "relu")
+    f_printed = mlp_forward([printed_W0, *W2[1:]], a2, np.hstack([X, X]), "relu")
+    assert np.abs(f_printed - np.sqrt(2) * f).max() < FP_TOL * np.sqrt(2)
+    assert np.abs(f_printed - f).max() > 0.1 * np.abs(f).max()
 
 
 @pytest.mark.claim("flat.cons.mlp_embed", tier="exact", control=True)

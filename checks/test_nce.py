@@ -407,6 +407,55 @@ def test_cor2_ngd_polynomial_step_counts(measure):
         assert counts[R] <= k * runs[R].distances[0] ** 2
 
 
+#: NGD at Theorem 19's step eta = delta / sqrt(kappa_*), delta = 1/R, from tau_q to the delta-ball. R = 3, 4 exact;
+#: from R = 5 on the count moves by up to 2 when eta is perturbed by 1e-12 (zig-zag across the valley): within 3.
+THM19_STEP_REF = {3: 87, 4: 334, 5: 1132, 6: 3077, 7: 7303, 8: 15652}
+
+
+def thm19_step_run(R: int):
+    kappa = nce.landscape_constants(R).kappa
+    delta = 1.0 / R
+    eta = delta / math.sqrt(kappa)
+    return nce.gauss_steps(R, "ngd", eta=eta, radius=delta, max_steps=10**5), eta, delta
+
+
+def within_printed_rate(Rs, counts, power: float = 8.0) -> bool:
+    """Verdict for O(R^6/delta^2) at delta = 1/R, i.e. O(R^8), on a finite range: count / R^power never increases
+    (every local log-log slope is at most ``power``)."""
+    scaled = np.asarray(counts, float) / np.asarray(Rs, float) ** power
+    return bool(np.all(np.diff(scaled) <= 0))
+
+
+@pytest.mark.claim("nce.cor2", tier="exact")
+def test_cor2_ngd_at_theorem19_step_size_against_the_printed_rate(measure):
+    counts, start, ratios = {}, {}, []
+    for R in THM19_STEP_REF:
+        run, eta, delta = thm19_step_run(R)
+        counts[R], start[R] = run.steps_to_radius, run.distances[0]
+        # NGD moves exactly eta per step: at least the straight-line travel, and the zig-zag costs at most 25% more
+        travel = (run.distances[0] - delta) / eta
+        ratios.append(counts[R] / travel)
+        assert travel <= counts[R] <= 1.25 * travel, (R, counts[R], travel)
+    measure("NGD steps at Thm 19's step, delta = 1/R, R = 3..8", [counts[R] for R in sorted(counts)])
+    measure("steps / straight-line travel, R = 3..8", [round(r, 3) for r in ratios])
+    assert counts[3] == 87 and counts[4] == 334
+    assert all(abs(counts[R] - THM19_STEP_REF[R]) <= 3 for R in (5, 6, 7, 8))
+    Rs = np.array(sorted(counts), float)
+    slope = float(np.polyfit(np.log(Rs), np.log([counts[int(R)] for R in Rs]), 1)[0])
+    measure("NGD steps at Thm 19's step: log-log slope in R", round(slope, 3))
+    assert 5.0 < slope < 5.6  # measured 5.33: about R^6 (distance R^2 x sqrt(kappa_*) R^3 x 1/delta = R)
+    assert within_printed_rate(Rs, [counts[int(R)] for R in Rs])  # consistent with the printed O(R^6/delta^2)
+    # what the proof route certifies, Thm 19's T = kappa_* ||tau_0 - tau_*||^2 / delta^2 ~ R^12, is far above
+    for R in (3, 8):
+        assert counts[R] < nce.landscape_constants(R).kappa * (start[R] * R) ** 2 / 50
+
+
+@pytest.mark.claim("nce.cor2", tier="exact", control=True)
+def test_cor2_control_gd_counts_exceed_the_printed_rate():
+    # one ingredient changed: the gradient is not normalised (GD at Thm 17's step); the same verdict rejects it
+    assert not within_printed_rate([3, 4, 5], [GD_REF[R] for R in (3, 4, 5)])
+
+
 @pytest.mark.claim("nce.cor2", tier="exact")
 def test_gauss_steps_stop_at_the_requested_radius():
     # the step count is the first t with ||tau_t - tau_*|| <= radius, for the radius asked for (not the default 1)
@@ -595,6 +644,20 @@ def test_exponential_families_are_defined_on_their_domain():
         lambda: nce.gauss_steps(3, "gd", form="newton", max_steps=0),
         r"form must be 'direct' or 'fused', got 'newton'$",
     )
+    # gauss_setup's default grid spacing is 0.05 (the grid the NGD counts were measured on)
+    fam_default, _, _ = nce.gauss_setup(2.0)
+    assert np.allclose(np.diff(fam_default.points), 0.05, rtol=0, atol=1e-12)
+    # integer inputs are read as floats: statistics, parameters and a zero-step run keep float64
+    assert nce.gaussian_stats(np.array([1, 2])).dtype == np.float64
+    run0 = nce.ngd(lambda t: t, np.array([3, 4]), 0.5, target=np.zeros(2), radius=1.0, max_steps=0)
+    assert run0.tau.dtype == np.float64 and run0.distances[0] == 5.0
+    # both step rules need a finite eta > 0: a negative finite eta and an infinite one are refused
+    for method in (nce.gd, nce.ngd):
+        for eta in (-0.1, 0.0, math.inf):
+            rejects(
+                lambda method=method, eta=eta: method(lambda t: t, np.ones(2), eta, target=np.zeros(2)),
+                r"step size eta must be > 0, got ",
+            )
 
 
 @pytest.mark.claim("nce.lem47", tier="exact")

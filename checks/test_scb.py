@@ -117,6 +117,9 @@ def test_scb_instances_are_defined_on_their_domain() -> None:
     rejects(
         lambda: random_scb_task(rng, 2, 0, 1), r"need N >= 2, T >= 1 and 1 <= Qs <= T, got N=2, T=0, Qs=1"
     )
+    rejects(
+        lambda: SCBTask([[1.0, 0.0]], [1.0], Q), r"P must be a square \[N, N\] matrix with N >= 2, got shape"
+    )
     rejects(lambda: SCBTask(P, [2 / 3, 1 / 3, 0], Q), r"mu must have shape \(2,\), got \(3,\)")
     rejects(lambda: SCBTask([[0.9, 0.2], [0.2, 0.8]], mu, Q), r"the columns of P must be probability vectors")
     rejects(lambda: SCBTask(P, mu, [[0.6, 0.5], [0.5, 0.5]]), r"the columns of Q must be probability vectors")
@@ -426,9 +429,15 @@ def test_softmax_jacobian_at_uniform() -> None:
 
 @pytest.mark.claim("scb.sec5.2", tier="exact", control=True)
 def test_softmax_jacobian_control() -> None:
+    # one ingredient changed: attention away from uniform, a = (1/2, 1/6, 1/6, 1/6); the same exact comparison with
+    # (I - 11^T/T)/T^2 fails (the identity is a property of the uniform point), e.g. (J^2)_00 = 1/12 != 3/64
     T = 4
-    J = softmax_jacobian(np.full(T, 1 / T))
-    assert np.abs(J @ J - (np.eye(T) - 1 / T) / T).max() > 1e-3  # 1/T instead of 1/T^2 is rejected
+    a = [Fraction(1, 2)] + [Fraction(1, 6)] * 3
+    J = [[(a[i] if i == j else 0) - a[i] * a[j] for j in range(T)] for i in range(T)]
+    J2 = [[sum(J[i][m] * J[m][j] for m in range(T)) for j in range(T)] for i in range(T)]
+    proj = [[Fraction(int(i == j), T**2) - Fraction(1, T**3) for j in range(T)] for i in range(T)]
+    assert J2 != proj and J2[0][0] == Fraction(1, 12) and proj[0][0] == Fraction(3, 64)
+    assert np.abs(softmax_jacobian(np.array([float(x) for x in a])) - np.array(J, dtype=float)).max() < 1e-15
 
 
 @given(seed=st.integers(0, 2**32 - 1), T=st.integers(2, 30))

@@ -212,6 +212,66 @@ def test_uniform_reference_binary_reward_gives_the_uniform_law_on_satisfying_lea
     assert walk.first_leaf_law() == walk.leaf_law()  # counts are exact values up to a per-level factor
 
 
+class _TopDraw:
+    """An rng whose uniform draws are 1.0, above every float row total: the sampler must fall back to the row's last
+    reachable node (the guard for rows that sum to 1 - 2^-53)."""
+
+    def random(self) -> float:
+        return 1.0
+
+    def integers(self, low, high) -> int:
+        return low
+
+
+@pytest.mark.claim("vgb.sinclair_jerrum", tier="exact")
+def test_a_draw_above_the_row_total_goes_to_the_last_reachable_node():
+    walk = g.VGB(g.UniformOracle(2), 3, lambda u: Fraction(1))
+    P = walk.transition_matrix(lazy=True)
+    for start in walk.nodes:
+        i = walk.index[start]
+        last = int(np.flatnonzero(P[i] > 0)[-1])
+        assert walk.sample(_TopDraw(), 1, start=start) == walk.nodes[last]
+    assert (
+        walk.sample(_TopDraw(), 1, start=walk.nodes[0]) != walk.nodes[-1]
+    )  # the root's row ends before the end
+
+
+class _PositiveCountOracle(g.UniformOracle):
+    """Uniform over the children whose count of satisfying completions is positive (not the remark's oracle)."""
+
+    def __init__(self, k: int, count) -> None:
+        super().__init__(k)
+        self.count = count
+
+    def _law(self, prefix):
+        alive = [self.count(prefix + (c,)) > 0 for c in range(self.vocab_size)]
+        return tuple(Fraction(int(a), sum(alive)) for a in alive)
+
+
+@pytest.mark.claim("vgb.sinclair_jerrum", tier="exact", control=True)
+def test_positive_count_oracle_is_not_uniform_on_leaves(measure):
+    # one ingredient changed: the reference oracle is uniform over the children with positive count instead of
+    # uniform over all children; with the same count values the leaf law is no longer uniform
+    ratios = []
+    for k, H, seed in [(2, 3, 0), (2, 4, 1), (3, 3, 2)]:
+        rng = np.random.default_rng(seed)
+        leaves = list(itertools.product(range(k), repeat=H))
+        good = {y for y in leaves if rng.random() < 0.4} | {leaves[-1]}
+
+        def count(u, good=good):
+            return Fraction(sum(1 for y in good if y[: len(u)] == u))
+
+        walk = g.VGB(
+            _PositiveCountOracle(k, count), H, count, reward=lambda y, good=good: Fraction(int(y in good))
+        )
+        law = walk.leaf_law()
+        ratios.append(max(law.values()) / min(law.values()))
+    measure(
+        "max/min leaf mass, positive-count oracle (k, H) = (2,3), (2,4), (3,3)", [float(r) for r in ratios]
+    )
+    assert ratios == [4, 4, 9]  # exact (Fractions): far from uniform
+
+
 @pytest.mark.claim("vgb.sinclair_jerrum", tier="exact", control=True)
 def test_uniform_reference_with_wrong_counts_is_not_uniform():
     k, H = 2, 3

@@ -41,11 +41,20 @@ def _claims_md() -> str:
     return summary + to_markdown(None, sections)
 
 
+def errata_count_line(records) -> str:
+    """The errata page's count: records with an erratum, split by kind (statement / proof)."""
+    kinds = [c.erratum.kind for c in records if c.erratum is not None]
+    return (
+        f"{len(kinds)} errata: {kinds.count('statement')} statement errata and {kinds.count('proof')} proof "
+        f"errata, over {len(records)} claims.\n\n"
+    )
+
+
 def _errata_md() -> str:
     sections = errata_sections(claims.all())
     if not sections:
         return "No errata are recorded yet.\n"
-    return to_markdown(None, sections)
+    return errata_count_line(claims.all()) + to_markdown(None, sections)
 
 
 _ROLE = re.compile(r":(?:py:)?(?:func|class|meth|mod|attr|data|obj|exc|const):`~?([^`]+)`")

@@ -97,6 +97,27 @@ def test_corrected_claim_needs_the_corrected_statement(tmp_path: Path) -> None:
         load_registry([write(tmp_path, text)])
 
 
+def test_erratum_kind_is_statement_or_proof_and_a_proof_erratum_is_holds_corrected(tmp_path: Path) -> None:
+    corrected = (
+        'status = "holds-corrected"\nerratum = { %s printed = "a", corrected = "c", counterexample = "b" }'
+    )
+    ok, _ = load_registry([write(tmp_path, GOOD.replace('status = "holds"', corrected % 'kind = "proof",'))])
+    assert [c.erratum.kind for c in ok.values()] == ["proof"]
+    default, _ = load_registry([write(tmp_path, GOOD.replace('status = "holds"', corrected % ""), "d.toml")])
+    assert [c.erratum.kind for c in default.values()] == ["statement"]
+    bad = GOOD.replace('status = "holds"', corrected % 'kind = "typo",')
+    with pytest.raises(
+        ClaimRegistryError, match=r"unknown erratum kind 'typo' \(allowed: statement, proof\)"
+    ):
+        load_registry([write(tmp_path, bad, "e.toml")])
+    refuted = GOOD.replace(
+        'status = "holds"',
+        'status = "refuted"\nerratum = { kind = "proof", printed = "a", counterexample = "b" }',
+    )
+    with pytest.raises(ClaimRegistryError, match=r"a proof erratum leaves the statement unrefuted"):
+        load_registry([write(tmp_path, refuted, "f.toml")])
+
+
 def test_claims_path_override(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     write(tmp_path, GOOD)
     monkeypatch.setenv("THEORYLAB_CLAIMS_PATH", str(tmp_path))

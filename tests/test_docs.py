@@ -53,6 +53,24 @@ def test_placeholders_are_filled_from_the_registry() -> None:
         hooks.on_page_markdown("<!-- theorylab:nope -->", _Page, None, None)
 
 
+def test_errata_page_states_the_policy_and_its_count_matches_the_registry() -> None:
+    import re
+
+    hooks = load_hooks()
+    page = hooks.on_page_markdown((ROOT / "docs" / "errata.md").read_text(), _Page, None, None)
+    for kind in ("**erratum** (statement)", "**proof erratum**", "**proof repair**", "**note**"):
+        assert kind in page
+    match = re.search(r"(\d+) errata: (\d+) statement errata and (\d+) proof errata, over (\d+) claims", page)
+    assert match, "the errata page states no count"
+    total, statement, proof, records = map(int, match.groups())
+    corrected = [c for c in claims.all() if c.status in ("holds-corrected", "refuted")]
+    assert (total, records) == (len(corrected), len(claims.all()))
+    assert statement + proof == total == page.count("\n## ") - page.count("\n## Policy")
+    assert proof == sum(c.erratum.kind == "proof" for c in corrected)
+    for c in corrected:  # a proof erratum says that the printed statement is not refuted
+        assert c.erratum.kind == "statement" or "not refuted" in c.erratum.corrected, c.id
+
+
 def test_every_family_has_a_docs_page_in_the_nav() -> None:
     nav = (ROOT / "mkdocs.yml").read_text()
     for name, fam in claims.families().items():

@@ -220,13 +220,17 @@ def md_text(text: str) -> str:
 
 
 def errata_sections(records: list[Claim]) -> list[Section]:
-    """One section per ``holds-corrected`` or ``refuted`` claim: printed, corrected, counterexample."""
+    """One section per ``holds-corrected`` or ``refuted`` claim: printed, corrected, counterexample (a proof erratum
+    is marked as such: its corrected text is what the repaired proof certifies)."""
     sections = []
     for c in records:
         if c.erratum is None:
             continue
+        kind = (
+            "proof erratum: the printed statement is not refuted" if c.erratum.kind == "proof" else c.status
+        )
         text = [
-            f"**{c.title}** ({c.status}); source: `{c.source.document}`, {c.source.numbering}, §{c.source.section}.",
+            f"**{c.title}** ({kind}); source: `{c.source.document}`, {c.source.numbering}, §{c.source.section}.",
             f"**As printed:** {md_text(c.erratum.printed)}",
         ]
         if c.erratum.corrected:
@@ -310,7 +314,12 @@ def claim_entry(c: Claim) -> Entry:
     """A claim's statement (and erratum) block, anchored for the table's links."""
     paragraphs = [("Statement", " ".join(c.statement.split()))]
     if c.erratum:
-        paragraphs.append(("As printed", c.erratum.printed))
+        label = (
+            "As printed (proof erratum: the statement is not refuted)"
+            if c.erratum.kind == "proof"
+            else "As printed"
+        )
+        paragraphs.append((label, c.erratum.printed))
         if c.erratum.corrected:
             paragraphs.append(("Corrected", c.erratum.corrected))
         paragraphs.append(("Counterexample", c.erratum.counterexample))

@@ -47,7 +47,7 @@ FAMILIES: dict[str, tuple[list[str], list[str]]] = {
     # languages/dyck.py also holds Li's completion task, whose claims are the verifier family's
     "dyck": (
         ["theorylab/languages/dyck.py", "theorylab/attention/dyck/*.py"],
-        ["checks/test_dyck.py", "checks/test_verifier.py"],
+        ["checks/test_dyck.py", "checks/test_dyck_lemmas.py", "checks/test_verifier.py"],
     ),
     "flipflop": (
         ["theorylab/languages/flipflop.py"],
@@ -69,10 +69,13 @@ FAMILIES: dict[str, tuple[list[str], list[str]]] = {
             "theorylab/nn/distill.py",
             "theorylab/languages/pcfg*.py",
         ],
-        ["checks/test_distill.py", "checks/test_pcfg.py"],
+        ["checks/test_distill.py", "checks/test_distill_lemmas.py", "checks/test_pcfg.py"],
     ),
-    "scb": (["theorylab/attention/scb/*.py"], ["checks/test_scb.py"]),
-    "mple": (["theorylab/estimation/pseudolikelihood.py"], ["checks/test_mple.py"]),
+    "scb": (["theorylab/attention/scb/*.py"], ["checks/test_scb.py", "checks/test_scb_mechanism.py"]),
+    "mple": (
+        ["theorylab/estimation/pseudolikelihood.py"],
+        ["checks/test_mple.py", "checks/test_mple_finite.py"],
+    ),
     # the Ising models, samplers and chains serve both Chapter-4 families: their mutants run against both files
     "gibbs": (
         ["theorylab/ising/*.py", "theorylab/markov/chain.py"],
@@ -89,7 +92,7 @@ FAMILIES: dict[str, tuple[list[str], list[str]]] = {
     "vgb": (["theorylab/generation/vgb.py"], ["checks/test_vgb.py", "checks/test_verifier.py"]),
     "nce": (["theorylab/estimation/nce.py"], ["checks/test_nce.py", "checks/test_nce_proofs.py"]),
     "flat": (["theorylab/landscape/*.py", "theorylab/hmm/mlm.py"], ["checks/test_flat.py"]),
-    "anchor": (["theorylab/representations/*.py"], ["checks/test_anchor.py"]),
+    "anchor": (["theorylab/representations/*.py"], ["checks/test_anchor.py", "checks/test_anchor_lemmas.py"]),
     "contrastive": (
         ["theorylab/estimation/contrastive.py", "theorylab/markov/diffusions.py"],
         ["checks/test_contrastive.py"],

@@ -5,6 +5,7 @@ load. ``get(id)`` and ``all()`` return frozen :class:`Claim` records.
 """
 
 from theorylab.claims.registry import (
+    ERRATUM_KINDS,
     PROVENANCES,
     STATUSES,
     TIERS,
@@ -20,6 +21,7 @@ from theorylab.claims.registry import (
 )
 
 __all__ = [
+    "ERRATUM_KINDS",
     "PROVENANCES",
     "STATUSES",
     "TIERS",

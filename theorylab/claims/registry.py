@@ -56,7 +56,11 @@ _CLAIM_KEYS = {
 }
 _REQUIRED = ("id", "title", "source", "statement", "tiers", "status")
 _SOURCE_KEYS = {"document", "numbering", "section"}
-_ERRATUM_KEYS = {"printed", "corrected", "counterexample"}
+_ERRATUM_KEYS = {"printed", "corrected", "counterexample", "kind"}
+#: What an erratum is about (docs/errata.md states the policy): a printed ``statement`` (a theorem, a constant, a
+#: value the text names) that a counterexample refutes, or a ``proof`` step that is false while the printed
+#: statement is not refuted (then ``corrected`` is what the repaired proof certifies).
+ERRATUM_KINDS = ("statement", "proof")
 
 
 class ClaimRegistryError(ValueError):
@@ -81,6 +85,7 @@ class Erratum:
     printed: str
     corrected: str
     counterexample: str
+    kind: str = "statement"
 
 
 @dataclass(frozen=True)
@@ -188,8 +193,15 @@ def _parse_claim(raw: dict, family: str, file: str, documents: dict[str, str] | 
             )
         required = ("printed", "counterexample") + (("corrected",) if status == "holds-corrected" else ())
         e = _table(raw["erratum"], file, cid, "erratum", _ERRATUM_KEYS, required)
+        kind = e.get("kind", "statement")
+        if kind not in ERRATUM_KINDS:
+            raise _fail(file, cid, f"unknown erratum kind {kind!r} (allowed: {', '.join(ERRATUM_KINDS)})")
+        if kind == "proof" and status != "holds-corrected":
+            raise _fail(
+                file, cid, "a proof erratum leaves the statement unrefuted: its status is holds-corrected"
+            )
         erratum = Erratum(
-            e["printed"].strip(), str(e.get("corrected", "")).strip(), e["counterexample"].strip()
+            e["printed"].strip(), str(e.get("corrected", "")).strip(), e["counterexample"].strip(), kind
         )
     elif "erratum" in raw:
         raise _fail(
