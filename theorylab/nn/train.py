@@ -55,6 +55,9 @@ PEAK_BF16_FLOPS = {
     "L40": 181e12,
     "L4": 121e12,
 }
+#: one seed trains its module directly (parameters bound once); False: through ``functional_call`` on ``[1, ...]``
+#: stacked leaves, the earlier path (the same arithmetic: ``tests/test_nn_train.py`` checks both give identical runs)
+BIND_SINGLE_SEED = True
 VALIDATED_STEPS = 2  # training batches checked by check_batch (per seed) before the harness trusts the task
 
 
@@ -248,18 +251,26 @@ def cpu_threads(step_flops: float) -> int:
 
 
 CPU_STACK_BYTES = 8 * 2**20  # on CPU, keep the largest stacked activation near the cache size
+#: on CPU, a seed whose largest activation reaches this size trains alone: measured on a loaded 2-core machine
+#: (per-seed step time of stacks of k vs one seed at a time, Transformers on flip-flop strings), stacks of seeds
+#: of <= 2 MiB won 1.06-1.9x, stacks of 4 MiB seeds lost (0.88-0.98x) for every k in 2, 4, 8
+CPU_SEED_BYTES_ALONE = 3 * 2**20
 
 
 def auto_stack_size(model_config, budget: Budget, n_seeds: int, device: torch.device) -> int:
-    """How many seeds to train in one vmapped stack: all of them on CUDA; on CPU as many as keep the largest
+    """How many seeds to train in one vmapped stack: all of them on CUDA; on CPU one at a time when a seed's
+    largest activation reaches ``CPU_SEED_BYTES_ALONE`` (stacking loses there), else as many as keep the largest
     activation tensor of the stack under ``CPU_STACK_BYTES`` (on a loaded machine, one stack of 32 small
-    Transformers ran 3x slower than 32 sequential runs, stacks of 8 ran 1.7-2.8x faster)."""
+    Transformers ran 3x slower than 32 sequential runs, stacks of 8 ran 1.7-2.8x faster). A fixed rule, not a
+    timed probe: the grouping changes a seed's numbers at float rounding, so it must not depend on the load."""
     if device.type == "cuda":
         return n_seeds
     T = budget.seq_len
     per_token = getattr(model_config, "activation_floats_per_token", None)
     floats = per_token(T) if callable(per_token) else 1024
     per_seed = budget.batch_size * T * floats * 4
+    if per_seed >= CPU_SEED_BYTES_ALONE:
+        return 1
     return max(1, min(n_seeds, CPU_STACK_BYTES // max(per_seed, 1)))
 
 
@@ -361,31 +372,42 @@ class _Stack:
         self.device = device
         self.amp = amp
         self.cpu_template = copy.deepcopy(models[0]).eval()
-        self.template = copy.deepcopy(models[0]).to("meta")
-        named = [dict(m.named_parameters()) for m in models]
         self.trainable: dict[str, torch.Tensor] = {}
         self.frozen: dict[str, torch.Tensor] = {}
-        for name, p in models[0].named_parameters():
-            stacked = torch.stack([d[name].detach() for d in named]).to(device)
-            if p.requires_grad:
-                self.trainable[name] = stacked.requires_grad_(True)
-            else:
-                self.frozen[name] = stacked
-        self.buffers = {
-            name: torch.stack([dict(m.named_buffers())[name] for m in models]).to(device)
-            for name, _ in models[0].named_buffers()
-        }
+        # one seed without vmap: the module itself, its parameters bound once (no functional_call per step); its
+        # leaves have no seed axis, state() adds it as a view
+        self.bound = not vectorized and self.S == 1 and BIND_SINGLE_SEED
+        if self.bound:
+            self.template = models[0].to(device)
+            for name, p in self.template.named_parameters():
+                (self.trainable if p.requires_grad else self.frozen)[name] = p
+            self.buffers = dict(self.template.named_buffers())
+        else:
+            self.template = copy.deepcopy(models[0]).to("meta")
+            named = [dict(m.named_parameters()) for m in models]
+            for name, p in models[0].named_parameters():
+                stacked = torch.stack([d[name].detach() for d in named]).to(device)
+                if p.requires_grad:
+                    self.trainable[name] = stacked.requires_grad_(True)
+                else:
+                    self.frozen[name] = stacked
+            self.buffers = {
+                name: torch.stack([dict(m.named_buffers())[name] for m in models]).to(device)
+                for name, _ in models[0].named_buffers()
+            }
         uses_dropout = any(isinstance(m, nn.Dropout) and m.p > 0 for m in models[0].modules())
         self.randomness = "different" if uses_dropout or getattr(config, "has_dropout", False) else "error"
         self.compile = compile
         self._fns: dict[tuple[str, bool], Callable] = {}
 
     def state(self) -> dict[str, torch.Tensor]:
-        return {**self.trainable, **self.frozen, **self.buffers}
+        """Every parameter and buffer with its leading seed axis ``[S, ...]``."""
+        state = {**self.trainable, **self.frozen, **self.buffers}
+        return {k: v.unsqueeze(0) for k, v in state.items()} if self.bound else state
 
     def _one(self, state, x, y, m, kind):
         with torch.autocast("cuda", dtype=torch.bfloat16, enabled=self.amp):
-            out = functional_call(self.template, state, (x,))
+            out = self.template(x) if state is None else functional_call(self.template, state, (x,))
         aux = None
         if isinstance(out, tuple):  # a model may return (outputs, auxiliary loss to add)
             out, aux = out
@@ -398,10 +420,16 @@ class _Stack:
         key = (kind, shared_data)
         if key not in self._fns:
             self._fns[key] = self._make_fn(kind, shared_data)
-        return self._fns[key](self.state(), x, y, m)
+        return self._fns[key](None if self.bound else self.state(), x, y, m)
 
     def _make_fn(self, kind: str, shared_data: bool) -> Callable:
-        if not self.vectorized:
+        if self.bound:
+
+            def fn(state, x, y, m):
+                xs, ys, ms = (x, y, m) if shared_data else (x[0], y[0], m[0])
+                return tuple(t.unsqueeze(0) for t in self._one(None, xs, ys, ms, kind))
+
+        elif not self.vectorized:
 
             def fn(state, x, y, m):
                 one = {k: v[0] for k, v in state.items()}
@@ -614,8 +642,12 @@ def _run_stack(
         saved = torch.load(ckpt, map_location=device, weights_only=False)
         with torch.no_grad():
             for k, v in saved["trainable"].items():
-                stack.trainable[k].copy_(v)
+                stack.trainable[k].copy_(v.reshape(stack.trainable[k].shape))  # with or without the seed axis
         opt.load_state_dict(saved["optimizer"])
+        for p, st in opt.state.items():  # a checkpoint of the other single-seed layout: same numbers, other shape
+            for name, v in st.items():
+                if torch.is_tensor(v) and v.dim() and v.shape != p.shape and v.numel() == p.numel():
+                    st[name] = v.reshape(p.shape)
         for r, st in zip(rngs, saved["rngs"], strict=True):
             r.bit_generator.state = st
         records = saved["records"]
