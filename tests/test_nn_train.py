@@ -18,7 +18,9 @@ TF = TransformerConfig(vocab_size=5, n_outputs=5, d_model=16, n_layers=1, n_head
 BUDGET = Budget(steps=12, batch_size=8, seq_len=8, lr=3e-3, eval_every=6, eval_batches=2, log_every=3)
 
 
-TRAIN_MODULE = importlib.import_module("theorylab.nn.train")  # the module (theorylab.nn.train is also the function)
+TRAIN_MODULE = importlib.import_module(
+    "theorylab.nn.train"
+)  # the module (theorylab.nn.train is also the function)
 
 
 def _weights(result):
@@ -347,10 +349,21 @@ def test_a_single_seed_with_bound_parameters_trains_as_through_functional_call(n
 def test_single_seed_checkpoints_resume_across_the_bound_and_reference_layouts(tmp_path, monkeypatch):
     full = train(TASK, TF, BUDGET, seeds=(2,))
     monkeypatch.setattr(TRAIN_MODULE, "BIND_SINGLE_SEED", False)  # a checkpoint with the seed axis
-    train(TASK, TF, dataclasses.replace(BUDGET, steps=6, checkpoint_every=6), seeds=(2,), checkpoint_dir=tmp_path)
+    train(
+        TASK,
+        TF,
+        dataclasses.replace(BUDGET, steps=6, checkpoint_every=6),
+        seeds=(2,),
+        checkpoint_dir=tmp_path,
+    )
     monkeypatch.setattr(TRAIN_MODULE, "BIND_SINGLE_SEED", True)
     resumed = train(
-        TASK, TF, dataclasses.replace(BUDGET, checkpoint_every=6), seeds=(2,), checkpoint_dir=tmp_path, resume=True
+        TASK,
+        TF,
+        dataclasses.replace(BUDGET, checkpoint_every=6),
+        seeds=(2,),
+        checkpoint_dir=tmp_path,
+        resume=True,
     )
     assert resumed.history == full.history
     for wa, wb in zip(_weights(full), _weights(resumed), strict=True):

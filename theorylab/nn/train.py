@@ -644,7 +644,10 @@ def _run_stack(
             for k, v in saved["trainable"].items():
                 stack.trainable[k].copy_(v.reshape(stack.trainable[k].shape))  # with or without the seed axis
         opt.load_state_dict(saved["optimizer"])
-        for p, st in opt.state.items():  # a checkpoint of the other single-seed layout: same numbers, other shape
+        for (
+            p,
+            st,
+        ) in opt.state.items():  # a checkpoint of the other single-seed layout: same numbers, other shape
             for name, v in st.items():
                 if torch.is_tensor(v) and v.dim() and v.shape != p.shape and v.numel() == p.numel():
                     st[name] = v.reshape(p.shape)
