@@ -1,7 +1,8 @@
 """The training harness: many seeds of a small model trained together, deterministically.
 
 ``train(task, model_config, budget, seeds, device)`` builds one model per seed (``model_config.build(seed)``),
-stacks their parameters and trains all seeds at once with ``torch.func.functional_call`` + ``torch.func.vmap``.
+stacks their parameters and trains all seeds at once with ``torch.func.functional_call`` + ``torch.func.vmap``; a
+group of one seed trains its module directly, parameters bound once (the same arithmetic, no per-step rebinding).
 The optimiser (AdamW or SGD, both elementwise) runs on the stacked leaves, which is the same as one optimiser per
 seed; gradient clipping is per seed. Seed ``s`` draws its training batches from ``np.random.default_rng([s, 1])``
 (and its fixed dataset, if any, from ``np.random.default_rng([s, 2])``), so a seed's run does not depend on which
@@ -353,7 +354,8 @@ class _Progress:
 
 
 class _Stack:
-    """S models of one config as stacked tensors; ``vectorized=False`` means S == 1 and no vmap (the reference)."""
+    """S models of one config as stacked tensors; ``vectorized=False`` means S == 1 and no vmap (the reference):
+    then the module itself trains, its parameters bound once (``BIND_SINGLE_SEED``)."""
 
     def __init__(
         self,
