@@ -255,10 +255,12 @@ def test_auto_stack_size_is_cache_sized_on_cpu():
 
     big = Budget(steps=1, batch_size=16, seq_len=64, lr=1e-3)
     cfg = TransformerConfig(5, 5, d_model=64, n_heads=4, max_len=64)
-    assert auto_stack_size(cfg, big, 32, torch.device("cpu")) == 8  # 1 MiB of MLP activations per seed
-    assert auto_stack_size(cfg, big, 3, torch.device("cpu")) == 3
+    assert auto_stack_size(cfg, big, 32, torch.device("cpu")) == 1  # 1 MiB of MLP activations per seed: alone
+    half = dataclasses.replace(big, seq_len=32)  # 0.5 MiB per seed: stacks of 16
+    assert auto_stack_size(cfg, half, 32, torch.device("cpu")) == 16
+    assert auto_stack_size(cfg, half, 3, torch.device("cpu")) == 3
     assert auto_stack_size(cfg, big, 32, torch.device("cuda")) == 32
-    wide = dataclasses.replace(big, seq_len=128)  # 4 MiB of attention weights per seed: stacking loses, alone
+    wide = dataclasses.replace(big, seq_len=128)  # 4 MiB of attention weights per seed: alone
     assert auto_stack_size(dataclasses.replace(cfg, max_len=128), wide, 8, torch.device("cpu")) == 1
     assert auto_stack_size(dataclasses.replace(cfg, max_len=128), wide, 8, torch.device("cuda")) == 8
 

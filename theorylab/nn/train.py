@@ -253,9 +253,9 @@ def cpu_threads(step_flops: float) -> int:
 
 CPU_STACK_BYTES = 8 * 2**20  # on CPU, keep the largest stacked activation near the cache size
 #: on CPU, a seed whose largest activation reaches this size trains alone: measured on a loaded 2-core machine
-#: (per-seed step time of stacks of k vs one seed at a time, Transformers on flip-flop strings), stacks of seeds
-#: of <= 2 MiB won 1.06-1.9x, stacks of 4 MiB seeds lost (0.88-0.98x) for every k in 2, 4, 8
-CPU_SEED_BYTES_ALONE = 3 * 2**20
+#: (Transformers on flip-flop strings, against one seed at a time with bound parameters), stacks of seeds of
+#: <= 0.5 MiB won 1.27-1.9x, stacks of 1-2 MiB seeds (the automata checks' config) lost, 0.65-0.94x
+CPU_SEED_BYTES_ALONE = 2**20
 
 
 def auto_stack_size(model_config, budget: Budget, n_seeds: int, device: torch.device) -> int:
