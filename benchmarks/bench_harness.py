@@ -6,6 +6,12 @@ the default grouping (cache-sized stacks on CPU), with the ratios sequential / b
 runs on the GPU, followed by an 8-layer, d=512 Transformer (T=512) in bf16 autocast, with and without
 ``torch.compile``: tokens/s and model FLOP utilisation (MFU, against the dense bf16 peak of the GPU).
 
+Against a plain loop (``vs_plain_loop``): one seed of the checks' configs (the automata config of
+``checks/test_automata_trained.py``, d=32, 2 layers, T=64, batch 32; and the d=64 sweep model) through ``train`` and
+through a hand-written PyTorch loop (same model, AdamW, batches, thread count), with both rates also as a fraction
+of the machine's float32 matmul peak measured in the same run; then the checks' seed stacks (3 seeds) with the
+default grouping against sequential runs.
+
 Timings are marginal: each configuration is trained for ``n1`` and ``n2`` steps and the difference is used, which
 removes start-up costs (model building, the first call, compilation). ``--quick`` uses fewer steps and seeds.
 Usage: ``python benchmarks/bench_harness.py [--quick] [--device cuda] [--json out.json]``.
@@ -18,7 +24,9 @@ import json
 import platform
 import sys
 
+import numpy as np
 import torch
+from timing import best_of
 
 from theorylab.languages.flipflop import FlipFlopTask
 from theorylab.nn import Budget, TransformerConfig, train
@@ -90,6 +98,92 @@ def seed_sweep(device: str, quick: bool, tiny: bool = False) -> list[dict]:
     return rows
 
 
+def matmul_peak(threads: int, n: int = 256, repeat: int = 20) -> float:
+    """FLOP/s of a float32 n x n matmul on this machine with ``threads`` threads (best of ``repeat``)."""
+    a, b = torch.randn(n, n), torch.randn(n, n)
+    prev = torch.get_num_threads()
+    torch.set_num_threads(threads)
+    try:
+        seconds, _ = best_of(lambda: a @ b, repeat)
+    finally:
+        torch.set_num_threads(prev)
+    return 2 * n**3 / seconds
+
+
+def plain_loop(task, cfg, T: int, batch: int, steps: tuple[int, int], threads: int) -> float:
+    """Seconds per step of a hand-written PyTorch loop (marginal over ``steps``): the model, AdamW, a masked
+    cross-entropy, fresh batches from the task; what a user would write without the harness."""
+    times = []
+    prev = torch.get_num_threads()
+    torch.set_num_threads(threads)
+    try:
+        for n in steps:
+
+            def run(n=n):
+                torch.manual_seed(0)
+                model = cfg.build(0).train()
+                opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
+                rng = np.random.default_rng([0, 1])
+                for _ in range(n):
+                    b = task.sample_batch(rng, batch, T)
+                    x, y = torch.from_numpy(b.inputs).long(), torch.from_numpy(b.targets).long()
+                    m = torch.from_numpy(b.mask)
+                    loss = torch.nn.functional.cross_entropy(model(x)[m], y[m])
+                    loss.backward()
+                    opt.step()
+                    opt.zero_grad(set_to_none=True)
+
+            times.append(best_of(run, REPEATS)[0])
+    finally:
+        torch.set_num_threads(prev)
+    diff = times[1] - times[0]
+    return diff / (steps[1] - steps[0]) if diff > 0 else times[1] / steps[1]
+
+
+def checks_configs() -> dict:
+    """The automata config of the trained checks (d=32, L=2, T=64, batch 32) and the d=64 sweep model."""
+    auto = TransformerConfig(5, 5, d_model=32, n_layers=2, n_heads=4, d_ff=64, pos="sinusoidal", max_len=256)
+    sweep = TransformerConfig(5, 5, d_model=64, n_layers=2, n_heads=4, max_len=64)
+    return {"automata d=32 L=2 T=64 B=32": (auto, 64, 32), "sweep d=64 L=2 T=64 B=16": (sweep, 64, 16)}
+
+
+def vs_plain_loop(quick: bool) -> list[dict]:
+    task = FlipFlopTask.ffl(0.8)
+    steps = (2, 5) if quick else (5, 25)
+    rows = []
+    for label, (cfg, T, batch) in checks_configs().items():
+        ours = marginal(task, cfg, T, batch, (0,), steps, "cpu")
+        threads = ours["threads"]
+        peak = matmul_peak(threads)
+        loop = plain_loop(task, cfg, T, batch, steps, threads)
+        flops = batch * T * cfg.flops_per_token(T)
+        seeds = (0, 1, 2)
+        auto = marginal(task, cfg, T, batch, seeds, steps, "cpu")
+        seq = marginal(task, cfg, T, batch, seeds, steps, "cpu", vectorize=False)
+        row = {
+            "config": label,
+            "threads": threads,
+            "matmul_peak_gflops": peak / 1e9,
+            "harness_s_per_step": ours["seconds_per_step"],
+            "plain_loop_s_per_step": loop,
+            "harness_vs_plain_loop": loop / ours["seconds_per_step"],
+            "harness_fraction_of_peak": flops / ours["seconds_per_step"] / peak,
+            "plain_loop_fraction_of_peak": flops / loop / peak,
+            "stack3_auto_size": auto["stack_size"],
+            "stack3_auto_vs_sequential": seq["seconds_per_step"] / auto["seconds_per_step"],
+        }
+        rows.append(row)
+        print(
+            f"{label}: harness {row['harness_s_per_step'] * 1e3:.1f} ms/step, plain loop {loop * 1e3:.1f} ms/step "
+            f"(harness speed x{row['harness_vs_plain_loop']:.2f} of the loop; {row['harness_fraction_of_peak']:.1%} "
+            f"vs {row['plain_loop_fraction_of_peak']:.1%} of the {peak / 1e9:.1f} GFLOP/s matmul peak, "
+            f"{threads} thread(s)); 3 seeds, default grouping (stacks of {auto['stack_size']}) "
+            f"x{row['stack3_auto_vs_sequential']:.2f} of sequential",
+            flush=True,
+        )
+    return rows
+
+
 def gpu_throughput(quick: bool) -> list[dict]:
     T, batch = 512, 16
     task = FlipFlopTask.ffl(0.8)
@@ -113,13 +207,23 @@ def main(argv=None) -> int:
     parser.add_argument("--quick", action="store_true", help="fewer steps and seeds (a smoke run)")
     parser.add_argument("--device", default="cpu", choices=("cpu", "cuda"))
     parser.add_argument("--json", default=None, help="write the results here")
+    parser.add_argument(
+        "--plain-loop-only", action="store_true", help="only the comparison with a plain loop"
+    )
     parser.add_argument("--repeats", type=int, default=REPEATS, help="best of this many runs per timing")
     args = parser.parse_args(argv)
     globals()["REPEATS"] = 1 if args.quick else args.repeats
+    if args.plain_loop_only:
+        rows = vs_plain_loop(args.quick)
+        if args.json:
+            with open(args.json, "w") as f:
+                json.dump({"torch": torch.__version__, "vs_plain_loop": rows}, f, indent=1)
+        return 0
     out = {
         "device": args.device if args.device == "cpu" else torch.cuda.get_device_name(0),
         "torch": torch.__version__,
         "python": platform.python_version(),
+        "vs_plain_loop": vs_plain_loop(args.quick) if args.device == "cpu" else None,
         "seed_sweep": seed_sweep(args.device, args.quick),
         "seed_sweep_tiny": seed_sweep(args.device, args.quick, tiny=True),
     }

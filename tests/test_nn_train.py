@@ -1,6 +1,7 @@
 """The training harness: determinism, vmapped stack == sequential runs, freezing, schedules, checkpoints, errors."""
 
 import dataclasses
+import importlib
 import json
 
 import numpy as np
@@ -15,6 +16,11 @@ from theorylab.nn.train import Budget, evaluate, loss_terms, train
 TASK = CopyTask(vocab_size=5, shift=1)
 TF = TransformerConfig(vocab_size=5, n_outputs=5, d_model=16, n_layers=1, n_heads=2, max_len=8)
 BUDGET = Budget(steps=12, batch_size=8, seq_len=8, lr=3e-3, eval_every=6, eval_batches=2, log_every=3)
+
+
+TRAIN_MODULE = importlib.import_module(
+    "theorylab.nn.train"
+)  # the module (theorylab.nn.train is also the function)
 
 
 def _weights(result):
@@ -249,9 +255,14 @@ def test_auto_stack_size_is_cache_sized_on_cpu():
 
     big = Budget(steps=1, batch_size=16, seq_len=64, lr=1e-3)
     cfg = TransformerConfig(5, 5, d_model=64, n_heads=4, max_len=64)
-    assert auto_stack_size(cfg, big, 32, torch.device("cpu")) == 8  # 1 MiB of MLP activations per seed
-    assert auto_stack_size(cfg, big, 3, torch.device("cpu")) == 3
+    assert auto_stack_size(cfg, big, 32, torch.device("cpu")) == 1  # 1 MiB of MLP activations per seed: alone
+    half = dataclasses.replace(big, seq_len=32)  # 0.5 MiB per seed: stacks of 16
+    assert auto_stack_size(cfg, half, 32, torch.device("cpu")) == 16
+    assert auto_stack_size(cfg, half, 3, torch.device("cpu")) == 3
     assert auto_stack_size(cfg, big, 32, torch.device("cuda")) == 32
+    wide = dataclasses.replace(big, seq_len=128)  # 4 MiB of attention weights per seed: alone
+    assert auto_stack_size(dataclasses.replace(cfg, max_len=128), wide, 8, torch.device("cpu")) == 1
+    assert auto_stack_size(dataclasses.replace(cfg, max_len=128), wide, 8, torch.device("cuda")) == 8
 
 
 def test_dropout_runs_are_reproducible_and_leave_the_global_rng_alone():
@@ -313,3 +324,49 @@ def test_progress_line(capsys):
     err = capsys.readouterr().err
     assert "[demo] step 5/10 loss 0.5000 acc 0.7500" in err and err.endswith("\n")
     assert not _Progress("quiet", 10, enabled=False).due()
+
+
+@pytest.mark.parametrize(
+    "name",
+    [*CONFIGS, "dropout", "frozen"],
+)
+def test_a_single_seed_with_bound_parameters_trains_as_through_functional_call(name, monkeypatch):
+    """One seed trains its module directly (parameters bound once): bit-identical to the functional_call path."""
+    if name == "dropout":
+        cfg, changes = dataclasses.replace(TF, dropout=0.3), {"grad_clip": 0.05}
+    elif name == "frozen":
+        cfg, changes = dataclasses.replace(TF, freeze=("blocks.0.mlp", "pos")), {"weight_decay": 0.5}
+    else:
+        cfg, changes = CONFIGS[name]
+    budget = dataclasses.replace(BUDGET, **changes)
+    bound = train(TASK, cfg, budget, seeds=(3,))
+    monkeypatch.setattr(TRAIN_MODULE, "BIND_SINGLE_SEED", False)
+    reference = train(TASK, cfg, budget, seeds=(3,))
+    assert bound.history == reference.history
+    assert all(np.array_equal(bound.final[k], reference.final[k]) for k in bound.final)
+    for wa, wb in zip(_weights(bound), _weights(reference), strict=True):
+        assert all(torch.equal(wa[k], wb[k]) for k in wa)
+
+
+def test_single_seed_checkpoints_resume_across_the_bound_and_reference_layouts(tmp_path, monkeypatch):
+    full = train(TASK, TF, BUDGET, seeds=(2,))
+    monkeypatch.setattr(TRAIN_MODULE, "BIND_SINGLE_SEED", False)  # a checkpoint with the seed axis
+    train(
+        TASK,
+        TF,
+        dataclasses.replace(BUDGET, steps=6, checkpoint_every=6),
+        seeds=(2,),
+        checkpoint_dir=tmp_path,
+    )
+    monkeypatch.setattr(TRAIN_MODULE, "BIND_SINGLE_SEED", True)
+    resumed = train(
+        TASK,
+        TF,
+        dataclasses.replace(BUDGET, checkpoint_every=6),
+        seeds=(2,),
+        checkpoint_dir=tmp_path,
+        resume=True,
+    )
+    assert resumed.history == full.history
+    for wa, wb in zip(_weights(full), _weights(resumed), strict=True):
+        assert all(torch.equal(wa[k], wb[k]) for k in wa)

@@ -61,8 +61,17 @@ _ERROR_ATTR = "_theorylab_error"
 PROFILES = {"theorylab": 25, "theorylab-thorough": 500}
 
 
-def pytest_addoption(parser: pytest.Parser) -> None:
+#: third-party packages that pytest assertion-rewrites because they ship pytest plugins: rewriting their modules
+#: helps no check (their asserts are not ours) and, where bytecode is not cached, re-parses and re-compiles them
+#: on every run (hypothesis alone: ~140 modules, several seconds of CPU per run)
+NOT_REWRITTEN = ("hypothesis", "xdist", "platformdirs")
+
+
+def pytest_addoption(parser: pytest.Parser, pluginmanager: pytest.PytestPluginManager) -> None:
     add_options(parser)
+    marked = getattr(getattr(pluginmanager, "rewrite_hook", None), "_must_rewrite", None)
+    if isinstance(marked, set):
+        marked.difference_update(NOT_REWRITTEN)
 
 
 def _opt(config: pytest.Config, name: str):

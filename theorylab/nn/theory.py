@@ -144,6 +144,11 @@ class MLP:
         written = np.flatnonzero(np.abs(ws[-1]).sum(axis=0) + np.abs(bs[-1]))
         object.__setattr__(self, "_read", read)
         object.__setattr__(self, "_written", written)
+        # the weights restricted to those coordinates, sliced once (not per call)
+        sliced_w, sliced_b = list(ws), list(bs)
+        sliced_w[0] = sliced_w[0][read]
+        sliced_w[-1], sliced_b[-1] = sliced_w[-1][:, written], sliced_b[-1][written]
+        object.__setattr__(self, "_sliced", tuple(zip(sliced_w, sliced_b, strict=True)))
 
     @property
     def d_in(self) -> int:
@@ -157,20 +162,27 @@ class MLP:
     def hidden_widths(self) -> tuple[int, ...]:
         return tuple(w.shape[1] for w in self.weights[:-1])
 
-    def __call__(self, X: np.ndarray) -> np.ndarray:
-        X = np.asarray(X, dtype=np.float64)
-        last = len(self.weights) - 1
-        h = X[..., self._read]
-        for i, (w, b) in enumerate(zip(self.weights, self.biases, strict=True)):
-            if i == 0:
-                w = w[self._read]
-            if i == last:
-                w, b = w[:, self._written], b[self._written]
-            h = _mm(h, w) + b
+    def _written_values(self, X: np.ndarray) -> np.ndarray:
+        """The outputs on the written coordinates only, ``[..., len(_written)]``."""
+        last = len(self._sliced) - 1
+        h = np.take(X, self._read, axis=-1)
+        for i, (w, b) in enumerate(self._sliced):
+            h = _mm(h, w)
+            h += b
             if i < last:
                 np.maximum(h, 0.0, out=h)
+        return h
+
+    def __call__(self, X: np.ndarray) -> np.ndarray:
+        X = np.asarray(X, dtype=np.float64)
         out = np.zeros((*X.shape[:-1], self.d_out))
-        out[..., self._written] = h
+        out[..., self._written] = self._written_values(X)
+        return out
+
+    def add_to(self, X: np.ndarray, out: np.ndarray) -> np.ndarray:
+        """``out + self(X)`` in place (``out`` a float64 array of ``X``'s shape): only the written coordinates
+        change (the others add an exact zero)."""
+        out[..., self._written] += self._written_values(X)
         return out
 
 
@@ -217,7 +229,7 @@ class Block:
                 attention.append(a)
             out = out + _mm(a @ _mm(X, h.W_V), h.W_C)
         if self.mlp is not None:
-            out = out * self.mlp_residual + self.mlp(out)
+            out = self.mlp.add_to(out, out * self.mlp_residual)
         elif not self.mlp_residual.all():
             out = out * self.mlp_residual
         return out

@@ -1,7 +1,8 @@
 """The training harness: many seeds of a small model trained together, deterministically.
 
 ``train(task, model_config, budget, seeds, device)`` builds one model per seed (``model_config.build(seed)``),
-stacks their parameters and trains all seeds at once with ``torch.func.functional_call`` + ``torch.func.vmap``.
+stacks their parameters and trains all seeds at once with ``torch.func.functional_call`` + ``torch.func.vmap``; a
+group of one seed trains its module directly, parameters bound once (the same arithmetic, no per-step rebinding).
 The optimiser (AdamW or SGD, both elementwise) runs on the stacked leaves, which is the same as one optimiser per
 seed; gradient clipping is per seed. Seed ``s`` draws its training batches from ``np.random.default_rng([s, 1])``
 (and its fixed dataset, if any, from ``np.random.default_rng([s, 2])``), so a seed's run does not depend on which
@@ -55,6 +56,9 @@ PEAK_BF16_FLOPS = {
     "L40": 181e12,
     "L4": 121e12,
 }
+#: one seed trains its module directly (parameters bound once); False: through ``functional_call`` on ``[1, ...]``
+#: stacked leaves, the earlier path (the same arithmetic: ``tests/test_nn_train.py`` checks both give identical runs)
+BIND_SINGLE_SEED = True
 VALIDATED_STEPS = 2  # training batches checked by check_batch (per seed) before the harness trusts the task
 
 
@@ -248,18 +252,26 @@ def cpu_threads(step_flops: float) -> int:
 
 
 CPU_STACK_BYTES = 8 * 2**20  # on CPU, keep the largest stacked activation near the cache size
+#: on CPU, a seed whose largest activation reaches this size trains alone: measured on a loaded 2-core machine
+#: (Transformers on flip-flop strings, against one seed at a time with bound parameters), stacks of seeds of
+#: <= 0.5 MiB won 1.27-1.9x, stacks of 1-2 MiB seeds (the automata checks' config) lost, 0.65-0.94x
+CPU_SEED_BYTES_ALONE = 2**20
 
 
 def auto_stack_size(model_config, budget: Budget, n_seeds: int, device: torch.device) -> int:
-    """How many seeds to train in one vmapped stack: all of them on CUDA; on CPU as many as keep the largest
+    """How many seeds to train in one vmapped stack: all of them on CUDA; on CPU one at a time when a seed's
+    largest activation reaches ``CPU_SEED_BYTES_ALONE`` (stacking loses there), else as many as keep the largest
     activation tensor of the stack under ``CPU_STACK_BYTES`` (on a loaded machine, one stack of 32 small
-    Transformers ran 3x slower than 32 sequential runs, stacks of 8 ran 1.7-2.8x faster)."""
+    Transformers ran 3x slower than 32 sequential runs, stacks of 8 ran 1.7-2.8x faster). A fixed rule, not a
+    timed probe: the grouping changes a seed's numbers at float rounding, so it must not depend on the load."""
     if device.type == "cuda":
         return n_seeds
     T = budget.seq_len
     per_token = getattr(model_config, "activation_floats_per_token", None)
     floats = per_token(T) if callable(per_token) else 1024
     per_seed = budget.batch_size * T * floats * 4
+    if per_seed >= CPU_SEED_BYTES_ALONE:
+        return 1
     return max(1, min(n_seeds, CPU_STACK_BYTES // max(per_seed, 1)))
 
 
@@ -342,7 +354,8 @@ class _Progress:
 
 
 class _Stack:
-    """S models of one config as stacked tensors; ``vectorized=False`` means S == 1 and no vmap (the reference)."""
+    """S models of one config as stacked tensors; ``vectorized=False`` means S == 1 and no vmap (the reference):
+    then the module itself trains, its parameters bound once (``BIND_SINGLE_SEED``)."""
 
     def __init__(
         self,
@@ -361,31 +374,42 @@ class _Stack:
         self.device = device
         self.amp = amp
         self.cpu_template = copy.deepcopy(models[0]).eval()
-        self.template = copy.deepcopy(models[0]).to("meta")
-        named = [dict(m.named_parameters()) for m in models]
         self.trainable: dict[str, torch.Tensor] = {}
         self.frozen: dict[str, torch.Tensor] = {}
-        for name, p in models[0].named_parameters():
-            stacked = torch.stack([d[name].detach() for d in named]).to(device)
-            if p.requires_grad:
-                self.trainable[name] = stacked.requires_grad_(True)
-            else:
-                self.frozen[name] = stacked
-        self.buffers = {
-            name: torch.stack([dict(m.named_buffers())[name] for m in models]).to(device)
-            for name, _ in models[0].named_buffers()
-        }
+        # one seed without vmap: the module itself, its parameters bound once (no functional_call per step); its
+        # leaves have no seed axis, state() adds it as a view
+        self.bound = not vectorized and self.S == 1 and BIND_SINGLE_SEED
+        if self.bound:
+            self.template = models[0].to(device)
+            for name, p in self.template.named_parameters():
+                (self.trainable if p.requires_grad else self.frozen)[name] = p
+            self.buffers = dict(self.template.named_buffers())
+        else:
+            self.template = copy.deepcopy(models[0]).to("meta")
+            named = [dict(m.named_parameters()) for m in models]
+            for name, p in models[0].named_parameters():
+                stacked = torch.stack([d[name].detach() for d in named]).to(device)
+                if p.requires_grad:
+                    self.trainable[name] = stacked.requires_grad_(True)
+                else:
+                    self.frozen[name] = stacked
+            self.buffers = {
+                name: torch.stack([dict(m.named_buffers())[name] for m in models]).to(device)
+                for name, _ in models[0].named_buffers()
+            }
         uses_dropout = any(isinstance(m, nn.Dropout) and m.p > 0 for m in models[0].modules())
         self.randomness = "different" if uses_dropout or getattr(config, "has_dropout", False) else "error"
         self.compile = compile
         self._fns: dict[tuple[str, bool], Callable] = {}
 
     def state(self) -> dict[str, torch.Tensor]:
-        return {**self.trainable, **self.frozen, **self.buffers}
+        """Every parameter and buffer with its leading seed axis ``[S, ...]``."""
+        state = {**self.trainable, **self.frozen, **self.buffers}
+        return {k: v.unsqueeze(0) for k, v in state.items()} if self.bound else state
 
     def _one(self, state, x, y, m, kind):
         with torch.autocast("cuda", dtype=torch.bfloat16, enabled=self.amp):
-            out = functional_call(self.template, state, (x,))
+            out = self.template(x) if state is None else functional_call(self.template, state, (x,))
         aux = None
         if isinstance(out, tuple):  # a model may return (outputs, auxiliary loss to add)
             out, aux = out
@@ -398,10 +422,16 @@ class _Stack:
         key = (kind, shared_data)
         if key not in self._fns:
             self._fns[key] = self._make_fn(kind, shared_data)
-        return self._fns[key](self.state(), x, y, m)
+        return self._fns[key](None if self.bound else self.state(), x, y, m)
 
     def _make_fn(self, kind: str, shared_data: bool) -> Callable:
-        if not self.vectorized:
+        if self.bound:
+
+            def fn(state, x, y, m):
+                xs, ys, ms = (x, y, m) if shared_data else (x[0], y[0], m[0])
+                return tuple(t.unsqueeze(0) for t in self._one(None, xs, ys, ms, kind))
+
+        elif not self.vectorized:
 
             def fn(state, x, y, m):
                 one = {k: v[0] for k, v in state.items()}
@@ -614,8 +644,15 @@ def _run_stack(
         saved = torch.load(ckpt, map_location=device, weights_only=False)
         with torch.no_grad():
             for k, v in saved["trainable"].items():
-                stack.trainable[k].copy_(v)
+                stack.trainable[k].copy_(v.reshape(stack.trainable[k].shape))  # with or without the seed axis
         opt.load_state_dict(saved["optimizer"])
+        for (
+            p,
+            st,
+        ) in opt.state.items():  # a checkpoint of the other single-seed layout: same numbers, other shape
+            for name, v in st.items():
+                if torch.is_tensor(v) and v.dim() and v.shape != p.shape and v.numel() == p.numel():
+                    st[name] = v.reshape(p.shape)
         for r, st in zip(rngs, saved["rngs"], strict=True):
             r.bit_generator.state = st
         records = saved["records"]
