@@ -155,7 +155,7 @@ def test_version_and_python_m() -> None:
         (["report", "{json}", "--out", "nope/r.html"], "output folder 'nope' does not exist"),
         (["report", "{json}", "--out", "r.pdf"], "unknown output suffix '.pdf'"),
         (["report", "{bad}"], "not a --claims-json file"),
-        (["counterexample", "dyck.thm1"], "did you mean dyck.thm1_balance"),
+        (["counterexample", "dyck.thm1"], "dyck.thm1_balance_sufficiency?)"),
         (["counterexample", "hmm.thm4", "--out", "nope/x.npz"], "output folder 'nope' does not exist"),
         (["claims", "show", "hmm.thm77"], "unknown claim 'hmm.thm77' (did you mean"),
         (["claims", "--family", "hmmm"], "unknown family 'hmmm' (did you mean hmm?)"),
