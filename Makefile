@@ -4,7 +4,8 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 # torch for the trained tier: by default the CPU build from PyTorch's CPU wheel index (no CUDA
 # packages). `make TORCH_INDEX=` installs from PyPI instead (on Linux that is the CUDA build: several GB); a GPU
-# user can also install the torch they need first, and the pin is then skipped.
+# user can also install the torch they need first, and the pin is then skipped. Only torch comes from that index
+# (--no-deps); its dependencies come from the ordinary index with the project's own.
 TORCH ?= torch==2.13.0
 TORCH_INDEX ?= https://download.pytorch.org/whl/cpu
 # extra pytest options, e.g. PYTEST_ARGS=-q (no measured-numbers line) or -v (every measured number listed)
@@ -16,7 +17,7 @@ $(BIN)/theorylab: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 	$(BIN)/python -c "import torch" 2>/dev/null || \
-		$(BIN)/python -m pip install -q $(if $(TORCH_INDEX),--index-url $(TORCH_INDEX)) "$(TORCH)"
+		$(BIN)/python -m pip install -q --no-deps $(if $(TORCH_INDEX),--index-url $(TORCH_INDEX)) "$(TORCH)"
 	$(BIN)/python -m pip install -q -e ".[dev,distributed]"
 	touch $@
 
