@@ -76,10 +76,11 @@ FAMILIES: dict[str, tuple[list[str], list[str]]] = {
         ["theorylab/estimation/pseudolikelihood.py"],
         ["checks/test_mple.py", "checks/test_mple_finite.py"],
     ),
-    # the Ising models, samplers and chains serve both Chapter-4 families: their mutants run against both files
+    # the Ising models, samplers and chains serve both Chapter-4 families: their mutants run against both families'
+    # files (ising/finite_sample.py is Theorem 4.1.4's, checked in test_mple_finite.py)
     "gibbs": (
         ["theorylab/ising/*.py", "theorylab/markov/chain.py"],
-        ["checks/test_gibbs.py", "checks/test_mple.py"],
+        ["checks/test_gibbs.py", "checks/test_mple.py", "checks/test_mple_finite.py"],
     ),
     "verifier": (
         [
