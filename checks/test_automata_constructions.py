@@ -897,6 +897,8 @@ def test_lemma21_cascades(rng, measure):
         c = compile_constant_depth(aut, 32, 0)
         assert c.info["n_levels"] >= 2
         assert_all_ok(check_automaton(c, aut, rng, 0, exhaustive_budget=1024))
+        # within the printed |Q|(max_i depth_i + 1) - 1: every component has depth >= 1, so 2|Q| - 1 is below it
+        assert c.depth <= 2 * aut.n_states - 1
     measure("levels_grid4", compile_constant_depth(zoo.gridworld(4), 8).info["n_levels"])
 
 
@@ -959,6 +961,19 @@ def test_thm12_exhaustive_small(measure):
                 assert c.depth == 2 and c.n_heads == 2 * S + 1
                 n += r.n_words
     measure("words_checked", n)
+
+
+@pytest.mark.claim(THM12, tier="exact")
+def test_thm12_sizes_of_the_repaired_construction():
+    # 2 attention layers, MLP depth O(log S) (2 ceil(log2(S + 1)) + 4 layers) and MLP width
+    # max{4(2u + 1), (S + 1)^2}, u = T + S + 1 + q0: MLP 1's interpolation, or MLP 2's (S + 1)^2 layer once S^2 > 8T.
+    # So the repaired proof certifies width O(T + S^2), not the printed O(T + S) (a proof erratum).
+    for T, S in ((16, 1), (16, 2), (16, 3), (16, 5), (16, 7), (8, 15)):
+        c = compile_gridworld(S + 1, T, 0)
+        assert c.depth == 2
+        assert c.mlp_width == max(4 * (2 * (T + S + 1) + 1), (S + 1) ** 2)
+        assert c.info["bounds"]["mlp_layers"] == 2 * int(np.ceil(np.log2(S + 1))) + 4
+    assert compile_gridworld(16, 8, 0).mlp_width == 256 > 4 * (2 * (8 + 15 + 1) + 1)  # the S^2 term wins
 
 
 @pytest.mark.claim(THM12, tier="exact")

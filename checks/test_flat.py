@@ -386,6 +386,22 @@ def _converges(toy, s0, K, ode_s, rng, etas=(0.1, 0.05, 0.025), n_chains=2000):
 
 
 @pytest.mark.claim("flat.thm3.3", tier="exact")
+def test_toy_trace_gradient_matches_central_differences():
+    # off the manifold (sigma(z) far from 1/2, so the (1 - 2 sigma) factor matters) the product-rule gradient of
+    # Tr H equals central differences of trace_hessian; step 1e-5: truncation ~1e-10, rounding ~1e-11
+    for p, theta in ((2, np.array([0.7, -1.3])), (3, np.array([0.7, -1.3, 0.9]))):
+        toy = ProductLogitToy(1.0, p)
+        h = 1e-5
+        fd = np.array(
+            [
+                (toy.trace_hessian(theta + h * e) - toy.trace_hessian(theta - h * e)) / (2 * h)
+                for e in np.eye(p)
+            ]
+        )
+        assert np.abs(toy.trace_grad(theta) - fd).max() < 1e-7
+
+
+@pytest.mark.claim("flat.thm3.3", tier="exact")
 def test_thm33_toy_closed_form(measure):
     import sympy as sp
 

@@ -33,6 +33,13 @@ def test_ffl_support_normalisation_and_expected_reads(T, measure):
     measure(f"support size T={T}", len(strings))
 
 
+@pytest.mark.claim("flipflop.def_ffl", tier="exact")
+def test_enumerate_ffl_rejects_a_negative_probability_in_any_slot():
+    # (w, r, i) must be a probability vector: each slot may be the negative one while the sum stays 1
+    for p in ((-1, 1, 1), (Fraction(1, 2), Fraction(-1, 4), Fraction(3, 4)), (1, 1, -1)):
+        rejects(lambda p=p: ff.enumerate_ffl(4, p), r"p must be an exact probability vector")
+
+
 @pytest.mark.claim("flipflop.def_ffl", tier="exact", control=True)
 def test_ffl_validity_rejects_a_wrong_read():
     strings, _ = ff.enumerate_ffl(10, P_EXACT)

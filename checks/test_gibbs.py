@@ -510,6 +510,23 @@ def test_indep_parallel_absolute_gap_counts_the_negative_eigenvalues():
     assert ev[0] < -abs(ev[-2])  # the negative eigenvalue dominates here
     assert abs(chain.absolute_spectral_gap() - (1 - max(ev[-2], abs(ev[0])))) < 1e-12
     assert chain.absolute_spectral_gap() < chain.spectral_gap()
+    assert FiniteChain(np.ones((1, 1))).absolute_spectral_gap() == 1.0  # one state: P = [1] mixes at once
+
+
+@pytest.mark.claim("gibbs.derived.indep_stationary", tier="exact")
+def test_marginals_in_closed_form_and_the_uncoupled_parallel_sampler_draws_them():
+    # P(x_i = +1) = (1 + tanh h_i)/2 without couplings; the parallel sampler of an uncoupled model draws every
+    # spin from it, whatever the current state (each row of P is the product law of the marginals)
+    h = np.array([0.3, -1.2, 0.0])
+    model = IsingModel(h, np.zeros((3, 3)))
+    m = (1 + np.tanh(h)) / 2
+    assert np.abs(model.marginals() - m).max() < 1e-15
+    states = np.array(list(product((-1, 1), repeat=3)))
+    law = np.prod(np.where(states == 1, m, 1 - m), axis=1)
+    assert np.abs(independent_parallel(model).P - law).max() < 1e-15
+    # a coupled pair without fields is symmetric under x -> -x: both marginals are 1/2
+    pair = IsingModel(np.zeros(2), np.array([[0.0, 0.8], [0.8, 0.0]]))
+    assert np.abs(pair.marginals() - 0.5).max() < 1e-15
 
 
 @pytest.mark.claim("gibbs.derived.indep_stationary", tier="exact", control=True)

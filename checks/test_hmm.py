@@ -1544,8 +1544,8 @@ def _stationary_vectors(K: np.ndarray) -> np.ndarray:
 @pytest.mark.claim("hmm.head3", tier="exact")
 def test_head3_construction_is_marginal_free_and_marginals_are_recoverable(rng, measure):
     """(i) The proof's weights do not use the marginals: reweighting the rows of the stacked predictor by any
-    positive weights leaves the x2 (x) x3 | x1 read-out unchanged (only the B, C factors are used). (ii) Correction of
-    the stated reason: under Assumption 5 the marginal IS a function of the predictor when the one-target kernel
+    positive weights leaves the x2 (x) x3 | x1 read-out unchanged (only the B, C factors are used). (ii) A note on
+    the stated reason (not an erratum: the control shows where the caution applies): under Assumption 5 the marginal IS a function of the predictor when the one-target kernel
     K[j, a] = P(x2 = a | x1 = j) (the predictor summed over x3) is irreducible: it is K's unique stationary vector
     (stationarity: x2 has the law of x1), so the joint third moment diag(p) W is available from the predictor."""
     worst = 0.0

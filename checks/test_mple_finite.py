@@ -97,6 +97,7 @@ def test_prop_4_3_2_conditional_kl_in_0_ln_inv_beta(measure) -> None:
                 worst = max(worst, c.max())
     measure("max_conditional_kl_over_ln_inv_beta", worst / math.log(1 / beta))
     assert worst >= 0.9 * math.log(1 / beta)
+    rejects(lambda: conditional_kl(np.full(4, 0.3), LAWS[0], 2, (0,)), r"^r must be a probability vector")
 
 
 @pytest.mark.claim("mple.thm4.1.4", tier="exact", control=True)
@@ -160,6 +161,8 @@ def test_theorem_4_1_4_simulated_at_N2(measure) -> None:
     tv, rhs = np.array([o["tv"] for o in out]), np.array([o["rhs"] for o in out])
     measure("tv_and_median_rhs", [float(tv.max()), float(np.median(rhs))])
     assert (tv < rhs).mean() >= 0.9 and rhs.max() < 1 and tv.min() > 0.01
+    # the reported margin is the class's over the 1-PL masks (0,), (1,) (Assumption 4.1.3), the same in every draw
+    assert all(o["beta"] == support_margin(LAWS, 2, [(0,), (1,)]) for o in out)
 
 
 @pytest.mark.claim("mple.thm4.1.4", tier="property", control=True)

@@ -27,6 +27,7 @@ from theorylab.attention.scb.stage2 import (
     recursion_level,
     recursion_passage_bound,
     round_and_project,
+    run_stage2,
     separation_margin,
     separation_threshold,
     simulate_stage2,
@@ -316,6 +317,9 @@ def test_lemma_b9_chebyshev_batch_exact(measure) -> None:
         assert tail <= delta
     measure("tail_over_delta", ratios)  # Chebyshev is loose: far below 1
     rejects(lambda: chebyshev_batch(1, 1, Fraction(1, 2)), r"need sigma2 > 0, 0 < delta < 1, eps > 0")
+    rejects(
+        lambda: chebyshev_batch(0, Fraction(1, 10), Fraction(1, 5)), r"need sigma2 > 0"
+    )  # no noise, no batch
 
 
 @pytest.mark.claim("scb.lemB9_B13", tier="exact", control=True)
@@ -462,3 +466,54 @@ def test_transfer_control_scratch_at_the_same_batch(measure) -> None:
     rate = noisy_two_d_escape(2048, 1024, np.random.default_rng(0), runs=4000, eta=ETA)
     measure("scratch_right_sign_rate_T2048_B1024", rate)
     assert rate < 0.6
+
+
+# ------------------------------------------------------------------------------------------------ pinned values
+@pytest.mark.claim("scb.stage2", tier="exact")
+def test_round_and_project_keeps_an_entry_equal_to_the_threshold() -> None:
+    # App. E.1 drops entries *below* theta: an entry equal to theta is kept. Dyadic values, so exact in float64:
+    # column [1/2, 1/4, 1/8, 1/8] at theta = 1/4 keeps [1/2, 1/4, 0, 0] and adds (1 - 3/4)/4 = 1/16 to each entry
+    A = np.array([[0.5, 0.25], [0.25, 0.25], [0.125, 0.25], [0.125, 0.25]])
+    out = round_and_project(A, 0.25)
+    assert np.array_equal(out[:, 0], [0.5625, 0.3125, 0.0625, 0.0625])
+    assert np.array_equal(out[:, 1], A[:, 1])  # every entry equals theta: all kept, nothing to add
+
+
+@pytest.mark.claim("scb.appI", tier="property")
+def test_noiseless_escape_takes_the_map_s_step_count() -> None:
+    # sigma = 0 leaves App. I's 2-D map alpha+ = alpha + eta((1 - alpha)/T + beta(1 - alpha beta)),
+    # beta+ = beta + eta alpha(1 - alpha beta) (K_P = K_Q = 1) from (0, 0): at T = 4, eta = 0.1 it first reaches
+    # max(|alpha|, |beta|) >= 0.9 at step 28 (a drift beta/(1 - alpha beta) would take 23, beta alone 25)
+    a = b = 0.0
+    n = 0
+    while max(abs(a), abs(b)) < 0.9:
+        a, b = a + 0.1 * ((1 - a) / 4 + b * (1 - a * b)), b + 0.1 * a * (1 - a * b)
+        n += 1
+    assert n == 28
+
+    def escape(max_steps: int) -> float:
+        rng = np.random.default_rng(0)
+        return noisy_two_d_escape(4, 1.0, rng, runs=3, eta=0.1, sigma=0.0, delta1=0.9, max_steps=max_steps)
+
+    assert escape(28) == 1.0
+    rejects(lambda: escape(27), r"3 runs did not escape within 27 steps")
+
+
+@pytest.mark.claim("scb.stage2", tier="exact")
+def test_run_stage2_one_plain_step_is_the_mean_preconditioned_gradient_step() -> None:
+    # one plain step (lam=None) of batch B from (V(0.3), A(0.3)) equals V - (eta/K_Q) mean_b G_V^b,
+    # A - (eta/K_P) mean_b G_A^b with the per-sample preconditioned gradients of the same B draws (the
+    # preconditioner is linear, so mean and preconditioning commute; float64 round-off only)
+    task = random_scb_task(np.random.default_rng(1), 3, 4, 2)
+    for B in (1, 5):
+        res = run_stage2(task, np.random.default_rng(7), B=B, steps=1, eta=0.05)
+        V, A = line_point(task, 0.3, 0.3)
+        GV, GA = preconditioned_grad_samples(task, V, A, np.random.default_rng(7), B)
+        alpha, beta, _, dA = line_coordinates(
+            task, V - 0.05 / task.K_Q * GV.mean(axis=0), A - 0.05 / task.K_P * GA.mean(axis=0)
+        )
+        assert abs(res.alpha - alpha) <= EXACT_TOL and abs(res.beta - beta) <= EXACT_TOL
+        assert abs(res.dA_inf - np.abs(dA).max()) <= EXACT_TOL
+        assert res.alpha != 0.3  # the step moved
+    still = run_stage2(task, np.random.default_rng(7), B=5, steps=0)
+    assert abs(still.alpha - 0.3) <= EXACT_TOL and abs(still.beta - 0.3) <= EXACT_TOL

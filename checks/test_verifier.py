@@ -51,6 +51,8 @@ def test_a_verifier_that_rejects_an_accepted_prefix_is_not_a_process_verifier():
     broken = g.ProcessVerifier(lambda s: len(s) != 1 or s[0] == 1)  # rejects (0,) but accepts (0, 1)
     with pytest.raises(ValueError, match="not prefix-closed"):
         g.check_prefix_closed(broken, 2, 3)
+    with pytest.raises(TypeError, match=r"^accept must be callable: prefix -> bool$"):
+        g.ProcessVerifier(3)  # a verifier is a predicate on prefixes
 
 
 # ---------------------------------------------------------------------------------------------- thm3.1.1
@@ -445,6 +447,55 @@ def test_backtracking_with_a_sound_verifier_never_hurts(inst, Q, B):
             law = backtracking_law(inst.oracle, inst.D, V, q, B, A=inst.A)
             assert law.success >= prev and law.max_queries <= inst.D + q * B
             prev = law.success
+
+
+@pytest.mark.claim("verifier.alg1", tier="exact")
+def test_the_authors_variant_passes_every_argument_through():
+    # variant="authors" must hand Q, B and argmax to the authors' implementation unchanged: on the noisy Dyck
+    # oracle (D = 4, noise 0.4) its law with and without the greedy re-generation differs, and so does Q = 2 from
+    # Q = 1; the sampler with a fixed seed returns the same tokens as the authors' sampler called directly
+    from theorylab.languages.dyck import DyckCompletion
+
+    task = DyckCompletion(4)
+    oracle, V = task.oracle(0.4), task.prefix_verifier()
+    laws = {}
+    for Q, argmax in ((2, True), (2, False), (1, True)):
+        laws[Q, argmax] = g.backtracking_law(oracle, 4, V, Q, 2, argmax=argmax, variant="authors").law
+        assert laws[Q, argmax] == g.authors_backtracking_law(oracle, 4, V, Q, 2, argmax=argmax).law
+    assert laws[2, True] != laws[2, False] and laws[2, True] != laws[1, True]
+    for argmax in (True, False):
+        for seed in range(20):
+            a = g.backtracking_generation(
+                oracle, 4, V, 2, 2, np.random.default_rng(seed), argmax=argmax, variant="authors"
+            )
+            b = g.authors_backtracking_generation(
+                oracle, 4, V, 2, 2, np.random.default_rng(seed), argmax=argmax
+            )
+            assert a.tokens == b.tokens
+    # with an exact oracle the authors' law is exact too (Fractions), and without the greedy step it is Algorithm 1's
+    A = g.language_from_predicate(lambda s: s[-1] == 1, 2, 3)
+    exact = g.authors_backtracking_law(g.UniformOracle(2), 3, g.perfect_verifier(A, 2, 3), 1, 1, argmax=False)
+    assert isinstance(exact.success, Fraction)
+    assert (
+        exact.law
+        == g.backtracking_law(g.UniformOracle(2), 3, g.perfect_verifier(A, 2, 3), 1, 1, argmax=False).law
+    )
+
+
+@pytest.mark.claim("verifier.alg1", tier="exact")
+def test_nucleus_sampling_draws_the_truncated_law_of_its_prefix():
+    # one query at the prefix (0, 0) of the noisy Dyck oracle, law (0.1, 0.7, 0.1, 0.1) (the root's is
+    # (0.22, 0.1, 0.58, 0.1)): top_p = 1 draws the whole law (4000 draws, each frequency within 4 standard errors,
+    # <= 0.029); top_p = 0.5 keeps token 1 only
+    from theorylab.generation.algorithms import sample_nucleus
+    from theorylab.languages.dyck import DyckCompletion
+
+    oracle = DyckCompletion(4).oracle(0.4)
+    rng = np.random.default_rng(3)
+    draws = np.array([sample_nucleus(oracle, (0, 0), 1, rng) for _ in range(4000)])
+    freq = np.bincount(draws, minlength=4) / 4000
+    assert np.abs(freq - [0.1, 0.7, 0.1, 0.1]).max() < 4 * math.sqrt(0.7 * 0.3 / 4000)
+    assert {sample_nucleus(oracle, (0, 0), 0.5, rng) for _ in range(50)} == {1}
 
 
 @pytest.mark.claim("verifier.alg1", tier="property", control=True)

@@ -76,17 +76,19 @@ FAMILIES: dict[str, tuple[list[str], list[str]]] = {
         ["theorylab/estimation/pseudolikelihood.py"],
         ["checks/test_mple.py", "checks/test_mple_finite.py"],
     ),
-    # the Ising models, samplers and chains serve both Chapter-4 families: their mutants run against both files
+    # the Ising models, samplers and chains serve both Chapter-4 families: their mutants run against both families'
+    # files (ising/finite_sample.py is Theorem 4.1.4's, checked in test_mple_finite.py)
     "gibbs": (
         ["theorylab/ising/*.py", "theorylab/markov/chain.py"],
-        ["checks/test_gibbs.py", "checks/test_mple.py"],
+        ["checks/test_gibbs.py", "checks/test_mple.py", "checks/test_mple_finite.py"],
     ),
     "verifier": (
         [
             f"theorylab/generation/{m}.py"
             for m in ("exact", "algorithms", "hardness", "oracles", "verifiers", "lm")
         ],
-        ["checks/test_verifier.py", "checks/test_vgb.py"],
+        # the differential tests pin the authors' backtracking variant (exact laws computed once with Fractions)
+        ["checks/test_verifier.py", "checks/test_vgb.py", "tests/test_interop_conventions.py"],
     ),
     # the oracles, verifiers and exact laws of theorylab/generation serve both Chapter-3 families
     "vgb": (["theorylab/generation/vgb.py"], ["checks/test_vgb.py", "checks/test_verifier.py"]),
