@@ -18,7 +18,8 @@ def demo_registry(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("THEORYLAB_CLAIMS_PATH", str(DEMO))
 
 
-def test_claims_table_and_filters(demo_registry, capsys: pytest.CaptureFixture) -> None:
+def test_claims_table_and_filters(demo_registry, capsys: pytest.CaptureFixture, monkeypatch) -> None:
+    monkeypatch.setenv("COLUMNS", "200")  # a known width: the table drops columns to fit narrower terminals
     assert main(["claims"]) == 0
     out = capsys.readouterr().out
     assert "demo.thm1" in out and "3 claims: 1 holds, 1 holds-corrected, 0 refuted, 1 open" in out

@@ -307,7 +307,8 @@ def test_cli_search_reports_budget_stop(capsys):
     assert (rc == 1 and "stopped by the examples budget" in text) or (rc == 0 and "wrote" in text)
 
 
-def test_claims_table_has_tightness_column(capsys):
+def test_claims_table_has_tightness_column(capsys, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "200")  # a known width: the table drops columns to fit narrower terminals
     assert main(["claims", "--family", "topic"]) == 0
     out = capsys.readouterr().out
     assert "tightness" in out.splitlines()[0] and "loose by 1.56x" in out

@@ -480,6 +480,11 @@ def main(argv: list[str] | None = None) -> int:
     except (CLIError, registry.ClaimRegistryError, MissingExtraError) as exc:
         print(f"theorylab: error: {exc}", file=sys.stderr)
         return 2
+    except BrokenPipeError:  # the reader went away (`theorylab claims | head`): nothing left to say
+        import os
+
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
     except OSError as exc:
         print(f"theorylab: error: {exc.strerror or exc}: {exc.filename or ''}".rstrip(": "), file=sys.stderr)
         return 2
