@@ -62,6 +62,20 @@ def test_claim8_per_sample_range_and_batch(measure) -> None:
     rejects(lambda: claim8_batch(M, D, 0.0, DELTA), r"need m, d >= 1, tau > 0 and 0 < delta < 1")
 
 
+@pytest.mark.claim("distill.claim8", tier="exact", control=True)
+def test_claim8_control_wrong_scale_and_range() -> None:
+    # the same verdicts reject per-sample gradients of twice the scale (entries in {-2/m, 0, 2/m}) and the batch of
+    # Hoeffding's bound with range 1/m instead of 2/m (a quarter of the batch, rounded up)
+    net = _net()
+    x = hypercube(D).astype(np.float64)
+    per = 2 * np.stack(
+        [minibatch_first_layer_gradient(net.W, net.b, net.a, S, x[i : i + 1]) for i in range(0, 2**D, 97)]
+    )
+    assert np.abs(per).max() > 0 and not set(np.unique(np.round(per * M, 12))) <= {-1.0, 0.0, 1.0}
+    half_range = math.ceil(math.log(2 * M * D / DELTA) / (2 * M * M * _tau() ** 2))
+    assert claim8_batch(M, D, _tau(), DELTA) != half_range
+
+
 @pytest.mark.claim("distill.claim8", tier="property")
 def test_claim8_batch_controls_every_entry(measure) -> None:
     # 40 batches of Claim 8's size (seed 0): the l_inf error of the batch gradient exceeds tau in at most a delta share
