@@ -13,7 +13,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from theorylab.generation.exact import check_budget
+from theorylab.generation.exact import check_backtrack, check_budget
 from theorylab.generation.oracles import Oracle
 from theorylab.generation.verifiers import ProcessVerifier, _check_D
 
@@ -108,10 +108,7 @@ def backtracking_generation(
     if variant != "printed":
         raise ValueError(f'variant must be "printed" (Algorithm 1) or "authors", got {variant!r}')
     D, rng = _check_D(D), _check_rng(rng)
-    Q = check_budget("backtrack quota Q", Q, 0)
-    B = check_budget("backtrack stride B", B, 1)
-    if B > D:
-        raise ValueError(f"backtrack stride B={B} exceeds the length D={D}")
+    D, Q, B = check_backtrack(D, Q, B)
     x = tuple(int(t) for t in prompt)
     q0, v0, backtracks = oracle.calls, verifier.calls, 0
     s: Prefix = ()
@@ -150,10 +147,7 @@ def authors_backtracking_generation(
     the nucleus (:func:`theorylab.generation.decoding.nucleus`), as in the thesis's experiments."""
     D, rng = _check_D(D), _check_rng(rng)
     check_top_p(top_p)
-    Q = check_budget("backtrack quota Q", Q, 0)
-    B = check_budget("backtrack stride B", B, 1)
-    if B > D:
-        raise ValueError(f"backtrack stride B={B} exceeds the length D={D}")
+    D, Q, B = check_backtrack(D, Q, B)
     x = tuple(int(t) for t in prompt)
     q0, v0, backtracks, erased = oracle.calls, verifier.calls, 0, 0
     s: Prefix = ()

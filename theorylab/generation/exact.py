@@ -34,6 +34,7 @@ __all__ = [
     "backtracking_law",
     "authors_backtracking_law",
     "total_variation",
+    "check_backtrack",
     "check_budget",
     "value_guided_law",
 ]
@@ -68,6 +69,16 @@ def check_budget(name: str, value: int, minimum: int) -> int:
     if value < minimum:
         raise ValueError(f"{name} must be >= {minimum}, got {value}")
     return int(value)
+
+
+def check_backtrack(D: int, Q: int, B: int) -> tuple[int, int, int]:
+    """Validated (D, Q, B) of Algorithm 1: length D >= 1, quota Q >= 0, stride 1 <= B <= D."""
+    D = _check_D(D)
+    Q = check_budget("backtrack quota Q", Q, 0)
+    B = check_budget("backtrack stride B", B, 1)
+    if B > D:
+        raise ValueError(f"backtrack stride B={B} exceeds the length D={D}")
+    return D, Q, B
 
 
 def _membership(A: Iterable[Sequence[int]] | Callable[[Prefix], bool]) -> Callable[[Prefix], bool]:
@@ -188,11 +199,7 @@ def backtracking_law(
         return authors_backtracking_law(oracle, D, verifier, Q, B, A=A, argmax=argmax, prompt=prompt)
     if variant != "printed":
         raise ValueError(f'variant must be "printed" (Algorithm 1) or "authors", got {variant!r}')
-    D = _check_D(D)
-    Q = check_budget("backtrack quota Q", Q, 0)
-    B = check_budget("backtrack stride B", B, 1)
-    if B > D:
-        raise ValueError(f"backtrack stride B={B} exceeds the length D={D}")
+    D, Q, B = check_backtrack(D, Q, B)
     x = tuple(int(t) for t in prompt)
     member = _membership(A) if A is not None else (lambda s: verifier.peek(x + s))
     one = Fraction(1) if _exact(oracle) else 1.0
@@ -250,11 +257,7 @@ def authors_backtracking_law(
     $\\min(B, |s|)$, greedy only while $|s|$ is below the total erased so far), by recursion over (prefix,
     remaining quota, total erased). Expected and worst-case oracle calls count greedy and sampled tokens.
     ``top_p < 1``: sampled tokens come from the nucleus."""
-    D = _check_D(D)
-    Q = check_budget("backtrack quota Q", Q, 0)
-    B = check_budget("backtrack stride B", B, 1)
-    if B > D:
-        raise ValueError(f"backtrack stride B={B} exceeds the length D={D}")
+    D, Q, B = check_backtrack(D, Q, B)
     from theorylab.generation.algorithms import check_top_p  # noqa: PLC0415 (algorithms imports this module)
     from theorylab.generation.decoding import nucleus  # noqa: PLC0415 (decoding imports this module)
 
