@@ -1,6 +1,6 @@
 """The coverage table: citations are parsed from records' numbering, and every row is consistent."""
 
-from theorylab.claims.coverage import cited_statements, coverage, coverage_markdown
+from theorylab.claims.coverage import cited_statements, coverage, coverage_markdown, statement_lines
 from theorylab.claims.numbered_statements import STATEMENTS
 
 
@@ -29,3 +29,15 @@ def test_rows_are_consistent_with_the_statement_lists() -> None:
     ch42 = next(r for r in rows if r["document"] == "001_6a230b9a9faf2198.txt" and r["chapter"] == "4.2")
     assert ch42["covered"] >= 14
     assert coverage_markdown().count("\n") == len(rows) + 3
+
+
+def test_sources_give_the_lines_of_the_statements_they_cite() -> None:
+    from theorylab.claims import registry
+
+    liu = "001_6a230b9a9faf2198.txt"
+    assert statement_lines(liu, "Liu Lemma 34 = Li Lemma 2.2.11") == (4178,)
+    assert statement_lines(liu, "Liu Lemmas 25-27") == (4012, 4020, 4031)
+    assert statement_lines(liu, "(R2), Fig. 4.5 right") == ()
+    assert statement_lines("no-such-document.txt", "Lemma 34") == ()
+    assert registry.get("dyck.lem34").source.lines == (4178,)
+    assert registry.get("mple.thm4.1.1").source.lines == (3506,)

@@ -103,3 +103,10 @@ def coverage_markdown() -> str:
     share = f" ({100 * totals[1] / totals[0]:.0f}%)" if totals[0] else ""
     lines.append(f"| **all** | | {totals[0]} | {totals[1]}{share} | {totals[2]} | {totals[3]} |")
     return "\n".join(lines) + "\n"
+
+
+def statement_lines(document: str, numbering: str) -> tuple[int, ...]:
+    """Lines of ``document``'s text copy where the numbered statements that ``numbering`` cites begin (sorted;
+    empty where it cites none of the document's numbered statements, e.g. a figure)."""
+    index = {(kind, number): line for kind, number, _chapter, line in STATEMENTS.get(document, ())}
+    return tuple(sorted({index[r] for r in cited_statements(numbering) if r in index}))
