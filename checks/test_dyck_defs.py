@@ -35,7 +35,7 @@ def _first_layer(sol, tokens: np.ndarray) -> np.ndarray:
 
 @pytest.mark.claim("dyck.assump10_minimal_first_layer", tier="exact")
 def test_assumption10_the_construction_has_a_minimal_first_layer() -> None:
-    k, D, N = 2, 3, 8
+    k, D, N = 2, 3, 6
     lang = Dyck(k, D)
     tokens = lang.all_prefixes(N)
     sol = db.construct_solution(k, D, db.random_balanced_attention(k, D, np.random.default_rng(3)))
@@ -50,12 +50,15 @@ def test_assumption10_the_construction_has_a_minimal_first_layer() -> None:
             assert int(i) == want
     # 2kD classes: opens at depths 1..D, closes at depths 0..D-1 (not d in [D] for both), plus t_S
     assert sorted(seen) == sorted(
-        [(2 * t, d) for t in range(k) for d in range(1, D + 1)] + [(2 * t + 1, d) for t in range(k) for d in range(D)]
+        [(2 * t, d) for t in range(k) for d in range(1, D + 1)]
+        + [(2 * t + 1, d) for t in range(k) for d in range(D)]
     )
     assert len(seen) + 1 == sol.weights.E.shape[1] == 2 * k * D + 1
     assert seen[(0, 1)] == 0 and seen[(1, 0)] == D  # open of type 0 at depth 1; its close at depth 0
     rejects(lambda: df.minimal_first_layer_violations(lang, tokens, np.zeros((1, N + 1, 2))), r"outputs must")
-    rejects(lambda: df.bracket_depths(lang, np.array([[1, 0]])), r".")
+    rejects(
+        lambda: df.bracket_depths(lang, np.array([[1, 0]])), r"sequence 0 is not a prefix of Dyck_\{2,3\}"
+    )
 
 
 @pytest.mark.claim("dyck.assump10_minimal_first_layer", tier="exact", control=True)
@@ -110,12 +113,16 @@ def _integer_weights(k: int, D: int, rng: np.random.Generator, balanced: bool) -
     return emb, M
 
 
-def _balanced_brute(emb: dict, M: np.ndarray, k: int, D: int, *, close_depth: int = -1, queries_from: int = 1):
+def _balanced_brute(
+    emb: dict, M: np.ndarray, k: int, D: int, *, close_depth: int = -1, queries_from: int = 1
+):
     """Eq (3.28) from scratch, 1-based types: open 2i-1 at depth d', close 2i at depth d'-1, queries 2j at
     depths d in [D] that exist (a close has depth <= D-1). ``close_depth=0`` pairs the close at depth d'
     (a misreading); ``queries_from=0`` adds the depth-0 closes (another)."""
     for i, j1, j2 in itertools.product(range(1, k + 1), repeat=3):
-        for dp, d1, d2 in itertools.product(range(1, D + 1), range(queries_from, D + 1), range(queries_from, D + 1)):
+        for dp, d1, d2 in itertools.product(
+            range(1, D + 1), range(queries_from, D + 1), range(queries_from, D + 1)
+        ):
             pair = (2 * i - 2, dp), (2 * i - 1, dp + close_depth)
             q1, q2 = (2 * j1 - 1, d1), (2 * j2 - 1, d2)
             if any(key not in emb for key in (*pair, q1, q2)):
@@ -128,7 +135,11 @@ def _balanced_brute(emb: dict, M: np.ndarray, k: int, D: int, *, close_depth: in
 def _library_weights(emb: dict, M: np.ndarray, k: int, D: int) -> db.DyckWeights:
     E = np.zeros((2 * k * D + 1, 2 * k * D + 1))
     for (t, d), vec in emb.items():
-        col = 2 * k * D if t == "S" else (db.open_index(t // 2, d, D) if t % 2 == 0 else db.close_index(t // 2, d, D))
+        col = (
+            2 * k * D
+            if t == "S"
+            else (db.open_index(t // 2, d, D) if t % 2 == 0 else db.close_index(t // 2, d, D))
+        )
         E[:, col] = vec
     return db.DyckWeights(k, D, E, M.astype(float), np.eye(2 * k * D + 1))
 
@@ -186,7 +197,7 @@ def test_defs15_17_pruning_norm_and_approximation_from_scratch() -> None:
     accepted = [c for c in candidates if df.is_nonstructural_pruning(W, np.reshape(c, (2, 2)))]
     assert len(candidates) == 256 and len(accepted) == 16  # exactly the 2^4 masks M * W
     assert {tuple(np.reshape(c, 4)) for c in accepted} == {
-        tuple((np.array(m) * W.ravel())) for m in itertools.product((0, 1), repeat=4)
+        tuple(np.array(m) * W.ravel()) for m in itertools.product((0, 1), repeat=4)
     }
     # Def 17: the largest COLUMN 2-norm (the words say "row"; the formula and Lemmas 30-37 use columns)
     A = np.array([[3.0, 0.0, 1.0], [4.0, 0.0, 1.0]])
@@ -375,4 +386,141 @@ def test_lemma31_lemma33_random(d: int, eps: float, C: float, seed: int) -> None
     y = x + rng.uniform(-eps, eps, d)
     assert np.abs(_softmax(x) - _softmax(y)).sum() <= np.expm1(2 * eps) * (1 + 1e-12)
     u, v = rng.normal(size=d) * C, rng.normal(size=d) * C
-    assert np.linalg.norm(layer_norm_c(u, C) - layer_norm_c(v, C)) <= 2 * np.linalg.norm(u - v) / C * (1 + 1e-12)
+    assert np.linalg.norm(layer_norm_c(u, C) - layer_norm_c(v, C)) <= 2 * np.linalg.norm(u - v) / C * (
+        1 + 1e-12
+    )
+
+
+# ------------------------------------------------------------------------------------------------ Lemma 25
+_H_SEEDS = range(10)
+
+
+def _subset_sum_errors(h: int, w: float = 0.7) -> np.ndarray:
+    """Best pruning error of 10 seeded random networks sum_i a_i ReLU(b_i x), a, b ~ U(-1, 1), h hidden units."""
+    out = []
+    for seed in _H_SEEDS:
+        rng = np.random.default_rng(seed)
+        out.append(df.subset_sum_pruning_error(rng.uniform(-1, 1, h), rng.uniform(-1, 1, h), w))
+    return np.array(out)
+
+
+@pytest.mark.claim("dyck.lem25_subset_sum", tier="exact")
+def test_lemma25_pruning_error_decays_exponentially_in_width(measure) -> None:
+    med = {h: float(np.median(_subset_sum_errors(h))) for h in (8, 16, 24, 28)}
+    for h, v in med.items():
+        measure(f"lemma25_median_error_h{h}", v)
+    assert med[8] > 0.3 and med[16] < 0.1 and med[24] < 5e-3 and med[28] < 5e-4  # seeds 0-9, w = 0.7
+    assert med[28] < med[8] / 1000  # 2^{-Omega(h)}: three decades over 20 units
+    # the exhaustive search is exact: a hand instance with products 0.5, 0.25 per side and target 0.75
+    a, b = np.array([1.0, 0.5, 1.0, 0.5]), np.array([0.5, 0.5, -0.5, -0.5])
+    assert (
+        df.subset_sum_pruning_error(a, b, 0.75) == 0.75
+    )  # x > 0 exact (0.5 + 0.25); x < 0: slopes -0.5, -0.25
+    assert df.subset_sum_pruning_error(a * [1, 1, -1, -1], b, 0.75) == 0.0  # both sides reach 0.75
+    assert df.subset_sum_pruning_error(a, b, 0.0) == 0.0  # prune everything
+    rejects(lambda: df.subset_sum_pruning_error(np.ones(3), np.ones(4), 0.5), r"need a, b of the same length")
+
+
+@pytest.mark.claim("dyck.lem25_subset_sum", tier="exact", control=True)
+def test_lemma25_control_no_pruning_or_a_narrow_network_misses() -> None:
+    errs = []
+    for seed in _H_SEEDS:
+        rng = np.random.default_rng(seed)
+        a, b = rng.uniform(-1, 1, 28), rng.uniform(-1, 1, 28)
+        pos, neg = b > 0, b < 0
+        errs.append(max(abs((a * b)[pos].sum() - 0.7), abs((a * b)[neg].sum() - 0.7)))  # keep every unit
+    assert np.median(errs) > 0.3  # the unpruned random network is no approximation
+    assert np.median(_subset_sum_errors(4)) > 0.3  # nor is the best pruning of a 4-unit one
+
+
+@given(h=st.integers(6, 11), w=st.floats(-0.9, 0.9), seed=st.integers(0, 2**32 - 1))
+@settings(deadline=None, max_examples=25)
+@pytest.mark.claim("dyck.lem25_subset_sum", tier="property", no_trivial="|w| up to 0.9; h >= 6 random units")
+def test_lemma25_more_units_never_hurt(h: int, w: float, seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    a, b = rng.uniform(-1, 1, 2 * h), rng.uniform(-1, 1, 2 * h)
+    narrow, wide = df.subset_sum_pruning_error(a[:h], b[:h], w), df.subset_sum_pruning_error(a, b, w)
+    assert wide <= narrow  # a pruning of the narrow network is one of the wide network
+
+
+# ---------------------------------------------------------------------------- Lemmas 26, 27, 29, 30, 32, 37
+@pytest.mark.claim("dyck.lemmas_pruning_steps", tier="exact")
+def test_pruning_lemmas_deterministic_steps() -> None:
+    # Lemma 30's step: ||X^T (W~ - W) X||_inf <= ||W~ - W||_2 ||X||_{1,2}^2, equality for an aligned rank one
+    u = np.array([3.0, 4.0]) / 5
+    X = np.column_stack([2 * u, u])
+    lhs, rhs = df.bilinear_error_bound(X, np.zeros((2, 2)), 0.25 * np.outer(u, u))
+    assert lhs == pytest.approx(1.0, rel=1e-15) and rhs == pytest.approx(1.0, rel=1e-15)
+    # Lemma 29: eps_0 = eps / 8 and Lipschitz 2 sqrt 2 give eps' = 4 sqrt2 eps_0 + eps_0^2 <= eps (Lemma 28),
+    # attained by scalar maps (2 sqrt2 + eps_0) x against 2 sqrt2 x
+    s = 2 * np.sqrt(2)
+    for eps in (0.01, 0.5, 1.0):
+        e0 = eps / 8
+        assert composition_error(s, e0, s, e0) == pytest.approx((s + e0) ** 2 - s * s, rel=1e-14)
+        assert composition_error(s, e0, s, e0) == pytest.approx(4 * np.sqrt(2) * e0 + e0**2, rel=1e-14)
+        assert composition_error(s, e0, s, e0) <= eps
+    # Lemma 27: with W_V pruned to 0 the attention output is LN_C(0) = 0, so the layer is g(X) exactly
+    rng = np.random.default_rng(0)
+    Xr = rng.normal(size=(3, 5))
+    assert not df.attention_module(Xr, np.zeros((3, 3)), np.eye(3), np.eye(3), 0.5).any()
+    # Lemma 26's final inequality, exactly: (2/C + 1) x^{4L} + x^{4L-2} + x^{8L-2} eps <= x^{4L-3}, x = C/(1000 L^2)
+    for L in range(1, 5):
+        for C in (F(1, 10), F(1, 2), F(1)):
+            x = C / (1000 * L * L)
+            for eps in (F(1, 2), F(1)):
+                assert (2 / C + 1) * x ** (4 * L) + x ** (4 * L - 2) + x ** (8 * L - 2) * eps <= x ** (
+                    4 * L - 3
+                )
+    # Lemma 37's chain with the step repaired: 8 eps0 (1 + 4 R^2) R at R = 2L is (16 L + 256 L^3) eps0, then LN_C
+    # doubles it over C: ratio to the claimed x^{4L-1} eps is (16 L + 256 L^3) 2 / (1000 L^2) = 68/125 at L = 1
+    assert [F(2 * (16 * L + 256 * L**3), 1000 * L * L) for L in (1, 2)] == [F(68, 125), F(26, 25)]
+    # Lemma 32: a seeded U(-1,1) 40 x 40 value matrix; the pruning keeps d = 4 disjoint entries >= 1/2
+    W = np.random.default_rng(0).uniform(-1, 1, (40, 40))
+    P, rows, cols = df.value_pruning(W, 4)
+    sub = P[np.ix_(rows, cols)]
+    assert df.is_nonstructural_pruning(W, P) and np.count_nonzero(P) == 4
+    assert np.array_equal(sub, np.diag(np.diag(sub))) and np.all((np.diag(sub) >= 0.5) & (np.diag(sub) < 1))
+    assert rows.max() < 20 <= cols.min() and list(rows) == [2, 3, 4, 5] and list(cols) == [22, 25, 34, 37]
+    rejects(lambda: df.value_pruning(np.ones((3, 4)), 1), r"need a square W and d >= 1")
+
+
+@pytest.mark.claim("dyck.lemmas_pruning_steps", tier="exact", control=True)
+def test_pruning_lemmas_control_printed_slips_and_wrong_choices_fail() -> None:
+    # Lemma 37's printed step "8 eps0 (1 + 4||X||^2)||X|| <= 80 L^2 eps0" fails on its own domain ||X|| <= 2L
+    for L in (1, 2, 3):
+        R = 2 * L
+        assert 8 * (1 + 4 * R * R) * R > 80 * L * L
+    # ... and the repaired chain misses the claimed x^{4L-1} eps for L = 2 (26/25 > 1)
+    assert F(2 * (16 * 2 + 256 * 8), 1000 * 4) > 1
+    # Lemma 29 with eps_0 = eps / 4 instead of eps / 8: eps' = sqrt2 eps + eps^2/16 > eps
+    s, eps = 2 * np.sqrt(2), 0.5
+    assert composition_error(s, eps / 4, s, eps / 4) > eps
+    # Lemma 32's pruning is needed: the top-left d x d block of W has eigenvalues outside (1/2, 1)
+    W = np.random.default_rng(0).uniform(-1, 1, (40, 40))
+    ev = np.linalg.eigvals(W[:4, :4])
+    assert not np.all((np.abs(ev) > 0.5) & (np.abs(ev) < 1))
+
+
+@given(m=st.integers(2, 5), N=st.integers(1, 6), n=st.integers(24, 64), seed=st.integers(0, 2**32 - 1))
+@settings(deadline=None, max_examples=30)
+@pytest.mark.claim(
+    "dyck.lemmas_pruning_steps", tier="property", no_trivial="dense random X, W, perturbations; n >= 24"
+)
+def test_pruning_lemmas_random(m: int, N: int, n: int, seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    X, W = rng.normal(size=(m, N)), rng.normal(size=(m, m))
+    lhs, rhs = df.bilinear_error_bound(X, W, W + 0.1 * rng.normal(size=(m, m)))
+    assert lhs <= rhs * (1 + 1e-12)
+    # Lemma 29's composition: inner ReLU((W1 + D1) x), outer (W2 + D2) y, ||D_i||_2 = eps0, ||W_i||_2 <= 2 sqrt2
+    s, e0 = 2 * np.sqrt(2), 0.05
+    W1, W2, D1, D2 = (rng.normal(size=(m, m)) for _ in range(4))
+    W1, W2 = s * W1 / np.linalg.norm(W1, 2), s * W2 / np.linalg.norm(W2, 2)
+    D1, D2 = e0 * D1 / np.linalg.norm(D1, 2), e0 * D2 / np.linalg.norm(D2, 2)
+    x = rng.normal(size=m)
+    err = np.linalg.norm((W2 + D2) @ np.maximum((W1 + D1) @ x, 0) - W2 @ np.maximum(W1 @ x, 0))
+    assert err <= (4 * np.sqrt(2) * e0 + e0**2) * np.linalg.norm(x) * (1 + 1e-12)
+    # Lemma 32 at n >= 24, d = 2 (fails with probability < 1e-6 here: each of 12 rows hits with prob >= 0.9)
+    out = df.value_pruning(rng.uniform(-1, 1, (n, n)), 2)
+    assert out is not None
+    P, rows, cols = out
+    assert set(rows).isdisjoint(cols) and np.all(P[rows, cols] >= 0.5)

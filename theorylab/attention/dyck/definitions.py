@@ -45,7 +45,9 @@ def bracket_depths(lang: Dyck, tokens: np.ndarray) -> np.ndarray:
     return np.cumsum(np.where(arr % 2 == 0, 1, -1), axis=1)
 
 
-def minimal_first_layer_violations(lang: Dyck, tokens: np.ndarray, outputs: np.ndarray, atol: float = 0.0) -> int:
+def minimal_first_layer_violations(
+    lang: Dyck, tokens: np.ndarray, outputs: np.ndarray, atol: float = 0.0
+) -> int:
     r"""Assumption 10: the $(j+1)$-th output column depends only on the type and depth of $t_j$ (column 0 is the
     start token $t_S$). Returns the number of (token, depth) classes, start included, whose outputs over the batch
     are not all equal (within ``atol``); 0 means the layer is minimal on these prefixes.
