@@ -48,7 +48,7 @@ def three_level_attention(masked_doc: np.ndarray, v: int, alpha, beta) -> np.nda
         raise ValueError(f"alpha and beta must be > 0, got {alpha}, {beta}")
     topic = np.where(w == MASK, -1 - np.arange(w.size), (w - 1) // v)  # MASK: a topic of its own per position
     same_word = w[:, None] == w[None, :]
-    same_topic = (topic[:, None] == topic[None, :]) & (w[:, None] != MASK)
+    same_topic = topic[:, None] == topic[None, :]  # never between two [MASK]s: their topics differ
     one = alpha * 0 + 1
     R = np.where(same_word, beta * one, np.where(same_topic, alpha * one, one))
     return R / R.sum(axis=0, keepdims=True)
