@@ -47,7 +47,12 @@ FAMILIES: dict[str, tuple[list[str], list[str]]] = {
     # languages/dyck.py also holds Li's completion task, whose claims are the verifier family's
     "dyck": (
         ["theorylab/languages/dyck.py", "theorylab/attention/dyck/*.py"],
-        ["checks/test_dyck.py", "checks/test_dyck_lemmas.py", "checks/test_verifier.py", "checks/test_dyck_defs.py"],
+        [
+            "checks/test_dyck.py",
+            "checks/test_dyck_lemmas.py",
+            "checks/test_verifier.py",
+            "checks/test_dyck_defs.py",
+        ],
     ),
     "flipflop": (
         ["theorylab/languages/flipflop.py"],
