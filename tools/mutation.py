@@ -42,12 +42,17 @@ FAMILIES: dict[str, tuple[list[str], list[str]]] = {
     ),
     "topic": (
         ["theorylab/languages/topic.py", "theorylab/attention/topic/*.py"],
-        ["checks/test_topic.py"],
+        ["checks/test_topic.py", "checks/test_topic_defs.py"],
     ),
     # languages/dyck.py also holds Li's completion task, whose claims are the verifier family's
     "dyck": (
         ["theorylab/languages/dyck.py", "theorylab/attention/dyck/*.py"],
-        ["checks/test_dyck.py", "checks/test_dyck_lemmas.py", "checks/test_verifier.py"],
+        [
+            "checks/test_dyck.py",
+            "checks/test_dyck_lemmas.py",
+            "checks/test_verifier.py",
+            "checks/test_dyck_defs.py",
+        ],
     ),
     "flipflop": (
         ["theorylab/languages/flipflop.py"],
