@@ -54,7 +54,9 @@ def brute_conditional(p: np.ndarray, N: int, K, x, y) -> float:
     states = brute_states(N)
     rest = [i for i in range(N) if i not in K]
     den = sum(p[s] for s, z in enumerate(states) if all(z[i] == x[i] for i in rest))
-    num = sum(p[s] for s, z in enumerate(states) if all(z[i] == x[i] for i in rest) and all(z[i] == y[i] for i in K))
+    num = sum(
+        p[s] for s, z in enumerate(states) if all(z[i] == x[i] for i in rest) and all(z[i] == y[i] for i in K)
+    )
     return num / den
 
 
@@ -211,13 +213,19 @@ def test_assumption_validators_match_the_printed_inequalities(measure) -> None:
     assert not assumption_4_1_6(24, hG, J0, 0.5, 1)
     assert not assumption_4_1_6(25, hG - 1e-9, J0, 0.5, 1)
     assert not assumption_4_1_6(25, hG, J0 - 1e-9, 0.5, 1)
-    measure("Assumption 4.1.5 grid cases agreeing with the printed inequality; first N with k = N-1 (|C|=25)", [agree, first])
+    measure(
+        "Assumption 4.1.5 grid cases agreeing with the printed inequality; first N with k = N-1 (|C|=25)",
+        [agree, first],
+    )
     # the document's instances: Fig 4.3 (N = 10, |C| = 4, h_i = 5 for all i) violates 4.1.5 for every J (h_G = 20
     # < 30); with the fields on the clique only it holds once J > 20
     h_fig = np.full(10, 5.0)
     assert all(assumption_4_1_5(h_fig, J, range(4)) is None for J in (1.0, 10.0, 100.0))
     h_clique = np.r_[np.full(4, 5.0), np.zeros(6)]
-    assert assumption_4_1_5(h_clique, 20.0, range(4)) is None and assumption_4_1_5(h_clique, 21.0, range(4)) == 1.0
+    assert (
+        assumption_4_1_5(h_clique, 20.0, range(4)) is None
+        and assumption_4_1_5(h_clique, 21.0, range(4)) == 1.0
+    )
 
 
 @pytest.mark.claim("gibbs.assumptions4.1.5-7", tier="exact", control=True)

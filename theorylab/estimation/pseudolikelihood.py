@@ -59,6 +59,11 @@ def pl_parts(model, masks, data=None) -> PLParts:
     """Loss, gradient, Hessian and score covariances of the population PL loss under ``data`` (default: the model)."""
     fam, theta = _resolve(model)
     law = mask_law(fam.N, masks)
+    if law.adaptive and law.weights.shape[0] != fam.T.shape[0]:
+        raise ValueError(
+            f"an adaptive mask law needs one row p_K(. | x) per state ({fam.T.shape[0]}), "
+            f"got {law.weights.shape[0]}"
+        )
     px = _data(fam, theta, data)
     logp = fam.log_probs(theta)
     d = fam.d
