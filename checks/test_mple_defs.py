@@ -373,8 +373,8 @@ def test_lemma_4_3_2_marginalising_the_mask(measure) -> None:
         for K in masks:
             lhs, rhs = lemma_4_3_2_sides(pj, 2, masks, x, K)
             assert lhs == rhs, (x, K)
-    lhs, _ = lemma_4_3_2_sides(pj, 2, masks, (0, 0), (1,))
-    assert lhs == F(3, 5)  # pinned: p(x1 = 0 | x0 = 0) of Lemma 4.3.1's proof
+    pinned, _ = lemma_4_3_2_sides(pj, 2, masks, (0, 0), (1,))
+    assert pinned == F(3, 5)  # pinned: p(x1 = 0 | x0 = 0) of Lemma 4.3.1's proof
     # random rational joints on {0,1}^3 with 4 masks
     rng = np.random.default_rng(432)
     masks3 = [(0,), (1, 2), (2,), (0, 1, 2)]
@@ -394,7 +394,7 @@ def test_lemma_4_3_2_marginalising_the_mask(measure) -> None:
                     continue
                 lhs, rhs = lemma_4_3_2_sides(pj3, 3, masks3, x, K)
                 assert lhs == rhs
-    measure("Lemma 4.3.2 on Lemma 4.3.1's example: p(x1=0 | x0=0)", str(lhs))
+    measure("Lemma 4.3.2 on Lemma 4.3.1's example: p(x1=0 | x0=0)", str(pinned))
 
 
 @pytest.mark.claim("mple.lem4.3.2", tier="exact", control=True)
