@@ -320,6 +320,15 @@ def test_lemma_4_3_5_and_cor_4_3_2_exact_mask_tails(measure) -> None:
     for N, q, m, n, d, C in constant_points():
         assert abs(cor431(N, q, m, n, d / C) - cor432(N, q, m, n, d, C)) < mp.mpf(10) ** -40
         assert abs(cor432(N, q, m, n, d / 2, C) - theorem_B(N, q, m, n, d, C)) < mp.mpf(10) ** -40
+    # ... and the library's bounds are these formulas (Lemma 4.3.5 at N = 2, q = 2: failure 4/(eps^2 m) + Hoeffding)
+    for N, q, m, n, d, C in constant_points():
+        lib = cor_4_3_2_deviation(N, q, m, n, float(d), C, 0.25, 0.01)
+        assert abs(lib - float(cor432(N, q, m, n, d, C) * mp.log(4) + mp.mpf("0.01"))) <= 1e-12 * lib
+    pin = lemma_4_3_5(2, 2, 100, 8, eps=0.5, t=1.0, beta=exp(-1))
+    assert (
+        abs(pin["failure"] - (4 / 25 + 2 * exp(-0.25))) <= 1e-15
+        and abs(pin["deviation"] - (2 + 1 / 8)) <= 1e-15
+    )
     # (ii) the Hoeffding part is exact: L_tilde is the data average of f(X) by its definition (4.2), so Step 2's
     # deviation is 0 (a random data set of 7 points on N = 2, the grid member 5)
     data = np.random.default_rng(435).choice(4, size=7)
