@@ -79,13 +79,25 @@ FAMILIES: dict[str, tuple[list[str], list[str]]] = {
     "scb": (["theorylab/attention/scb/*.py"], ["checks/test_scb.py", "checks/test_scb_mechanism.py"]),
     "mple": (
         ["theorylab/estimation/pseudolikelihood.py"],
-        ["checks/test_mple.py", "checks/test_mple_finite.py"],
+        [
+            "checks/test_mple.py",
+            "checks/test_mple_finite.py",
+            "checks/test_mple_defs.py",
+            "checks/test_mple_bounds.py",
+        ],
     ),
     # the Ising models, samplers and chains serve both Chapter-4 families: their mutants run against both families'
     # files (ising/finite_sample.py is Theorem 4.1.4's, checked in test_mple_finite.py)
     "gibbs": (
         ["theorylab/ising/*.py", "theorylab/markov/chain.py"],
-        ["checks/test_gibbs.py", "checks/test_mple.py", "checks/test_mple_finite.py"],
+        [
+            "checks/test_gibbs.py",
+            "checks/test_gibbs_defs.py",
+            "checks/test_mple.py",
+            "checks/test_mple_finite.py",
+            "checks/test_mple_defs.py",
+            "checks/test_mple_bounds.py",
+        ],
     ),
     "verifier": (
         [
