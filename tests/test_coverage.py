@@ -19,6 +19,19 @@ def test_citations_expand_ranges_and_keep_appendix_numbers() -> None:
         ("Definition", "22"),
     }
     assert cited_statements("(R2), Fig. 4.5 right") == set()
+    assert cited_statements("Props 4.3.1-4.3.2, Prop 4.1.2 / 4.3.4, Defs 4.1.4-6, Thm E.1-E.2") == {
+        ("Proposition", "4.3.1"),
+        ("Proposition", "4.3.2"),
+        ("Proposition", "4.1.2"),
+        ("Proposition", "4.3.4"),
+        ("Definition", "4.1.4"),
+        ("Definition", "4.1.5"),
+        ("Definition", "4.1.6"),
+        ("Theorem", "E.1"),
+        ("Theorem", "E.2"),
+    }
+    # ends that differ before the last component, or a reversed range, cite the first number only
+    assert cited_statements("Lemmas 4.1.2-4.3.1, Lemmas 7-5") == {("Lemma", "4.1.2"), ("Lemma", "7")}
 
 
 def test_rows_are_consistent_with_the_statement_lists() -> None:
