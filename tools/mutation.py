@@ -92,7 +92,10 @@ FAMILIES: dict[str, tuple[list[str], list[str]]] = {
     ),
     # the oracles, verifiers and exact laws of theorylab/generation serve both Chapter-3 families
     "vgb": (["theorylab/generation/vgb.py"], ["checks/test_vgb.py", "checks/test_verifier.py"]),
-    "nce": (["theorylab/estimation/nce.py"], ["checks/test_nce.py", "checks/test_nce_proofs.py"]),
+    "nce": (
+        ["theorylab/estimation/nce.py", "theorylab/estimation/nce_assumptions.py"],
+        ["checks/test_nce.py", "checks/test_nce_proofs.py", "checks/test_nce_defs.py"],
+    ),
     "flat": (["theorylab/landscape/*.py", "theorylab/hmm/mlm.py"], ["checks/test_flat.py"]),
     "anchor": (["theorylab/representations/*.py"], ["checks/test_anchor.py", "checks/test_anchor_lemmas.py"]),
     "contrastive": (
