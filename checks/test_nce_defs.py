@@ -227,12 +227,11 @@ _RADII = (0.2, 0.25, 0.3, 0.5, 1.0, 2.0)
 def test_lem50_one_gd_step_from_outside_0_2R_lands_outside_0_15R(R: float, measure) -> None:
     """eta = 1/lambda_M = 8/(R^2 + 2) (o(1) in R), 72 directions x 6 radii 0.2R..2R: the nearest landing point is
     0.1641 R, 0.1867 R, 0.1957 R, 0.1999 R at R = 3, 4, 5, 8 (pinned to 1e-4), > 0.15 R."""
-    r, after = _one_gd_step(R, nce.gd_eta(R), _RADII)
+    _, after = _one_gd_step(R, nce.gd_eta(R), _RADII)
     pinned = {3.0: 0.1641, 4.0: 0.1867, 5.0: 0.1957, 8.0: 0.1999}[R]
     assert abs(after.min() - pinned) <= 1e-4
     assert (after > 0.15).all()
     measure(f"nearest landing / R at R={int(R)}", float(after.min()))
-    measure(f"largest one-step decrease / R at R={int(R)}", float((r - after).max()))
 
 
 @pytest.mark.claim("nce.lem50", tier="exact", control=True)

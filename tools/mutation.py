@@ -85,10 +85,15 @@ FAMILIES: dict[str, tuple[list[str], list[str]]] = {
     "verifier": (
         [
             f"theorylab/generation/{m}.py"
-            for m in ("exact", "algorithms", "hardness", "oracles", "verifiers", "lm")
+            for m in ("exact", "algorithms", "hardness", "oracles", "verifiers", "lm", "tasks")
         ],
         # the differential tests pin the authors' backtracking variant (exact laws computed once with Fractions)
-        ["checks/test_verifier.py", "checks/test_vgb.py", "tests/test_interop_conventions.py"],
+        [
+            "checks/test_verifier.py",
+            "checks/test_verifier_defs.py",
+            "checks/test_vgb.py",
+            "tests/test_interop_conventions.py",
+        ],
     ),
     # the oracles, verifiers and exact laws of theorylab/generation serve both Chapter-3 families
     "vgb": (["theorylab/generation/vgb.py"], ["checks/test_vgb.py", "checks/test_verifier.py"]),
