@@ -25,6 +25,23 @@ import numpy as np
 
 from theorylab.estimation.nce import ExpFamily
 
+__all__ = [
+    "parameter_norm_bound",
+    "check_assumption11",
+    "log_partition_lipschitz",
+    "check_assumption12",
+    "fisher_singular_values",
+    "check_assumption13",
+    "fisher_singular_value_slopes",
+    "check_assumption14",
+    "hessian_ball_constants",
+    "check_assumption15",
+    "gaussian_fisher",
+    "gaussian_sigma_max",
+    "gaussian_sigma_max_slope",
+    "gaussian_constants",
+]
+
 Array = np.ndarray
 
 
