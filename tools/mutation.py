@@ -98,8 +98,17 @@ FAMILIES: dict[str, tuple[list[str], list[str]]] = {
     # the oracles, verifiers and exact laws of theorylab/generation serve both Chapter-3 families
     "vgb": (["theorylab/generation/vgb.py"], ["checks/test_vgb.py", "checks/test_verifier.py"]),
     "nce": (
-        ["theorylab/estimation/nce.py", "theorylab/estimation/nce_assumptions.py"],
-        ["checks/test_nce.py", "checks/test_nce_proofs.py", "checks/test_nce_defs.py"],
+        [
+            "theorylab/estimation/nce.py",
+            "theorylab/estimation/nce_assumptions.py",
+            "theorylab/estimation/nce_fig42.py",
+        ],
+        [
+            "checks/test_nce.py",
+            "checks/test_nce_proofs.py",
+            "checks/test_nce_defs.py",
+            "checks/test_nce_fig42.py",
+        ],
     ),
     "flat": (["theorylab/landscape/*.py", "theorylab/hmm/mlm.py"], ["checks/test_flat.py"]),
     "anchor": (["theorylab/representations/*.py"], ["checks/test_anchor.py", "checks/test_anchor_lemmas.py"]),
