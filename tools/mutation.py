@@ -67,9 +67,15 @@ FAMILIES: dict[str, tuple[list[str], list[str]]] = {
             "theorylab/boolean/*.py",
             "theorylab/attention/sparse_parity/*.py",
             "theorylab/nn/distill.py",
+            "theorylab/nn/distill_separation.py",
             "theorylab/languages/pcfg*.py",
         ],
-        ["checks/test_distill.py", "checks/test_distill_lemmas.py", "checks/test_pcfg.py"],
+        [
+            "checks/test_distill.py",
+            "checks/test_distill_lemmas.py",
+            "checks/test_distill_separation.py",
+            "checks/test_pcfg.py",
+        ],
     ),
     "scb": (["theorylab/attention/scb/*.py"], ["checks/test_scb.py", "checks/test_scb_mechanism.py"]),
     "mple": (
