@@ -48,7 +48,7 @@ def test_first_step_gaps_equal_the_closed_forms(d: int, measure) -> None:
 @pytest.mark.claim("distill.thm22_first_step", tier="exact")
 def test_one_shot_batch_grows_like_d_to_the_k_minus_1_progressive_stays_bounded(measure) -> None:
     """Exact Fractions at d = 101, 1001, 10001: 1/gap^2 / d^{k-1} tends to 2 pi for k = 2 and k = 4 (one-shot:
-    6.3804, 6.2926, 6.2841 at k = 4 -> 6.2832), while the progressive margin tends to c/2 = 1/(2k) (0.12459, 0.12499,
+    6.3965, 6.2928, 6.2841 at k = 4 -> 6.2832), while the progressive margin tends to c/2 = 1/(2k) (0.12459, 0.12499,
     0.124999 at k = 4): the one-shot batch is Theta(d^{k-1} log), the progressive one O(k^2 log)."""
     for k in (2, 4):
         ratios = [float(1 / sp.gap_closed_form(d, k) ** 2 / d ** (k - 1)) for d in (101, 1001, 10001)]
