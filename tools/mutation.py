@@ -72,9 +72,15 @@ FAMILIES: dict[str, tuple[list[str], list[str]]] = {
             "theorylab/boolean/*.py",
             "theorylab/attention/sparse_parity/*.py",
             "theorylab/nn/distill.py",
+            "theorylab/nn/distill_separation.py",
             "theorylab/languages/pcfg*.py",
         ],
-        ["checks/test_distill.py", "checks/test_distill_lemmas.py", "checks/test_pcfg.py"],
+        [
+            "checks/test_distill.py",
+            "checks/test_distill_lemmas.py",
+            "checks/test_distill_separation.py",
+            "checks/test_pcfg.py",
+        ],
     ),
     "scb": (["theorylab/attention/scb/*.py"], ["checks/test_scb.py", "checks/test_scb_mechanism.py"]),
     "mple": (
@@ -102,14 +108,31 @@ FAMILIES: dict[str, tuple[list[str], list[str]]] = {
     "verifier": (
         [
             f"theorylab/generation/{m}.py"
-            for m in ("exact", "algorithms", "hardness", "oracles", "verifiers", "lm")
+            for m in ("exact", "algorithms", "hardness", "oracles", "verifiers", "lm", "tasks")
         ],
         # the differential tests pin the authors' backtracking variant (exact laws computed once with Fractions)
-        ["checks/test_verifier.py", "checks/test_vgb.py", "tests/test_interop_conventions.py"],
+        [
+            "checks/test_verifier.py",
+            "checks/test_verifier_defs.py",
+            "checks/test_vgb.py",
+            "tests/test_interop_conventions.py",
+        ],
     ),
     # the oracles, verifiers and exact laws of theorylab/generation serve both Chapter-3 families
     "vgb": (["theorylab/generation/vgb.py"], ["checks/test_vgb.py", "checks/test_verifier.py"]),
-    "nce": (["theorylab/estimation/nce.py"], ["checks/test_nce.py", "checks/test_nce_proofs.py"]),
+    "nce": (
+        [
+            "theorylab/estimation/nce.py",
+            "theorylab/estimation/nce_assumptions.py",
+            "theorylab/estimation/nce_fig42.py",
+        ],
+        [
+            "checks/test_nce.py",
+            "checks/test_nce_proofs.py",
+            "checks/test_nce_defs.py",
+            "checks/test_nce_fig42.py",
+        ],
+    ),
     "flat": (["theorylab/landscape/*.py", "theorylab/hmm/mlm.py"], ["checks/test_flat.py"]),
     "anchor": (["theorylab/representations/*.py"], ["checks/test_anchor.py", "checks/test_anchor_lemmas.py"]),
     "contrastive": (
