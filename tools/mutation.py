@@ -94,7 +94,10 @@ FAMILIES: dict[str, tuple[list[str], list[str]]] = {
     "vgb": (["theorylab/generation/vgb.py"], ["checks/test_vgb.py", "checks/test_verifier.py"]),
     "nce": (["theorylab/estimation/nce.py"], ["checks/test_nce.py", "checks/test_nce_proofs.py"]),
     "flat": (["theorylab/landscape/*.py", "theorylab/hmm/mlm.py"], ["checks/test_flat.py"]),
-    "anchor": (["theorylab/representations/*.py"], ["checks/test_anchor.py", "checks/test_anchor_lemmas.py"]),
+    "anchor": (
+        ["theorylab/representations/*.py"],
+        ["checks/test_anchor.py", "checks/test_anchor_lemmas.py", "checks/test_anchor_assumptions.py"],
+    ),
     "contrastive": (
         ["theorylab/estimation/contrastive.py", "theorylab/markov/diffusions.py"],
         ["checks/test_contrastive.py"],
