@@ -93,7 +93,10 @@ FAMILIES: dict[str, tuple[list[str], list[str]]] = {
     # the oracles, verifiers and exact laws of theorylab/generation serve both Chapter-3 families
     "vgb": (["theorylab/generation/vgb.py"], ["checks/test_vgb.py", "checks/test_verifier.py"]),
     "nce": (["theorylab/estimation/nce.py"], ["checks/test_nce.py", "checks/test_nce_proofs.py"]),
-    "flat": (["theorylab/landscape/*.py", "theorylab/hmm/mlm.py"], ["checks/test_flat.py"]),
+    "flat": (
+        ["theorylab/landscape/*.py", "theorylab/hmm/mlm.py"],
+        ["checks/test_flat.py", "checks/test_flat_structure.py"],
+    ),
     "anchor": (
         ["theorylab/representations/*.py"],
         ["checks/test_anchor.py", "checks/test_anchor_lemmas.py", "checks/test_anchor_assumptions.py"],
