@@ -177,7 +177,7 @@ def test_lemF3_flattest_solutions_have_the_form_and_fire_by_the_sign_of_g(measur
             assert np.abs(pre[active, i] - abs(c[i]) * np.abs(g[active]) / T).max() <= 1e-12 * abs(c[i])
         if np.any(pattern):
             assert set(np.unique(pattern[live]).tolist()) == {-1, 1}
-    measure("trace_over_flattest_bound", ratios)
+    measure("max |trace m sqrt(T) / 4 - 1|", max(abs(r - 1) for r in ratios))
 
 
 @pytest.mark.claim("flat.lemF.3", tier="exact", control=True)
