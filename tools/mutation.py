@@ -95,7 +95,12 @@ FAMILIES: dict[str, tuple[list[str], list[str]]] = {
     "nce": (["theorylab/estimation/nce.py"], ["checks/test_nce.py", "checks/test_nce_proofs.py"]),
     "flat": (
         ["theorylab/landscape/*.py", "theorylab/hmm/mlm.py"],
-        ["checks/test_flat.py", "checks/test_flat_structure.py", "checks/test_flat_shapes.py"],
+        [
+            "checks/test_flat.py",
+            "checks/test_flat_structure.py",
+            "checks/test_flat_shapes.py",
+            "checks/test_flat_adversary.py",
+        ],
     ),
     "anchor": (
         ["theorylab/representations/*.py"],
