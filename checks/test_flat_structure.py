@@ -9,6 +9,8 @@ from math import sqrt
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from theorylab.landscape.flat_features import (
     downstream_preactivations,
@@ -178,6 +180,68 @@ def test_lemF3_flattest_solutions_have_the_form_and_fire_by_the_sign_of_g(measur
         if np.any(pattern):
             assert set(np.unique(pattern[live]).tolist()) == {-1, 1}
     measure("max |trace m sqrt(T) / 4 - 1|", max(abs(r - 1) for r in ratios))
+
+
+def _mixed_flattest(T: int, plain: list[float], pairs: list[float], eps: np.ndarray, sign: float):
+    """One group (sign +1: I_-, -1: I_+) of plain neurons (weights ``plain``) and Case-2 pairs (weights ``pairs``,
+    mask patterns +-eps[p]); returns rows, u and the group's sum of c_i^2 + 4 c_p^2 before scaling."""
+    rows, u = [], []
+    for c in plain:
+        rows.append(np.concatenate([np.full(T, sign * c), np.zeros(T)]))
+        u.append(-sign * c / sqrt(T))
+    for c, e in zip(pairs, eps, strict=True):
+        for s in (e, -e):
+            rows.append(np.concatenate([np.full(T, sign * c), sign * c * s]))
+            u.append(-sign * 2 * c / sqrt(T))
+    return rows, u, sum(c * c for c in plain) + sum(4 * c * c for c in pairs)
+
+
+@given(
+    T=st.sampled_from([6, 8]),
+    n_plain=st.tuples(st.integers(0, 3), st.integers(0, 3)),
+    n_pairs=st.tuples(st.integers(0, 2), st.integers(0, 2)),
+    zeros=st.integers(0, 2),
+    seed=st.integers(0, 2**32 - 1),
+)
+@settings(deadline=None, max_examples=25)
+@pytest.mark.claim(
+    "flat.lemF.3",
+    tier="property",
+    no_trivial="every draw is a flattest solution with at least one live neuron per group, random weights and mask "
+    "patterns; the form and the firing pattern are checked neuron by neuron",
+)
+def test_lemF3_random_flattest_solutions(T, n_plain, n_pairs, zeros, seed) -> None:
+    rng = np.random.default_rng(seed)
+    rows, u, m_live = [], [], 0
+    groups = []
+    for g, sign in enumerate((1.0, -1.0)):
+        k_plain, k_pairs = n_plain[g], n_pairs[g]
+        if k_plain + k_pairs == 0:
+            k_plain = 1
+        r, v, total = _mixed_flattest(
+            T,
+            list(rng.uniform(0.2, 2.0, k_plain)),
+            list(rng.uniform(0.2, 2.0, k_pairs)),
+            rng.choice([-1.0, 1.0], (k_pairs, T)),
+            sign,
+        )
+        groups.append((r, v, total))
+        m_live += len(r)
+    m = m_live + zeros
+    for r, v, total in groups:  # scale each group so that its sum c^2 + 4 c_p^2 is m T^{3/2} (zero loss)
+        k = sqrt(m * T**1.5 / total)
+        rows += [row * k for row in r]
+        u += [x * k for x in v]
+    s = OneLayerSolution(np.array(rows + [np.zeros(2 * T)] * zeros), np.array(u + [0.0] * zeros))
+    task = DyckTask(T)
+    assert s.loss(task) <= 1e-20
+    tr = s.trace_zero_loss(task, atol=1e-9)
+    assert abs(tr - 4 / (m * sqrt(T))) <= 1e-10 * tr
+    c, _ = neuron_form(s.V, T, atol=1e-9)
+    pre, g = downstream_preactivations(s.V, task)
+    assert np.abs(pre - np.outer(-g, c) / T).max() <= 1e-9
+    for i in np.flatnonzero(c):
+        assert np.array_equal(pre[:, i] > 1e-9, g < 0 if s.u[i] < 0 else g > 0)
 
 
 @pytest.mark.claim("flat.lemF.3", tier="exact", control=True)
