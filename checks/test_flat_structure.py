@@ -105,6 +105,32 @@ def test_asm31_product_toy_hessian_rank_is_codimension(measure) -> None:
     measure("hessian_ranks_on_Gamma", ranks)
 
 
+@pytest.mark.claim("flat.asm3.1", tier="exact")
+def test_asm31_lemma32_model_rank_is_constant_along_gamma(rng, measure) -> None:
+    # Lemma 3.2's model (tanh, 5 one-hot contexts, 4 classes, hidden 3: d = 27) at a saturated teacher and at points
+    # of Gamma moved along the softmax shift W2 -> W2 + 1 w^T (it adds w^T tanh(W1 x) to every logit: same f): the
+    # Hessian has rank M = n_ctx (c - 1) = 15 (the independent conditional probabilities) at every point, with a
+    # spectral gap of more than 1e6 between the 15th and 16th eigenvalue (float64 autodiff round-off is ~1e-14)
+    import torch
+
+    from theorylab.landscape import TwoLayerSoftmax, cross_entropy_loss, hessian_matrix
+
+    model = TwoLayerSoftmax(5, 3, 4, "tanh")
+    theta = model.init(rng)
+    P, X = model.probs(theta), model.inputs()
+    loss = cross_entropy_loss(model.logits, X, P)
+    W1, W2 = model.split(theta)
+    gaps = []
+    for w in ([0.0, 0.0, 0.0], [-2.0, 0.5, 1.1]):
+        point = model.join(W1, W2 + torch.ones(4, 1, dtype=torch.float64) * torch.tensor(w)[None])
+        assert np.abs(model.probs(point) - P).max() <= 1e-14  # still a global minimiser (saturated)
+        ev = torch.linalg.eigvalsh(hessian_matrix(loss, point)).flip(0).numpy()
+        top = ev[0]
+        assert ev[14] > 1e-6 * top and np.abs(ev[15:]).max() < 1e-10 * top
+        gaps.append(float(ev[14] / max(np.abs(ev[15:]).max(), 1e-300)))
+    measure("min spectral gap at rank 15 (Lemma 3.2 model)", min(gaps))
+
+
 @pytest.mark.claim("flat.asm3.1", tier="exact", control=True)
 def test_asm31_control_z_star_zero_is_not_a_manifold() -> None:
     # z* = 0: Gamma = union of coordinate hyperplanes; where two cross, grad z = 0 and the Hessian vanishes
