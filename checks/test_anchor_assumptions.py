@@ -5,6 +5,7 @@ pinned apart, and a violating instance that the library's validator names."""
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 from fractions import Fraction
@@ -41,7 +42,9 @@ from theorylab.testing import rejects, trivial
 TOL = 1e-12
 
 
+@functools.lru_cache(maxsize=2)
 def _recipe(a=(1.0, -1.0)):
+    """The Thm 3 instance with 400 contexts (cached: it is not modified)."""
     return anchor_recipe(n_contexts=400, a=a, seed=0)
 
 
@@ -81,7 +84,7 @@ def _laws(n: int, q: int) -> list[tuple[Fraction, ...]]:
 
 @pytest.mark.claim("anchor.asm2", tier="exact")
 def test_asm2_mu_is_min_ratio_at_most_one_and_one_iff_equal(measure) -> None:
-    laws = _laws(3, 4)  # every law on 3 contexts with probabilities in quarters: 15 laws, 225 pairs
+    laws = _laws(3, 3)  # every law on 3 contexts with probabilities in thirds: 10 laws, 100 pairs
     named = 0
     for pre, ds in itertools.product(laws, laws):
         mu = min(p / d for p, d in zip(pre, ds, strict=True) if d > 0)  # the printed definition, exactly
@@ -91,7 +94,7 @@ def test_asm2_mu_is_min_ratio_at_most_one_and_one_iff_equal(measure) -> None:
             rejects(lambda pre=pre, ds=ds: shift_mu(pre, ds), r"Assumption 2 fails")
         else:
             assert abs(shift_mu([float(p) for p in pre], [float(d) for d in ds]) - float(mu)) <= TOL
-    assert named == 132  # pairs with a downstream context of pre-training probability 0
+    assert named == 63  # pairs with a downstream context of pre-training probability 0
     # the Thm 3 instance: uniform pre-training, uniform downstream on |h_1| >= gamma: mu = #DS / N exactly
     r = _recipe()
     n_ds = int(np.count_nonzero(r.ds_weights))
