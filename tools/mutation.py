@@ -133,8 +133,19 @@ FAMILIES: dict[str, tuple[list[str], list[str]]] = {
             "checks/test_nce_fig42.py",
         ],
     ),
-    "flat": (["theorylab/landscape/*.py", "theorylab/hmm/mlm.py"], ["checks/test_flat.py"]),
-    "anchor": (["theorylab/representations/*.py"], ["checks/test_anchor.py", "checks/test_anchor_lemmas.py"]),
+    "flat": (
+        ["theorylab/landscape/*.py", "theorylab/hmm/mlm.py"],
+        [
+            "checks/test_flat.py",
+            "checks/test_flat_structure.py",
+            "checks/test_flat_shapes.py",
+            "checks/test_flat_adversary.py",
+        ],
+    ),
+    "anchor": (
+        ["theorylab/representations/*.py"],
+        ["checks/test_anchor.py", "checks/test_anchor_lemmas.py", "checks/test_anchor_assumptions.py"],
+    ),
     "contrastive": (
         ["theorylab/estimation/contrastive.py", "theorylab/markov/diffusions.py"],
         ["checks/test_contrastive.py"],
