@@ -10,7 +10,7 @@ import pytest
 
 from theorylab.algebra import transformation_semigroup
 from theorylab.automata import zoo
-from theorylab.languages.flipflop import ONE, R, W, ZERO, is_valid
+from theorylab.languages.flipflop import ONE, ZERO, R, W, is_valid
 from theorylab.testing import rejects
 
 # Def 11 on Q = {0, 1}: sigma_0 writes 0, sigma_1 writes 1, ⊥ keeps the state
