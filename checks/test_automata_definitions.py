@@ -300,9 +300,9 @@ def test_lemma23_on_all_short_walks(measure) -> None:
                 checked += 1
     assert (checked, degenerate) == (696, 30)
     # with the construction's S + 1 leading L pads the prefix sum always moves: a < b always
-    for moves in itertools.product((-1, 0, 1), repeat=5):
+    for moves in itertools.product((-1, 0, 1), repeat=3):
         m = np.r_[[-1] * 3, moves]
-        assert all(lemma23_window(lemma23_heads(m, t, 2), 2) is not None for t in range(4, 9))
+        assert all(lemma23_window(lemma23_heads(m, t, 2), 2) is not None for t in range(4, 7))
     measure("lemma23_walks_checked", checked)
     rejects(lambda: lemma23_heads([2, 0], 1, 1), r"moves must be a 1-d sequence")
     rejects(lambda: lemma23_heads([1, 0], 3, 1), r"t must be an int in \[1, 2\]")

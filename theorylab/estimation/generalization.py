@@ -91,10 +91,13 @@ def indicator_rademacher(pi0: float, mu: int) -> float:
     if not 0 <= pi0 <= 1:
         raise ValueError(f"pi0 must be a probability, got {pi0}")
     cdf = np.zeros((mu + 1, mu + 2))  # cdf[n, j] = P(|S_n| < j)
+    walk = np.zeros(2 * mu + 3)  # law of S_n on -mu-1 .. mu+1 (padded)
+    walk[mu + 1] = 1.0
     for n in range(mu + 1):
-        law = np.zeros(mu + 1)
-        np.add.at(law, np.abs(2 * np.arange(n + 1) - n), _binom_pmf(n, 0.5))
-        cdf[n, 1:] = np.cumsum(law)
+        absolute = walk[mu + 1 : 2 * mu + 2].copy()
+        absolute[1:] += walk[mu:0:-1]
+        cdf[n, 1:] = np.cumsum(absolute)
+        walk[1:-1] = (walk[:-2] + walk[2:]) / 2
     c = np.arange(mu + 1)
     e_max = (1 - cdf[c, 1:] * cdf[mu - c, 1:]).sum(axis=1)
     return float(_binom_pmf(mu, pi0) @ e_max / mu)
