@@ -106,8 +106,13 @@ FAMILIES: dict[str, tuple[list[str], list[str]]] = {
             "theorylab/markov/diffusions.py",
             "theorylab/estimation/generalization.py",
             "theorylab/markov/assumptions.py",
+            "theorylab/estimation/contrastive_global.py",
         ],
-        ["checks/test_contrastive.py", "checks/test_contrastive_assumptions.py"],
+        [
+            "checks/test_contrastive.py",
+            "checks/test_contrastive_assumptions.py",
+            "checks/test_contrastive_thm3.py",
+        ],
     ),
 }
 
