@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from theorylab.algebra import (
     Cascade,
     Semiautomaton,
+    holonomy_decomposition,
     is_permutation_reset,
     permutation_reset_cascade,
     transformation_semigroup,
@@ -334,3 +335,44 @@ def test_lemma23_property(seed: int, S: int, L: int) -> None:
     if trivial(bool(np.all(z == z[-1]))):
         return
     assert lemma23_window(lemma23_heads(m, t, S, T=2 * L), S) is not None
+
+
+# ---------------------------------------------------------------- Theorem 15 (ii)-(iii): the checkable bounds
+
+
+def _small_automata() -> dict:
+    return {
+        "flipflop": zoo.flipflop(),
+        "grid4": zoo.gridworld(4),
+        "memory3": zoo.memory(3),
+        "C4": zoo.cyclic(4),
+        "S3": zoo.symmetric(3),
+        "dyck1_3": zoo.dyck(1, 3),
+        "random4_2_0": zoo.random(4, 2, seed=0),
+        "random5_2_3": zoo.random(5, 2, seed=3),
+    }
+
+
+@pytest.mark.claim("automata.thm15_bounds", tier="exact")
+def test_thm15_component_count_and_permutation_reset(measure) -> None:
+    counts = {}
+    for name, aut in _small_automata().items():
+        c = holonomy_decomposition(aut)
+        assert c.automaton.n_symbols == aut.n_symbols  # (i): the cascade reads the same alphabet
+        assert all(
+            is_permutation_reset(comp.semiautomaton) for comp in c.components
+        )  # (ii): Def 7 components
+        assert c.n_components <= 2**aut.n_states  # (iii): at most 2^|Q| components
+        words = _all_words(aut.n_symbols, 4)
+        for q0 in range(aut.n_states):  # (ii): W o A' simulates A from every start state
+            assert np.array_equal(c.simulate(words, q0), aut.run(words, q0))
+        counts[name] = c.n_components
+    assert counts["random4_2_0"] == 5
+    measure("components_random4_2_0", counts["random4_2_0"])
+
+
+@pytest.mark.claim("automata.thm15_bounds", tier="exact", control=True)
+def test_thm15_control_count_bounded_by_states() -> None:
+    # the misreading "at most |Q| components" fails: 5 components for a 4-state automaton
+    aut = zoo.random(4, 2, seed=0)
+    assert holonomy_decomposition(aut).n_components > aut.n_states
