@@ -126,6 +126,13 @@ def test_lemma2_bound_holds_on_two_state_chains(measure) -> None:
         / 2**mu
     )
     assert abs(indicator_rademacher(0.5, mu) - float(brute)) < 1e-15 and brute == F(3, 8)
+    # the visit-count law equals a brute force over all 2^8 paths of an asymmetric chain
+    P, pi = two_state_chain(F(1, 5), F(1, 2))
+    brute_law = np.zeros(9)
+    for path in itertools.product((0, 1), repeat=8):
+        prob = pi[path[0]] * np.prod([P[x, y] for x, y in itertools.pairwise(path)])
+        brute_law[path.count(0)] += float(prob)
+    assert np.abs(frequency_law(P, pi, 8) - brute_law).max() < 1e-15
     tails = {}
     for a, mus in ((F(3, 10), (8, 16, 32)), (F(1, 50), (2,))):
         P, pi = two_state_chain(a, a)
@@ -142,18 +149,21 @@ def test_lemma2_bound_holds_on_two_state_chains(measure) -> None:
             lambda a=a, pi=pi, bad=bad: lemma2_bound(
                 0.1, bad, DELTA, _beta_two_state(pi, a, M_OBS // (2 * bad))
             ),
-            r"Lemma 2 needs delta > 2 \(mu - 1\) beta",
+            r"Lemma 2 needs delta > 2 \(mu - 1\) beta\(T/2mu\) = (0\.6451|0\.1145),",
         )
     # non-vacuous on the fast chain: at mu = 32 the bound is 0.36 < max Phi = 1/2
     B32 = lemma2_bound(
         indicator_rademacher(0.5, 32), 32, DELTA, _beta_two_state((F(1, 2), F(1, 2)), F(3, 10), 10)
     )
+    appr = 2 * 31 * 0.5 * 0.4**10  # Delta = 2 (mu - 1) beta(m / 2 mu), beta(k) = |1 - 2a|^k / 2
+    assert abs(B32 - indicator_rademacher(0.5, 32) - math.sqrt(math.log(2 / (DELTA - appr)) / 64)) < 1e-12
     assert 0.35 < B32 < 0.37
     measure("lemma2_bound_fast_mu32", B32)
     # i.i.d. bound (mu = m, no blocking) is fine on the fast chain
     B_iid = lemma2_bound(indicator_rademacher(0.5, M_OBS), M_OBS, DELTA, 0.0)
     P, pi = two_state_chain(F(3, 10), F(3, 10))
-    assert gap_tail(frequency_law(P, pi, M_OBS), 0.5, B_iid) <= DELTA
+    assert abs(B_iid - 0.0799047) < 1e-6
+    assert abs(gap_tail(frequency_law(P, pi, M_OBS), 0.5, B_iid) - 0.0075308) < 1e-6  # <= delta
     rejects(lambda: two_state_chain(0, F(1, 2)), r"a and b must lie in \(0, 1\]")
 
 
@@ -163,7 +173,7 @@ def test_lemma2_control_iid_bound_on_a_sticky_chain(measure) -> None:
     B_iid = lemma2_bound(indicator_rademacher(0.5, M_OBS), M_OBS, DELTA, 0.0)
     P, pi = two_state_chain(F(1, 50), F(1, 50))
     tail = gap_tail(frequency_law(P, pi, M_OBS), 0.5, B_iid)
-    assert tail > DELTA
+    assert tail > DELTA and abs(tail - 0.5633908) < 1e-6
     measure("iid_bound_violation_sticky", tail)
 
 
