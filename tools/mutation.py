@@ -55,6 +55,7 @@ FAMILIES: dict[str, tuple[list[str], list[str]]] = {
             "checks/test_flipflop.py",
             "checks/test_flipflop_glitches.py",
             "checks/test_flipflop_definitions.py",
+            "checks/test_flipflop_mechanism.py",
         ],
     ),
     "automata": (
