@@ -376,3 +376,17 @@ def test_thm15_control_count_bounded_by_states() -> None:
     # the misreading "at most |Q| components" fails: 5 components for a 4-state automaton
     aut = zoo.random(4, 2, seed=0)
     assert holonomy_decomposition(aut).n_components > aut.n_states
+
+
+@given(seed=st.integers(0, 2**32 - 1))
+@settings(deadline=None, max_examples=20)
+@pytest.mark.claim("automata.thm13_barrington", tier="property")
+def test_thm13_and_program_on_random_inputs(seed: int) -> None:
+    # depth 4: the AND of 16 bits by a program of length 256, on inputs with few zeros (the hard cases)
+    w = barrington_witness(zoo.alternating(5).state_labels)
+    prog = and_program(4, w)
+    rng = np.random.default_rng(seed)
+    bits = np.ones(16, dtype=int)
+    bits[rng.choice(16, size=int(rng.integers(0, 3)), replace=False)] = 0
+    trivial(False)
+    assert evaluate(prog, bits) == (w[0] if bits.all() else tuple(range(5)))

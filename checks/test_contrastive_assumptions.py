@@ -223,3 +223,23 @@ def test_lemma3_property(rho: float, eta: float) -> None:
         beta = ou.beta_mixing(t)
         trivial(bool(beta < 1e-12))
         assert beta <= B / math.sqrt(2 * math.pi * t)
+
+
+@given(a=st.fractions(F(1, 20), F(1, 2)), b=st.fractions(F(1, 20), F(1, 2)), delta=st.floats(0.05, 0.3))
+@settings(deadline=None, max_examples=25)
+@pytest.mark.claim("contrastive.lemma2_mixing_bound", tier="property")
+def test_lemma2_property(a: F, b: F, delta: float) -> None:
+    m = 256
+    P, pi = two_state_chain(a, b)
+    law = frequency_law(P, pi, m)
+    lam = abs(1 - float(a) - float(b))
+    admissible = []
+    for mu in (2, 4, 8, 16, 32):
+        beta = 2 * float(pi[0] * pi[1]) * lam ** (m // (2 * mu))
+        if delta > 2 * (mu - 1) * beta:
+            admissible.append((mu, beta))
+    if trivial(not admissible):
+        return
+    for mu, beta in admissible:
+        B = lemma2_bound(indicator_rademacher(float(pi[0]), mu), mu, delta, beta)
+        assert gap_tail(law, float(pi[0]), B) <= delta
