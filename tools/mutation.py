@@ -38,7 +38,7 @@ FAMILIES: dict[str, tuple[list[str], list[str]]] = {
             + ("recovery", "sampling", "symbolic", "training", "verify")
         ]
         + ["theorylab/tensors/*.py"],
-        ["checks/test_hmm.py"],
+        ["checks/test_hmm.py", "checks/test_hmm_definitions.py"],
     ),
     "topic": (
         ["theorylab/languages/topic.py", "theorylab/attention/topic/*.py"],
@@ -56,7 +56,12 @@ FAMILIES: dict[str, tuple[list[str], list[str]]] = {
     ),
     "flipflop": (
         ["theorylab/languages/flipflop.py"],
-        ["checks/test_flipflop.py", "checks/test_flipflop_glitches.py"],
+        [
+            "checks/test_flipflop.py",
+            "checks/test_flipflop_glitches.py",
+            "checks/test_flipflop_definitions.py",
+            "checks/test_flipflop_mechanism.py",
+        ],
     ),
     "automata": (
         ["theorylab/algebra/*.py", "theorylab/automata/*.py", "theorylab/automata/constructions/*.py"],
@@ -64,6 +69,7 @@ FAMILIES: dict[str, tuple[list[str], list[str]]] = {
             "checks/test_automata_algebra.py",
             "checks/test_automata_constructions.py",
             "checks/test_automata_experiments.py",
+            "checks/test_automata_definitions.py",
         ],
     ),
     # the PCFG modules serve the distill (Liu §4.2.3) and flat (paper 000) claims: checks/test_pcfg.py holds both
@@ -147,8 +153,18 @@ FAMILIES: dict[str, tuple[list[str], list[str]]] = {
         ["checks/test_anchor.py", "checks/test_anchor_lemmas.py", "checks/test_anchor_assumptions.py"],
     ),
     "contrastive": (
-        ["theorylab/estimation/contrastive.py", "theorylab/markov/diffusions.py"],
-        ["checks/test_contrastive.py"],
+        [
+            "theorylab/estimation/contrastive.py",
+            "theorylab/markov/diffusions.py",
+            "theorylab/estimation/generalization.py",
+            "theorylab/markov/assumptions.py",
+            "theorylab/estimation/contrastive_global.py",
+        ],
+        [
+            "checks/test_contrastive.py",
+            "checks/test_contrastive_assumptions.py",
+            "checks/test_contrastive_thm3.py",
+        ],
     ),
 }
 
