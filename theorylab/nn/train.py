@@ -485,6 +485,14 @@ class _Stack:
         return out
 
 
+def _rate_tensor(lr: float, device: torch.device) -> torch.Tensor:
+    """The learning rate as a 0-dim tensor on ``device``: float32 on CUDA (what the fused kernel reads), float64 on
+    the CPU (what the fused CPU kernel computes with from a float rate, so the update is bit-identical)."""
+    return torch.tensor(
+        float(lr), dtype=torch.float32 if device.type == "cuda" else torch.float64, device=device
+    )
+
+
 def _make_optimizer(
     params: list[torch.Tensor], budget: Budget, fast: bool | None = None, graph: bool = False
 ) -> torch.optim.Optimizer:
@@ -500,12 +508,7 @@ def _make_optimizer(
     if graph:
         if budget.optimizer != "adamw":
             raise ValueError(f"a captured training step needs optimizer 'adamw', got {budget.optimizer!r}")
-        dev = params[
-            0
-        ].device  # the fused CUDA kernel reads a float32 rate; the CPU one a double, as from a float
-        lr = torch.tensor(
-            float(budget.lr), dtype=torch.float32 if dev.type == "cuda" else torch.float64, device=dev
-        )
+        lr = _rate_tensor(budget.lr, params[0].device)
         return torch.optim.AdamW(params, lr=lr, betas=budget.betas, eps=budget.eps,
                                  weight_decay=budget.weight_decay, fused=True, capturable=True)  # fmt: skip
     if budget.optimizer == "adamw":
@@ -676,6 +679,10 @@ def _run_stack(
         records = saved["records"]
         start_step = saved["step"]
         win_saved = [w.to(device) for w in saved["window"]]
+        if graph:  # a captured step reads the rate from one device tensor, whatever the checkpoint held
+            rate = _rate_tensor(float(opt.param_groups[0]["lr"]), device)
+            for g in opt.param_groups:
+                g["lr"] = rate
     if stack.randomness == "different":
         torch.manual_seed(int(np.random.default_rng([*seeds, start_step]).integers(2**62)))
 
@@ -775,13 +782,15 @@ def _run_stack(
             break
     feed.close()
     if timing is not None:
-        timing.setdefault("steps_run", []).append(done if budget.steps > start_step else start_step)
+        timing.setdefault("steps_run", []).append(done - start_step if budget.steps > start_step else 0)
     if device.type == "cuda":
         torch.cuda.synchronize(device)
     t_end = time.perf_counter()
     train_seconds += t_end - t0
     if timing is not None and t_warm is not None:
-        timing["marginal_steps"] = timing.get("marginal_steps", 0) + timing["steps_run"][-1] - warm
+        timing["marginal_steps"] = (
+            timing.get("marginal_steps", 0) + start_step + timing["steps_run"][-1] - warm
+        )
         timing["marginal_seconds"] = timing.get("marginal_seconds", 0.0) + (t_end - t_warm - eval_after_warm)
 
     final: dict[str, np.ndarray] = {}
@@ -949,6 +958,8 @@ def train(
         "steps_run": steps_run,
         "cuda_graph": timing.get("graph", "off") if graph else "off",
     }
+    if not sum(steps_run):  # everything came from a checkpoint: no step was timed
+        throughput.update(marginal_step_ms=None, marginal_tokens_per_s=None, mfu=None)
     result = TrainResult(
         models=models,
         history=history,

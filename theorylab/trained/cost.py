@@ -9,13 +9,27 @@ AdamW 816): forward + backward ~6 per parameter tensor + per layer 16 (explicit 
 per-tensor AdamW 8 per tensor, the fused one ~4 in all; clipping 3 per tensor (per-tensor norms) or 1 per tensor
 (multi-tensor norms). These are estimates for planning a GPU window; measured step times replace them
 (:func:`theorylab.trained.runner` scales the plan by the throughput it measures first).
+
+Three harnesses (``code``): ``before`` (eager, per-tensor optimiser, explicit attention, serial host sampling),
+``fused`` (fused attention, fused AdamW, multi-tensor clipping, prefetching feed) and ``after`` (``fused`` plus the
+whole step captured as a CUDA graph for AdamW trainings, :mod:`theorylab.nn.graphs`). A captured step costs the
+host one replay, three batch copies and a rate fill ($5 \times$ the launch cost) and the device the larger of its
+arithmetic and a floor of ``GRAPH_KERNEL_S`` per kernel (small kernels in a graph still take ~1-2 µs each to start and run; an
+assumption to be replaced by the first measured step). Held-out evaluations (``eval_every``) are eager forwards:
+per batch, a third of an eager step's kernels or FLOPs.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-CODES = ("before", "after")  # the harness before the CUDA fast paths and after them
+CODES = (
+    "before",
+    "fused",
+    "after",
+)  # the harness before the CUDA fast paths, with them, and with CUDA graphs
+GRAPH_KERNEL_S = 2e-6  # device time floor per kernel of a replayed CUDA graph (assumption, see above)
+GRAPH_HOST_LAUNCHES = 5  # host work of a replay: the graph launch, three batch copies, the learning-rate fill
 
 
 @dataclass(frozen=True)
@@ -89,7 +103,7 @@ def _flops_per_token(config, T: int, params: int) -> float:
 
 def kernels_per_step(shape: dict, T: int, code: str, clip: bool, optimizer: str) -> int:
     """Kernel launches of one training step (see the module docstring for the counts)."""
-    fused = code == "after"
+    fused = code in ("fused", "after")
     n, L = shape["tensors"], shape["layers"]
     k = 6 * n + 20
     if shape["transformer"]:
@@ -107,7 +121,7 @@ def estimate_training(
     training, device: DeviceProfile, code: str = "after", host_sample_s: float = 0.0
 ) -> dict:
     """Seconds, step time and MFU of ``training`` (a :class:`~theorylab.trained.catalog.Training`) on ``device``
-    with the harness ``code`` ("before" / "after" the fast paths). ``host_sample_s``: seconds to sample one
+    with the harness ``code`` (see :data:`CODES`). ``host_sample_s``: seconds to sample one
     step's batches on the host (measured by the caller; serial before, overlapped after)."""
     if code not in CODES:
         raise ValueError(f"code must be one of {CODES}, got {code!r}")
@@ -119,29 +133,35 @@ def estimate_training(
     eff = device.matmul_efficiency * min(1.0, shape["d_model"] / 512)
     compute_s = step_flops / (device.peak_flops * max(eff, 0.02))
     traffic_s = 0.0
-    if shape["transformer"] and not (code == "after" and shape["fused_ok"]):
+    fused = code in ("fused", "after")
+    if shape["transformer"] and not (fused and shape["fused_ok"]):
         traffic_s = 14 * 4 * S * B * shape["heads"] * T * T * shape["layers"] / device.mem_bandwidth
-    launch_s = kernels_per_step(shape, T, code, b.grad_clip is not None, b.optimizer) * device.launch_s
-    device_s = compute_s + traffic_s
-    if (
-        code == "after"
-    ):  # seeds sampled in parallel threads (half efficiency: the GIL), overlapped with the device
+    kernels = kernels_per_step(shape, T, code, b.grad_clip is not None, b.optimizer)
+    eager_launch_s = kernels * device.launch_s
+    graph = code == "after" and b.optimizer == "adamw"
+    launch_s = GRAPH_HOST_LAUNCHES * device.launch_s if graph else eager_launch_s
+    floor_s = kernels * GRAPH_KERNEL_S if graph else 0.0
+    device_s = max(compute_s + traffic_s, floor_s)
+    if fused:  # seeds sampled in parallel threads (half efficiency: the GIL), overlapped with the device
         host_sample_s /= max(1.0, min(S, device.host_cores) / 2)
         step_s = max(device_s, launch_s, host_sample_s)
     else:
         step_s = max(device_s, launch_s) + host_sample_s
     steps = b.steps * training.repeats
+    evals = (b.steps // b.eval_every) * b.eval_batches * training.repeats if b.eval_every else 0
+    eval_s = evals * max((compute_s + traffic_s) / 3, eager_launch_s / 3)
     return {
         "label": training.label,
         "steps": steps,
         "step_ms": 1e3 * step_s,
-        "seconds": steps * step_s,
+        "seconds": steps * step_s + eval_s,
+        "eval_seconds": eval_s,
         "flops": step_flops * steps,
         "mfu": step_flops / step_s / device.peak_flops,
         "bound": max(
             ("compute", compute_s),
             ("attention traffic", traffic_s),
-            ("launches", launch_s),
+            ("graph kernels" if graph else "launches", floor_s if graph else launch_s),
             ("host", host_sample_s),
             key=lambda kv: kv[1],
         )[0],
@@ -160,7 +180,7 @@ def memory_estimate(training, code: str = "after", shape: dict | None = None) ->
     weights = 16 * shape["params"] * S
     d, H, L = shape["d_model"], shape["heads"], shape["layers"]
     if shape["transformer"]:
-        per_token = L * (34 * d + (0 if code == "after" and shape["fused_ok"] else 5 * H * T))
+        per_token = L * (34 * d + (0 if code in ("fused", "after") and shape["fused_ok"] else 5 * H * T))
     else:
         per_token = 64 * d * max(L, 1)
     return float(weights + per_token * S * B * T)

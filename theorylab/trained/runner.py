@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 
 from theorylab.trained.catalog import CATALOG, FullCheck, Training, trainings_of
+from theorylab.trained.checkpoints import ENV as CHECKPOINT_ENV
 from theorylab.trained.cost import estimate_check, host_sample_seconds, profile_for
 
 DEFAULT_STORE = "artifacts/runs.sqlite"
@@ -246,9 +247,10 @@ def run_check(
         if "xdist" in sys.modules or _has_xdist():
             cmd += ["-n", "0"]
         t0 = time.perf_counter()
-        proc = subprocess.run(
-            cmd, env={**os.environ, "THEORYLAB_TRAIN_LOG": str(log)}, capture_output=True, text=True
-        )
+        env = {**os.environ, "THEORYLAB_TRAIN_LOG": str(log)}
+        if str(store.path) != ":memory:":  # trainings shared by checks (and windows) through checkpoints
+            env.setdefault(CHECKPOINT_ENV, str(Path(store.path).parent / "checkpoints"))
+        proc = subprocess.run(cmd, env=env, capture_output=True, text=True)
         seconds = time.perf_counter() - t0
         claims = json.loads(claims_json.read_text())["claims"] if claims_json.exists() else {}
         trains = [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
