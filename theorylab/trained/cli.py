@@ -29,7 +29,7 @@ def _trained(args: argparse.Namespace) -> int:
             codes = {"both": ("before", "after"), "all": ("before", "fused", "after")}.get(
                 args.code, (args.code,)
             )
-            host = runner.host_samples(args.only)  # measured once, shared by both plans
+            host = runner.host_samples(args.only, codes)  # measured once, shared by the plans
             for code in codes:
                 rows = runner.plan(device, args.budget, code, only=args.only, host=host)
                 print(runner.format_plan(rows, device, code))

@@ -14,9 +14,10 @@ Three harnesses (``code``): ``before`` (eager, per-tensor optimiser, explicit at
 ``fused`` (fused attention, fused AdamW, multi-tensor clipping, prefetching feed) and ``after`` (``fused`` plus the
 whole step captured as a CUDA graph for AdamW trainings, :mod:`theorylab.nn.graphs`). A captured step costs the
 host one replay, three batch copies and a rate fill ($5 \times$ the launch cost) and the device the larger of its
-arithmetic and a floor of ``GRAPH_KERNEL_S`` per kernel (small kernels in a graph still take ~1-2 µs each to start and run; an
-assumption to be replaced by the first measured step). Held-out evaluations (``eval_every``) are eager forwards:
-per batch, a third of an eager step's kernels or FLOPs.
+arithmetic and a floor of ``DeviceProfile.graph_kernel_s`` (2 µs) per kernel: small kernels in a graph still take
+~1-2 µs each to start and run, an assumption that the first measured step replaces. Held-out evaluations
+(``eval_every``) are eager forwards: per batch, a third of an eager step's kernels or FLOPs. Trainings that a
+check loads from another check's checkpoint (:mod:`theorylab.trained.checkpoints`) are not counted again.
 """
 
 from __future__ import annotations
@@ -28,7 +29,6 @@ CODES = (
     "fused",
     "after",
 )  # the harness before the CUDA fast paths, with them, and with CUDA graphs
-GRAPH_KERNEL_S = 2e-6  # device time floor per kernel of a replayed CUDA graph (assumption, see above)
 GRAPH_HOST_LAUNCHES = 5  # host work of a replay: the graph launch, three batch copies, the learning-rate fill
 
 
@@ -44,6 +44,7 @@ class DeviceProfile:
     launch_s: float = 6e-6
     matmul_efficiency: float = 0.55
     host_cores: int = 16
+    graph_kernel_s: float = 2e-6  # device time floor per kernel of a replayed CUDA graph (an assumption)
 
 
 DEVICES: dict[str, DeviceProfile] = {
@@ -140,7 +141,7 @@ def estimate_training(
     eager_launch_s = kernels * device.launch_s
     graph = code == "after" and b.optimizer == "adamw"
     launch_s = GRAPH_HOST_LAUNCHES * device.launch_s if graph else eager_launch_s
-    floor_s = kernels * GRAPH_KERNEL_S if graph else 0.0
+    floor_s = kernels * device.graph_kernel_s if graph else 0.0
     device_s = max(compute_s + traffic_s, floor_s)
     if fused:  # seeds sampled in parallel threads (half efficiency: the GIL), overlapped with the device
         host_sample_s /= max(1.0, min(S, device.host_cores) / 2)
