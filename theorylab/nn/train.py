@@ -580,7 +580,11 @@ class _Batches:
     def _sample(self, validate: bool):
         task, B, T = self.task, self.budget.batch_size, self.budget.seq_len
         if self.datasets is None:
-            if self._seed_pool is not None:
+            if hasattr(
+                task, "sample_batches"
+            ):  # a vectorised multi-seed sampler: each seed's stream unchanged
+                batches = task.sample_batches(self.rngs, B, T)
+            elif self._seed_pool is not None:
                 batches = list(self._seed_pool.map(lambda r: task.sample_batch(r, B, T), self.rngs))
             else:
                 batches = [task.sample_batch(r, B, T) for r in self.rngs]
