@@ -401,6 +401,7 @@ class _Stack:
         uses_dropout = any(isinstance(m, nn.Dropout) and m.p > 0 for m in models[0].modules())
         self.randomness = "different" if uses_dropout or getattr(config, "has_dropout", False) else "error"
         self.compile = compile
+        self.autocast_cache = True
         self._fns: dict[tuple[str, bool], Callable] = {}
 
     def state(self) -> dict[str, torch.Tensor]:
@@ -409,7 +410,10 @@ class _Stack:
         return {k: v.unsqueeze(0) for k, v in state.items()} if self.bound else state
 
     def _one(self, state, x, y, m, kind):
-        with torch.autocast("cuda", dtype=torch.bfloat16, enabled=self.amp):
+        # a captured step needs autocast's weight-cast cache off (PyTorch's CUDA-graph rule); the casts are the same
+        with torch.autocast(
+            "cuda", dtype=torch.bfloat16, enabled=self.amp, cache_enabled=self.autocast_cache
+        ):
             out = self.template(x) if state is None else functional_call(self.template, state, (x,))
         aux = None
         if isinstance(out, tuple):  # a model may return (outputs, auxiliary loss to add)
@@ -655,6 +659,7 @@ def _run_stack(
     stack = _Stack(config, seeds, device, vectorized, amp, compile)
     stack.template.train()
     graph = graph and bool(stack.trainable)
+    stack.autocast_cache = not graph
     opt = _make_optimizer(list(stack.trainable.values()), budget, fast, graph=graph)
     rngs = [np.random.default_rng([s, 1]) for s in seeds]
     datasets = None
