@@ -199,6 +199,25 @@ def _depth_table_before() -> list[Training]:
     ]
 
 
+def _distill_r6() -> list[Training]:
+    """distill R6: the heads sweep at full scale (1 vs 8 heads, 25 seeds each, 20,000 steps), built from the check's
+    own sweep spec, plus its control's 10%-budget populations (the full populations are shared through the sweep
+    store of the same process)."""
+    from theorylab.sweeps.spec import SweepSpec, build
+
+    mod = check_module("test_populations")
+    out = []
+    for factor, what in ((1.0, ""), (0.1, ", control: 10% of the steps")):
+        for heads in mod.R6["full"]["heads"]:
+            spec = SweepSpec.from_dict({**mod._r6_spec("full", heads, factor), "device": "cuda"})
+            (cfg,) = spec.configs()
+            task, model, budget = build(cfg)
+            out.append(
+                Training(f"{heads} heads on (100, 6)-parity{what}", task, model, budget, len(spec.seeds))
+            )
+    return out
+
+
 def _verifier() -> list[Training]:
     from theorylab.languages.dyck import DyckCompletion, DyckCompletionLM
     from theorylab.nn import Budget, TransformerConfig
@@ -276,10 +295,14 @@ CATALOG: tuple[FullCheck, ...] = (
               _automata(("scratch-alibi", "scratch-sin")), host_seconds=120,
               note="iterative decoding of 128 words x 3 sets per model, batched on the device (was ~100 min on "
                    "one CPU thread)", value=10),
+    FullCheck("distill.R6", ("distill.R6",),
+              ("checks/test_populations.py::test_distill_r6_more_heads_learn_sparse_parity_faster",
+               "checks/test_populations.py::test_distill_r6_verdict_refuses_a_tenth_of_the_budget_and_the_reversed_pair"),
+              _distill_r6, host_seconds=60, note="populations of 25 seeds stacked in one vmapped run", value=11),
     FullCheck("automata.E1_depth_table", ("automata.E1_depth_table",), (_AT + "test_group_depth_table_full",),
               _depth_table, host_seconds=60,
               note="upper bound: 8 rows x 4 depths x 40k steps (a training stops when its best seed reaches 99%, "
-                   "a row at its first such depth)", value=11, extra={"trainings_before": _depth_table_before}),
+                   "a row at its first such depth)", value=12, extra={"trainings_before": _depth_table_before}),
 )  # fmt: skip
 
 
