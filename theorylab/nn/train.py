@@ -584,9 +584,8 @@ class _Batches:
     def _sample(self, validate: bool):
         task, B, T = self.task, self.budget.batch_size, self.budget.seq_len
         if self.datasets is None:
-            if hasattr(
-                task, "sample_batches"
-            ):  # a vectorised multi-seed sampler: each seed's stream unchanged
+            vectorised = hasattr(task, "sample_batches")  # a multi-seed sampler: each seed's stream unchanged
+            if vectorised:
                 batches = task.sample_batches(self.rngs, B, T)
             elif self._seed_pool is not None:
                 batches = list(self._seed_pool.map(lambda r: task.sample_batch(r, B, T), self.rngs))
@@ -870,8 +869,8 @@ def train(
     a few eager steps and replays it (:mod:`theorylab.nn.graphs`); on the CPU ``graph=True`` runs the same
     static-buffer step eagerly (the rehearsal). ``stop(step, record)`` is asked after each evaluation (``record``:
     per-seed arrays, ``eval_acc`` among them); when it returns True the stack stops there
-    (``throughput["steps_run"]``), e.g. at a document's stopping rule. ``throughput`` reports the marginal step time (after
-    the warm-up steps, evaluations excluded) and the MFU computed from it with the device's bf16 peak.
+    (``throughput["steps_run"]``), e.g. at a document's stopping rule. ``throughput`` reports the marginal step
+    time (after the warm-up steps, evaluations excluded) and the MFU computed from it with the device's bf16 peak.
     """
     check_task(task)
     if not isinstance(budget, Budget):
