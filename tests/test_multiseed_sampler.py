@@ -1,5 +1,6 @@
-"""The vectorised multi-seed sampler of :class:`AutomatonTask` (``sample_batches``): every seed's batch and stream
-is exactly the one ``sample_batch`` draws from that seed's generator alone, and the training feed uses it."""
+"""The vectorised multi-seed samplers (``sample_batches``) of :class:`AutomatonTask` and :class:`SparseParity`:
+every seed's batch and stream is exactly the one ``sample_batch`` draws from that seed's generator alone, and the
+training feed uses them."""
 
 from __future__ import annotations
 
@@ -10,12 +11,16 @@ import pytest
 
 from theorylab.automata import zoo
 from theorylab.automata.tasks import AutomatonTask
+from theorylab.boolean.tasks import SparseParity
 
 TASKS = {
     "S5": AutomatonTask(zoo.symmetric(5)),
     "flipflop-probs": AutomatonTask(zoo.flipflop(), probs=(0.9, 0.05, 0.05), score_from=3),
     "dyck-dead": AutomatonTask(zoo.dyck(2, 4), dead=(zoo.dyck(2, 4).n_states - 1,)),
+    "sparse-parity": SparseParity(40, 6, S=(3, 7, 11, 20, 31, 39)),
+    "sparse-parity-k0": SparseParity(40, 0),
 }
+T_OF = {"sparse-parity": 40, "sparse-parity-k0": 40}
 
 
 def _rngs(seeds=(0, 1, 2)):
@@ -26,9 +31,10 @@ def _rngs(seeds=(0, 1, 2)):
 def test_every_seed_gets_the_stream_it_draws_alone(name):
     task = TASKS[name]
     many, alone = _rngs(), _rngs()
+    T = T_OF.get(name, 40)
     for _ in range(3):  # consecutive steps: the generators advance exactly as in the per-seed loop
-        vec = task.sample_batches(many, 5, 40)
-        ref = [task.sample_batch(r, 5, 40) for r in alone]
+        vec = task.sample_batches(many, 5, T)
+        ref = [task.sample_batch(r, 5, T) for r in alone]
         for a, b in zip(vec, ref, strict=True):
             assert np.array_equal(a.inputs, b.inputs) and np.array_equal(a.targets, b.targets)
             assert np.array_equal(a.mask, b.mask)
@@ -44,14 +50,16 @@ def test_a_sampler_sharing_one_generator_is_caught():
     assert not all(np.array_equal(a.inputs, b.inputs) for a, b in zip(wrong, ref, strict=True))
 
 
-def test_the_feed_uses_it_and_yields_the_per_seed_batches():
+@pytest.mark.parametrize("prefetch", [False, True], ids=["serial", "threads"])  # threads: seeds in chunks
+def test_the_feed_uses_it_and_yields_the_per_seed_batches(prefetch):
     torch = pytest.importorskip("torch")
     from theorylab.nn import Budget
-    from theorylab.nn.train import _Batches
+    from theorylab.nn.train import _Batches, _chunks
 
+    assert _chunks([0, 1, 2], 2) == [[0, 1], [2]] and _chunks([0, 1], 5) == [[0], [1]]
     task = TASKS["flipflop-probs"]
     budget = Budget(steps=3, batch_size=4, seq_len=12, lr=0.0)
-    feed = _Batches(task, budget, _rngs(), None, torch.device("cpu"), False, False)
+    feed = _Batches(task, budget, _rngs(), None, torch.device("cpu"), prefetch, False)
     alone = _rngs()
     for _ in range(budget.steps):
         (x, y, m), _ = feed.next()

@@ -561,6 +561,13 @@ def _evaluate_stack(stack: _Stack, sets, device) -> dict[str, np.ndarray]:
     return out
 
 
+def _chunks(items: list, n: int) -> list[list]:
+    """``items`` in at most ``n`` contiguous, nearly equal, non-empty chunks (order kept)."""
+    n = max(1, min(n, len(items)))
+    bounds = np.linspace(0, len(items), n + 1).round().astype(int)
+    return [items[a:b] for a, b in zip(bounds[:-1], bounds[1:], strict=True) if b > a]
+
+
 class _Batches:
     """Seed-stacked training batches ``[S, B, T]`` in the order of the per-seed streams.
 
@@ -577,16 +584,22 @@ class _Batches:
         self._pool = ThreadPoolExecutor(max_workers=1) if prefetch else None
         # with prefetching, the seeds' samplers also run in parallel threads (each seed keeps its own generator,
         # so every stream is the one a serial loop draws; numpy releases the GIL in its array kernels)
-        workers = min(len(rngs), os.cpu_count() or 1) if prefetch else 1
-        self._seed_pool = ThreadPoolExecutor(max_workers=workers) if workers > 1 else None
+        self._workers = min(len(rngs), os.cpu_count() or 1) if prefetch else 1
+        self._seed_pool = ThreadPoolExecutor(max_workers=self._workers) if self._workers > 1 else None
         self._next = None
 
     def _sample(self, validate: bool):
         task, B, T = self.task, self.budget.batch_size, self.budget.seq_len
         if self.datasets is None:
-            vectorised = hasattr(task, "sample_batches")  # a multi-seed sampler: each seed's stream unchanged
-            if vectorised:
-                batches = task.sample_batches(self.rngs, B, T)
+            if hasattr(
+                task, "sample_batches"
+            ):  # a multi-seed sampler (each seed's stream unchanged), per thread
+                chunks = _chunks(self.rngs, self._workers)
+                if self._seed_pool is not None and len(chunks) > 1:
+                    parts = self._seed_pool.map(lambda rs: task.sample_batches(rs, B, T), chunks)
+                else:
+                    parts = [task.sample_batches(rs, B, T) for rs in chunks]
+                batches = [b for part in parts for b in part]
             elif self._seed_pool is not None:
                 batches = list(self._seed_pool.map(lambda r: task.sample_batch(r, B, T), self.rngs))
             else:

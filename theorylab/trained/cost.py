@@ -190,7 +190,10 @@ def memory_estimate(training, code: str = "after", shape: dict | None = None) ->
 def estimate_check(trainings, device: DeviceProfile, code: str = "after", host_seconds: float = 0.0,
                    host_sample=None) -> dict:  # fmt: skip
     """Sum of :func:`estimate_training` over a check's trainings, plus its host work."""
-    rows = [estimate_training(t, device, code, (host_sample or {}).get(t.label, 0.0)) for t in trainings]
+    host_sample = host_sample or {}
+    rows = [
+        estimate_training(t, device, code, _host_for(host_sample.get(t.label, 0.0), code)) for t in trainings
+    ]
     train_s = sum(r["seconds"] for r in rows)
     return {
         "trainings": rows,
@@ -202,8 +205,16 @@ def estimate_check(trainings, device: DeviceProfile, code: str = "after", host_s
     }
 
 
-def host_sample_seconds(training, reps: int = 2) -> float:
-    """Seconds this machine's host takes to sample one step's batches (all seeds): the numpy sampler, measured."""
+def _host_for(measured, code: str) -> float:
+    """The host seconds of ``code``: a (per-seed loop, vectorised) pair picks the vectorised sampler for "after"."""
+    if isinstance(measured, tuple):
+        return measured[1] if code == "after" else measured[0]
+    return float(measured)
+
+
+def host_sample_seconds(training, reps: int = 2, vectorised: bool = True) -> float:
+    """Seconds this machine's host takes to sample one step's batches (all seeds): the numpy sampler, measured;
+    ``vectorised``: through the task's multi-seed ``sample_batches`` where it has one (else the per-seed loop)."""
     import time
 
     import numpy as np
@@ -215,7 +226,7 @@ def host_sample_seconds(training, reps: int = 2) -> float:
     best = float("inf")
     for _ in range(reps):
         t0 = time.perf_counter()
-        if hasattr(training.task, "sample_batches"):  # the vectorised multi-seed sampler the feed uses
+        if vectorised and hasattr(training.task, "sample_batches"):  # the multi-seed sampler the feed uses
             training.task.sample_batches([rng] * training.n_seeds, b.batch_size, b.seq_len)
         else:
             for _ in range(training.n_seeds):

@@ -30,15 +30,18 @@ def _ordered(only: list[str] | None = None) -> list[FullCheck]:
     return checks
 
 
-def host_samples(only=None, codes=("after",)) -> dict[str, dict[str, float]]:
-    """Per check and training: seconds this host takes to sample one step's batches (serially)."""
-    out: dict[str, dict[str, float]] = {}
+def host_samples(only=None, codes=("after",)) -> dict[str, dict[str, tuple[float, float]]]:
+    """Per check and training: seconds this host takes to sample one step's batches (serially), with the per-seed
+    loop and with the task's vectorised sampler (the same when it has none)."""
+    out: dict[str, dict[str, tuple[float, float]]] = {}
     for c in _ordered(only):
         row = out.setdefault(c.name, {})
         for code in codes:
             for t in trainings_of(c, code):
                 if t.label not in row:
-                    row[t.label] = host_sample_seconds(t)
+                    loop = host_sample_seconds(t, vectorised=False)
+                    vec = host_sample_seconds(t) if hasattr(t.task, "sample_batches") else loop
+                    row[t.label] = (loop, vec)
     return out
 
 
