@@ -6,7 +6,6 @@ arithmetic must equal the fused eager step's bit for bit; on a GPU the graph rep
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
 
 torch = pytest.importorskip("torch")
