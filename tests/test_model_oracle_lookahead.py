@@ -23,7 +23,8 @@ TOL = 1e-12
 def _laws(model, lookahead: int, depth: int = 3):
     oracle = ModelOracle(model, 4, start=(4, 1, 3), lookahead=lookahead)
     laws = {}
-    with num_threads(1):  # tiny forwards: a second thread only waits (0.5 s instead of 4 ms per call when loaded)
+    # tiny forwards: a second thread only waits (0.5 s instead of 4 ms per call when loaded)
+    with num_threads(1):
         for n in range(depth + 1):
             for s in itertools.product(range(4), repeat=n):
                 laws[s] = np.array(oracle.probs(s))
