@@ -158,15 +158,16 @@ _FULL_RUNS: dict = {}
 
 
 def _train_full(task, device, **model_changes):
-    """The 19M baseline (with ``model_changes``) on ``task``, trained once per session: R1, R4 and R6 share the
-    baseline run instead of training it three times."""
-    from theorylab.nn import train
+    """The 19M baseline (with ``model_changes``) on ``task``, trained once per session: R1, R4, R6 and R8 share the
+    baseline run instead of training it four times (across processes too, through the checkpoints of
+    ``theorylab trained``: :mod:`theorylab.trained.checkpoints`)."""
     from theorylab.nn.recipes import flipflop_baseline
+    from theorylab.trained.checkpoints import train_shared
 
     key = (repr(task), device, tuple(sorted(model_changes.items())))
     if key not in _FULL_RUNS:
         recipe = flipflop_baseline(T=FULL["T"], **model_changes)
-        _FULL_RUNS[key] = train(task, recipe.config, recipe.budget, seeds=recipe.seeds, device=device)
+        _FULL_RUNS[key] = train_shared(task, recipe.config, recipe.budget, recipe.seeds, device)
     return _FULL_RUNS[key]
 
 
@@ -253,6 +254,17 @@ SHARP = {
 }
 
 
+def _is_the_baseline(scale, task, cfg, budget, seeds) -> bool:
+    """Whether R8's lam = 0 training is R1's baseline training (same task, model, budget and seeds)."""
+    from theorylab.nn.recipes import flipflop_baseline
+
+    if scale != "full":
+        return False
+    recipe = flipflop_baseline(T=FULL["T"])
+    same_task = repr(task) == repr(ff.FlipFlopTask.ffl(0.8))
+    return same_task and (recipe.config, recipe.budget, tuple(recipe.seeds)) == (cfg, budget, tuple(seeds))
+
+
 def _sharpened_runs(scale, device):
     import torch
 
@@ -273,9 +285,19 @@ def _sharpened_runs(scale, device):
     probe = torch.from_numpy(task.sample_batch(np.random.default_rng(5), 256 if T <= 64 else 8, T).inputs)
     out = {}
     for lam in (0.0, 0.1):
-        result = train(
-            task, AttentionSharpening(cfg, lam), budget, seeds=spec["seeds"], device=device, progress=False
-        )
+        if lam == 0.0 and _is_the_baseline(scale, task, cfg, budget, spec["seeds"]):
+            # lam = 0 is the plain model (test_zero_weight_sharpening_is_the_plain_model): at full scale this is the
+            # 19M baseline run of R1, shared, and trained with the fused attention (it needs no weights)
+            result = _train_full(task, device)
+        else:
+            result = train(
+                task,
+                AttentionSharpening(cfg, lam),
+                budget,
+                seeds=spec["seeds"],
+                device=device,
+                progress=False,
+            )
         entropy = []
         for m in result.models:
             m.eval().cpu()

@@ -610,10 +610,21 @@ def _dyck_lm(scale, device):
 
 
 @with_threads(1)  # small steps: one thread, the caller's count given back afterwards
-def _completion_errors(comp, model, spec, verifier_for):
+def _completion_errors(comp, model, spec, verifier_for, device="cpu"):
     """Paired prompts (OOD: p = 0.8 prefixes of length D-5..D-1) and common random numbers per prompt: plain
-    sampling (Q = 0) and Algorithm 1 see the same uniforms until the first backtrack."""
+    sampling (Q = 0) and Algorithm 1 see the same uniforms until the first backtrack. On CUDA the model oracle
+    runs on the device with a look-ahead of the whole completion (one batched forward per prompt, <= 4^5 rows);
+    the model is given back on the CPU."""
 
+    lookahead = 5 if str(device).startswith("cuda") else 0
+    model.to(device)
+    try:
+        return _completion_errors_on(comp, model, spec, verifier_for, device, lookahead)
+    finally:
+        model.to("cpu")
+
+
+def _completion_errors_on(comp, model, spec, verifier_for, device, lookahead):
     from theorylab.generation.lm import ModelOracle
 
     rng = np.random.default_rng(2024)
@@ -623,7 +634,7 @@ def _completion_errors(comp, model, spec, verifier_for):
     plain, alg1, queries = [], [], []
     for i in range(n):
         x = tuple(int(a) for a in prompts[i, : lengths[i]])
-        oracle = ModelOracle(model, 4, start=(4, *x))
+        oracle = ModelOracle(model, 4, start=(4, *x), device=device, lookahead=lookahead)
         Dg = D - len(x)
         runs = [
             g.backtracking_generation(
@@ -646,8 +657,8 @@ def _exact_verifier(comp):
 def test_backtracking_with_the_exact_verifier_fixes_errors_of_a_trained_dyck_lm(scale, device, measure):
     spec = DYCK_LM[scale]
     comp, model, cfg = _dyck_lm(scale, device)
-    plain, alg1, extra = _completion_errors(comp, model, spec, _exact_verifier(comp))
-    untrained_plain, _, _ = _completion_errors(comp, cfg.build(0).eval(), spec, _exact_verifier(comp))
+    plain, alg1, extra = _completion_errors(comp, model, spec, _exact_verifier(comp), device)
+    untrained_plain, _, _ = _completion_errors(comp, cfg.build(0).eval(), spec, _exact_verifier(comp), device)
     measure(
         "OOD completion errors: plain, Algorithm 1, untrained plain",
         [int(plain.sum()), int(alg1.sum()), int(untrained_plain.sum())],
@@ -671,7 +682,9 @@ def test_a_verifier_that_accepts_everything_gives_no_gain(scale, device):
         model = (
             TransformerConfig(vocab_size=5, n_outputs=4, max_len=spec["D"], **spec["model"]).build(0).eval()
         )
-    plain, alg1, _ = _completion_errors(comp, model, spec, lambda x: g.ProcessVerifier(lambda s: True))
+    plain, alg1, _ = _completion_errors(
+        comp, model, spec, lambda x: g.ProcessVerifier(lambda s: True), device
+    )
     assert np.array_equal(plain, alg1) and not alg1.sum() < plain.sum()
 
 

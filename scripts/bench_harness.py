@@ -1,10 +1,11 @@
 """Time the training harness on the 19M flip-flop baseline (full model size, T = 512) for a few steps on this
 machine and print the per-seed losses, so that two versions of the harness can be compared (same losses, time).
 
-    python scripts/bench_harness.py --steps 2 --seeds 2 --batch 1 [--fast] [--sdpa]
+    python scripts/bench_harness.py --steps 2 --seeds 2 --batch 1 [--fast] [--sdpa] [--graph]
 
 ``--fast`` switches on the CUDA paths (fused AdamW, multi-tensor clipping, prefetching feed) on any device,
-``--sdpa`` the fused attention kernel; without them a CPU run takes the default (bit-reproducible) paths. An older
+``--sdpa`` the fused attention kernel, ``--graph`` the captured training step (a CUDA graph on CUDA; on the CPU
+its static-buffer step runs eagerly from the second step on); without them a CPU run takes the default (bit-reproducible) paths. An older
 version of the library (without these options) is timed by running this script with it on ``PYTHONPATH``.
 """
 
@@ -27,6 +28,7 @@ def main() -> None:
     ap.add_argument("--device", default="cpu")
     ap.add_argument("--fast", action="store_true")
     ap.add_argument("--sdpa", action="store_true")
+    ap.add_argument("--graph", action="store_true")
     ap.add_argument("--clip", type=float, default=1.0)
     args = ap.parse_args()
 
@@ -44,6 +46,10 @@ def main() -> None:
     kw = {"fast": True} if args.fast else {}
     if "fast" not in inspect.signature(train).parameters:
         kw = {}
+    if args.graph:
+        if "graph" not in inspect.signature(train).parameters:
+            raise SystemExit("--graph: this version of the harness has no captured step")
+        kw["graph"] = True
     backend = models.attention_backend("sdpa") if args.sdpa else contextlib.nullcontext()
     t0 = time.perf_counter()
     with backend:
@@ -59,6 +65,7 @@ def main() -> None:
         "train_loss": [float(v).hex() for v in res.final["train_loss"]],
         "eval_loss": [float(v).hex() for v in res.final["loss"]],
         "train_loss_dec": res.final["train_loss"].tolist(),
+        "cuda_graph": res.throughput.get("cuda_graph"),
     }
     print(json.dumps(out))
 

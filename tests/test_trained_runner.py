@@ -46,9 +46,9 @@ def test_kernel_count_of_the_19m_baseline_matches_the_count_on_the_cpu():
 def _node_check(tmp_path) -> FullCheck:
     f = tmp_path / "test_tmp_trained.py"
     f.write_text(
-        "import pytest\n\n"
+        "import os\n\nimport pytest\n\n"
         '@pytest.mark.claim("hmm.thm7", tier="trained")\n'
-        "def test_ok(measure):\n    measure('x', 1.5)\n\n"
+        "def test_ok(measure):\n    measure('x', 1.5)\n    measure('ckpt', os.environ.get('THEORYLAB_CHECKPOINTS'))\n\n"
         '@pytest.mark.claim("hmm.thm7", tier="trained", control=True)\n'
         "def test_bad():\n    assert False\n"
     )
@@ -69,11 +69,32 @@ def test_run_check_records_results_and_resume_skips_them(tmp_path):
         assert again.get("skipped") and "skip tmp.check" in lines[-1]
         (run,) = store.query(status=None)
         assert run.verdict == "failed" and run.config["scale"] == "small"
-        assert run.metrics["claims"]["hmm.thm7"]["measures"] == {"x": 1.5}
+        # the check's process shares trainings through checkpoints beside the store
+        ckpt = str(tmp_path / "checkpoints")
+        assert run.metrics["claims"]["hmm.thm7"]["measures"] == {"x": 1.5, "ckpt": ckpt}
     out = tmp_path / "runs.json"
     assert main(["runs", "--store", str(tmp_path / "runs.sqlite"), "--export", str(out)]) == 0
     assert [r["name"] for r in json.loads(out.read_text())] == ["tmp.check"]
     assert main(["runs", "--store", str(tmp_path / "runs.sqlite")]) == 0
+
+
+def test_the_captured_step_cuts_the_launch_bound_depth_table_but_not_the_compute_bound_baseline():
+    """The CUDA-graph harness ("after") against the fused eager one: the small launch-bound models of the E1 depth
+    table get faster (launches replaced by the per-kernel floor), the compute-bound 19M step stays the same; a floor
+    as slow as an eager launch (6 µs) would remove the gain, so the estimate depends on it as stated."""
+    import dataclasses
+
+    prof = profile_for("h100-sxm")
+    e1 = next(c for c in CATALOG if c.name == "automata.E1_depth_table")
+    deep = trainings_of(e1)[3]  # depth 8
+    fused, after = (estimate_training(deep, prof, code) for code in ("fused", "after"))
+    assert after["step_ms"] < fused["step_ms"] / 2 and after["bound"] == "graph kernels"
+    slow = dataclasses.replace(prof, graph_kernel_s=prof.launch_s)
+    assert estimate_training(deep, slow, "after")["step_ms"] >= 0.95 * fused["step_ms"]
+    r1 = trainings_of(next(c for c in CATALOG if c.name == "flipflop.R1"))[0]
+    assert estimate_training(r1, prof, "after")["step_ms"] == estimate_training(r1, prof, "fused")["step_ms"]
+    # evaluations are counted: the depth table evaluates 2,048 sequences every 2,000 steps
+    assert after["eval_seconds"] > 0 and deep.budget.eval_every == 2000
 
 
 def test_dry_run_prints_the_plan_before_and_after(capsys):

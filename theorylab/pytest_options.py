@@ -11,6 +11,7 @@ OPTIONS = {
     "scale": "--theorylab-scale",
     "claims_json": "--theorylab-claims-json",
     "artifacts_dir": "--theorylab-artifacts-dir",
+    "trained_budget": "--theorylab-trained-budget",
 }
 #: Short spellings that theorylab's own checks accept (``pytest checks/ --tier exact``); see :func:`add_short_options`.
 SHORT_OPTIONS = {
@@ -33,6 +34,13 @@ _OPTION_ATTRS = {
     "claims_json": dict(default=None, metavar="PATH", help="write per-claim results as JSON"),
     "artifacts_dir": dict(
         default=None, metavar="DIR", help="where checks save figures (default: a temp dir)"
+    ),
+    "trained_budget": dict(
+        default=None,
+        type=float,
+        metavar="SECONDS",
+        help="with --theorylab-scale full: run the full-size trained checks of `theorylab trained`'s catalog that "
+        "fit this many seconds in order of value (estimated for the device), skip the others",
     ),
 }
 

@@ -288,6 +288,13 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     if deselected:
         config.hook.pytest_deselected(items=deselected)
         items[:] = selected
+    budget = _opt(config, "trained_budget")
+    if budget is not None:
+        from theorylab.trained.budget import apply_budget
+
+        config._theorylab_budget_lines = apply_budget(
+            items, budget, _opt(config, "scale"), _opt(config, "device")
+        )
 
 
 def _selected(marks, tiers: list[str], patterns: list[str]) -> bool:
@@ -698,6 +705,8 @@ def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Co
     no_control = [c for c, r in claims.items() if not any(t["controls"] for t in r["tiers"].values())]
     if no_control:
         tr.write_line(f"claims run without a negative control: {', '.join(no_control)}")
+    for line in getattr(config, "_theorylab_budget_lines", ()):
+        tr.write_line(f"trained budget: {line}")
     unchecked = results.unchecked()
     if unchecked:
         tr.write_line(f"claims not 'open' with no check found: {', '.join(unchecked)}")

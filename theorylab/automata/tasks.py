@@ -74,10 +74,16 @@ class AutomatonTask:
         return rng.choice(aut.n_symbols, size=(batch, T), p=np.asarray(self.probs)).astype(np.int64)
 
     def sample_batch(self, rng: np.random.Generator, batch: int, T: int):
+        return self.sample_batches([rng], batch, T)[0]
+
+    def sample_batches(self, rngs, batch: int, T: int) -> list:
+        """One batch per generator, each the batch ``sample_batch(rng, batch, T)`` draws from it (every seed's stream
+        is its own and unchanged): the words are drawn per generator, the states of all of them are computed in one
+        run of the automaton (its loop over $T$ once for all seeds instead of once per seed)."""
         from theorylab.nn.tasks import Batch
 
-        words = self.sample_words(rng, batch, T)
-        states = self.automaton.run(words, self.q0)
-        mask = np.ones(words.shape, dtype=bool)
+        words = [self.sample_words(rng, batch, T) for rng in rngs]
+        states = self.automaton.run(np.concatenate(words), self.q0).reshape(len(rngs), batch, T)
+        mask = np.ones((batch, T), dtype=bool)
         mask[:, : self.score_from] = False
-        return Batch(inputs=words, targets=states, mask=mask)
+        return [Batch(inputs=w, targets=q, mask=mask.copy()) for w, q in zip(words, states, strict=True)]

@@ -76,6 +76,23 @@ class SparseParity:
         mask[:, -1] = True
         return Batch(tokens, targets, mask)
 
+    def sample_batches(self, rngs, batch: int, T: int) -> list:
+        """One harness batch per generator, each exactly ``sample_batch(rng, batch, T)``: the same bits are drawn
+        from every generator (token ``z_i`` is the drawn bit $b_i$, $x_i = 1 - 2 b_i$) and the class is
+        $\\sum_{i \\in S} b_i \\bmod 2$ (odd: $\\chi_S(x) = -1$), computed for all seeds at once in integers."""
+        from theorylab.nn.tasks import Batch
+
+        if T != self.d:
+            raise ValueError(f"sparse parity sequences have length d = {self.d}, got T = {T}")
+        bits = np.stack([rng.integers(0, 2, size=(batch, self.d)) for rng in rngs]).astype(
+            np.int64, copy=False
+        )
+        targets = np.zeros(bits.shape, dtype=np.int64)
+        targets[..., -1] = bits[..., list(self.S)].sum(axis=-1) % 2
+        mask = np.zeros((batch, T), dtype=bool)
+        mask[:, -1] = True
+        return [Batch(bits[i], targets[i], mask.copy()) for i in range(len(rngs))]
+
 
 def monomial_correlations(values: np.ndarray, d: int, S: Iterable[int], max_degree: int) -> dict[str, float]:
     """Mean |E[f chi_U]| over monomials U of degree 1..max_degree, split into U inside S and U not inside S.

@@ -30,6 +30,7 @@ _EXPORTS: dict[str, str] = {
     "count_parameters": "models",
     "sinusoidal_positions": "models",
     "attention_backend": "models",
+    "lstm_backend": "models",
     "chunked_forward": "models",
     "Budget": "train",
     "TrainResult": "train",

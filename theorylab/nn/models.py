@@ -98,6 +98,31 @@ def _use_sdpa(cfg: TransformerConfig, x: torch.Tensor, need_weights: bool) -> bo
     return mode == "sdpa" or (mode == "auto" and x.device.type == "cuda")
 
 
+def _under_vmap(x: torch.Tensor) -> bool:
+    """Whether ``x`` is a vmapped (batched) tensor: ``torch.lstm`` has no batching rule, so stacked seeds keep the
+    loop (an unstacked forward, e.g. an evaluation, takes the fused op)."""
+    check = getattr(getattr(torch._C, "_functorch", None), "is_batchedtensor", None)
+    return bool(check(x)) if check is not None else False
+
+
+LSTM_BACKENDS = ("auto", "fused", "loop")
+_LSTM_BACKEND = {"mode": "auto"}
+
+
+@contextmanager
+def lstm_backend(mode: str):
+    """Choose how :class:`LSTM` runs its recurrence: ``"auto"`` (PyTorch's fused ``torch.lstm``, cuDNN, on CUDA; the
+    loop over positions on the CPU, bit-identical to earlier versions), ``"fused"`` (``torch.lstm`` on every device)
+    or ``"loop"`` (the Python loop: 12 kernels per position and layer). Under ``vmap`` (the harness's stacked
+    seeds) the loop runs whatever the mode: ``torch.lstm`` has no batching rule."""
+    _check_choice("LSTM backend", mode, LSTM_BACKENDS)
+    prev, _LSTM_BACKEND["mode"] = _LSTM_BACKEND["mode"], mode
+    try:
+        yield
+    finally:
+        _LSTM_BACKEND["mode"] = prev
+
+
 def attention_mask(T: int, causal: bool, device=None) -> torch.Tensor:
     """Bool ``[T, T]``: entry (query i, key j) is True iff i may attend to j."""
     full = torch.ones(T, T, dtype=torch.bool, device=device)
@@ -504,6 +529,9 @@ class LSTM(nn.Module):
     def forward(self, tokens: torch.Tensor) -> torch.Tensor:
         x = self.embed(tokens)
         B, T = tokens.shape
+        mode = _LSTM_BACKEND["mode"]
+        if (mode == "fused" or (mode == "auto" and x.device.type == "cuda")) and not _under_vmap(x):
+            return self.head(self._fused(x, B))
         for k in range(self.cfg.n_layers):
             W_ih, W_hh = getattr(self.lstm, f"weight_ih_l{k}"), getattr(self.lstm, f"weight_hh_l{k}")
             pre = x @ W_ih.T + getattr(self.lstm, f"bias_ih_l{k}") + getattr(self.lstm, f"bias_hh_l{k}")
@@ -517,6 +545,19 @@ class LSTM(nn.Module):
                 outs.append(h)
             x = torch.stack(outs, dim=1)
         return self.head(x)
+
+    def _fused(self, x: torch.Tensor, B: int) -> torch.Tensor:
+        """The same recurrence through ``torch.lstm`` (the op behind ``torch.nn.LSTM``; cuDNN on CUDA): the weights
+        are already in its layout and gate order."""
+        L, h = self.cfg.n_layers, self.cfg.hidden
+        names = ("weight_ih", "weight_hh", "bias_ih", "bias_hh")
+        weights = [getattr(self.lstm, f"{n}_l{k}") for k in range(L) for n in names]
+        dtype = weights[0].dtype  # the recurrence in the weights' precision: no bf16 RNN kernel is relied on
+        with torch.autocast(x.device.type, enabled=False):
+            x = x.to(dtype)
+            zeros = x.new_zeros(L, B, h)
+            out, _, _ = torch.lstm(x, (zeros, zeros), weights, True, L, 0.0, self.training, False, True)
+        return out
 
 
 # ----------------------------------------------------------------------------------------------- MLP

@@ -1,6 +1,8 @@
 """Tasks for the training harness: a batch format, the :class:`Task` protocol and generic helpers.
 
-A task is any object with ``name``, ``vocab_size``, ``n_outputs``, ``loss`` and ``sample_batch(rng, batch, T)``.
+A task is any object with ``name``, ``vocab_size``, ``n_outputs``, ``loss`` and ``sample_batch(rng, batch, T)``;
+optionally ``sample_batches(rngs, batch, T)``, a vectorised sampler of one batch per seed that must return exactly
+``[sample_batch(r, batch, T) for r in rngs]`` (the training feed uses it when present).
 Losses: ``"ce"`` (integer class targets ``[B, T]``), ``"soft_ce"`` (target distributions ``[B, T, C]``) and
 ``"mse"`` (regression targets ``[B, T, C]``, or ``[B, T]`` when ``n_outputs == 1``). ``mask[b, t]`` says whether
 position ``t`` of sequence ``b`` counts in the loss and the accuracy. This module does not import torch.

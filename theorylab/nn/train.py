@@ -39,6 +39,7 @@ with needs("trained"):
     from torch import nn
     from torch.func import functional_call, vmap
 
+from theorylab.nn.graphs import WARMUP_STEPS, StaticStep, eager_warmup, graphs_enabled
 from theorylab.nn.tasks import Batch, Task, check_batch, check_task, sample_fixed_dataset
 from theorylab.nn.threads import num_threads  # noqa: F401  (re-exported)
 from theorylab.testing import note_training, progress_sink
@@ -400,6 +401,7 @@ class _Stack:
         uses_dropout = any(isinstance(m, nn.Dropout) and m.p > 0 for m in models[0].modules())
         self.randomness = "different" if uses_dropout or getattr(config, "has_dropout", False) else "error"
         self.compile = compile
+        self.autocast_cache = True
         self._fns: dict[tuple[str, bool], Callable] = {}
 
     def state(self) -> dict[str, torch.Tensor]:
@@ -408,7 +410,10 @@ class _Stack:
         return {k: v.unsqueeze(0) for k, v in state.items()} if self.bound else state
 
     def _one(self, state, x, y, m, kind):
-        with torch.autocast("cuda", dtype=torch.bfloat16, enabled=self.amp):
+        # a captured step needs autocast's weight-cast cache off (PyTorch's CUDA-graph rule); the casts are the same
+        with torch.autocast(
+            "cuda", dtype=torch.bfloat16, enabled=self.amp, cache_enabled=self.autocast_cache
+        ):
             out = self.template(x) if state is None else functional_call(self.template, state, (x,))
         aux = None
         if isinstance(out, tuple):  # a model may return (outputs, auxiliary loss to add)
@@ -484,15 +489,32 @@ class _Stack:
         return out
 
 
+def _rate_tensor(lr: float, device: torch.device) -> torch.Tensor:
+    """The learning rate as a 0-dim tensor on ``device``: float32 on CUDA (what the fused kernel reads), float64 on
+    the CPU (what the fused CPU kernel computes with from a float rate, so the update is bit-identical)."""
+    return torch.tensor(
+        float(lr), dtype=torch.float32 if device.type == "cuda" else torch.float64, device=device
+    )
+
+
 def _make_optimizer(
-    params: list[torch.Tensor], budget: Budget, fast: bool | None = None
+    params: list[torch.Tensor], budget: Budget, fast: bool | None = None, graph: bool = False
 ) -> torch.optim.Optimizer:
     """AdamW or SGD over the stacked leaves (elementwise, so one optimiser per seed in effect). ``fast`` (default:
     on CUDA) uses the fused AdamW / multi-tensor SGD kernels (one launch for all tensors instead of ~8 per tensor):
-    the same update up to float rounding. The CPU default keeps the per-tensor loop, bit-identical to earlier runs."""
+    the same update up to float rounding. The CPU default keeps the per-tensor loop, bit-identical to earlier runs.
+    ``graph`` (AdamW only): fused and capturable, the learning rate a 0-dim tensor on the parameters' device (a
+    captured step reads it; see :mod:`theorylab.nn.graphs`): on the CPU (float64 rate) the same update as the fused
+    one with a float rate, bit for bit; on CUDA the rate is float32 (relative rounding <= 6e-8 of the rate)."""
     if not params:
         return torch.optim.SGD([torch.zeros(1, requires_grad=True)], lr=0.0)  # nothing to train
     fast = params[0].device.type == "cuda" if fast is None else fast
+    if graph:
+        if budget.optimizer != "adamw":
+            raise ValueError(f"a captured training step needs optimizer 'adamw', got {budget.optimizer!r}")
+        lr = _rate_tensor(budget.lr, params[0].device)
+        return torch.optim.AdamW(params, lr=lr, betas=budget.betas, eps=budget.eps,
+                                 weight_decay=budget.weight_decay, fused=True, capturable=True)  # fmt: skip
     if budget.optimizer == "adamw":
         kind = dict(fused=True) if fast else dict(foreach=False)
         return torch.optim.AdamW(
@@ -539,6 +561,13 @@ def _evaluate_stack(stack: _Stack, sets, device) -> dict[str, np.ndarray]:
     return out
 
 
+def _chunks(items: list, n: int) -> list[list]:
+    """``items`` in at most ``n`` contiguous, nearly equal, non-empty chunks (order kept)."""
+    n = max(1, min(n, len(items)))
+    bounds = np.linspace(0, len(items), n + 1).round().astype(int)
+    return [items[a:b] for a, b in zip(bounds[:-1], bounds[1:], strict=True) if b > a]
+
+
 class _Batches:
     """Seed-stacked training batches ``[S, B, T]`` in the order of the per-seed streams.
 
@@ -555,14 +584,23 @@ class _Batches:
         self._pool = ThreadPoolExecutor(max_workers=1) if prefetch else None
         # with prefetching, the seeds' samplers also run in parallel threads (each seed keeps its own generator,
         # so every stream is the one a serial loop draws; numpy releases the GIL in its array kernels)
-        workers = min(len(rngs), os.cpu_count() or 1) if prefetch else 1
-        self._seed_pool = ThreadPoolExecutor(max_workers=workers) if workers > 1 else None
+        self._workers = min(len(rngs), os.cpu_count() or 1) if prefetch else 1
+        self._seed_pool = ThreadPoolExecutor(max_workers=self._workers) if self._workers > 1 else None
         self._next = None
 
     def _sample(self, validate: bool):
         task, B, T = self.task, self.budget.batch_size, self.budget.seq_len
         if self.datasets is None:
-            if self._seed_pool is not None:
+            if hasattr(
+                task, "sample_batches"
+            ):  # a multi-seed sampler (each seed's stream unchanged), per thread
+                chunks = _chunks(self.rngs, self._workers)
+                if self._seed_pool is not None and len(chunks) > 1:
+                    parts = self._seed_pool.map(lambda rs: task.sample_batches(rs, B, T), chunks)
+                else:
+                    parts = [task.sample_batches(rs, B, T) for rs in chunks]
+                batches = [b for part in parts for b in part]
+            elif self._seed_pool is not None:
                 batches = list(self._seed_pool.map(lambda r: task.sample_batch(r, B, T), self.rngs))
             else:
                 batches = [task.sample_batch(r, B, T) for r in self.rngs]
@@ -626,11 +664,15 @@ def _run_stack(
     compile: bool = False,
     fast: bool | None = None,
     timing: dict | None = None,
+    graph: bool = False,
+    stop: Callable[[int, dict[str, np.ndarray]], bool] | None = None,
 ) -> tuple[_Stack, list[dict], dict[str, np.ndarray], float]:
     S, T = len(seeds), budget.seq_len
     stack = _Stack(config, seeds, device, vectorized, amp, compile)
     stack.template.train()
-    opt = _make_optimizer(list(stack.trainable.values()), budget, fast)
+    graph = graph and bool(stack.trainable)
+    stack.autocast_cache = not graph
+    opt = _make_optimizer(list(stack.trainable.values()), budget, fast, graph=graph)
     rngs = [np.random.default_rng([s, 1]) for s in seeds]
     datasets = None
     if budget.fixed_dataset is not None:
@@ -658,6 +700,10 @@ def _run_stack(
         records = saved["records"]
         start_step = saved["step"]
         win_saved = [w.to(device) for w in saved["window"]]
+        if graph:  # a captured step reads the rate from one device tensor, whatever the checkpoint held
+            rate = _rate_tensor(float(opt.param_groups[0]["lr"]), device)
+            for g in opt.param_groups:
+                g["lr"] = rate
     if stack.randomness == "different":
         torch.manual_seed(int(np.random.default_rng([*seeds, start_step]).integers(2**62)))
 
@@ -673,22 +719,42 @@ def _run_stack(
     warm = start_step + min(max(1, (budget.steps - start_step) // 10), 10)
     t_warm, eval_after_warm = None, 0.0
     t0 = time.perf_counter()
-    for step in range(start_step, budget.steps):
-        (x, y, m), rng_states = feed.next()
-        lr = budget.lr_at(step)
-        for g in opt.param_groups:
-            g["lr"] = lr
+
+    def body(x, y, m, zero_grad: bool = True) -> None:  # one step; no host sync (a CUDA graph may capture it)
         objective, loss, correct, count = stack.losses(x, y, m, task.loss)
         if stack.trainable:
             objective.sum().backward()  # seed s's loss depends only on slice s of each stacked parameter
             if budget.grad_clip is not None:
                 stack.clip_(budget.grad_clip, fast)
             opt.step()
-            opt.zero_grad(set_to_none=True)
+            if zero_grad:
+                opt.zero_grad(set_to_none=True)
         with torch.no_grad():
             win[0] += loss.detach().double() * count
             win[1] += correct
             win[2] += count
+
+    captured, eager_steps = None, WARMUP_STEPS["cuda" if device.type == "cuda" else "cpu"]
+    stopped_at = None
+    for step in range(start_step, budget.steps):
+        (x, y, m), rng_states = feed.next()
+        lr = budget.lr_at(step)
+        if captured is None and graph and step - start_step >= eager_steps:
+            captured = StaticStep(body, opt.param_groups[0]["lr"], (x, y, m), opt, device)
+            if timing is not None:
+                timing["graph"] = captured.status
+        if captured is not None:
+            captured.step(x, y, m, lr)
+        else:
+            for g in opt.param_groups:
+                if graph:
+                    g["lr"].fill_(lr)
+                else:
+                    g["lr"] = lr
+            if graph:
+                eager_warmup(body, device, x, y, m)
+            else:
+                body(x, y, m)
         done = step + 1
         is_eval = budget.eval_every and done % budget.eval_every == 0 and (budget.eval_batches or eval_fn)
         if done % budget.log_interval == 0 or is_eval or done == budget.steps:
@@ -698,7 +764,8 @@ def _run_stack(
                 "loss": (win[0] / n).cpu().numpy(),
                 "acc": (win[1] / n).cpu().numpy(),
             }
-            win = [torch.zeros_like(w) for w in win]
+            for w in win:  # in place: a captured step accumulates into these buffers
+                w.zero_()
             if is_eval:
                 t_eval = time.perf_counter()
                 train_seconds += t_eval - t0
@@ -713,6 +780,8 @@ def _run_stack(
             records.append((done, rec))
             if progress.due():
                 progress.update(done, float(rec["loss"].mean()), float(rec["acc"].mean()))
+            if is_eval and stop is not None and stop(done, rec):
+                stopped_at = done
         if ckpt is not None and budget.checkpoint_every and done % budget.checkpoint_every == 0:
             ckpt.parent.mkdir(parents=True, exist_ok=True)
             tmp = ckpt.with_suffix(".tmp")
@@ -730,13 +799,19 @@ def _run_stack(
             if device.type == "cuda":
                 torch.cuda.synchronize(device)
             t_warm = time.perf_counter()
+        if stopped_at is not None:
+            break
     feed.close()
+    if timing is not None:
+        timing.setdefault("steps_run", []).append(done - start_step if budget.steps > start_step else 0)
     if device.type == "cuda":
         torch.cuda.synchronize(device)
     t_end = time.perf_counter()
     train_seconds += t_end - t0
     if timing is not None and t_warm is not None:
-        timing["marginal_steps"] = timing.get("marginal_steps", 0) + budget.steps - warm
+        timing["marginal_steps"] = (
+            timing.get("marginal_steps", 0) + start_step + timing["steps_run"][-1] - warm
+        )
         timing["marginal_seconds"] = timing.get("marginal_seconds", 0.0) + (t_end - t_warm - eval_after_warm)
 
     final: dict[str, np.ndarray] = {}
@@ -785,6 +860,8 @@ def train(
     compile: bool = False,
     max_stack: int | None = None,
     fast: bool | None = None,
+    graph: bool | None = None,
+    stop: Callable[[int, dict[str, np.ndarray]], bool] | None = None,
 ) -> TrainResult:
     """Train one model per seed on ``task`` and return the trained models, a metrics history and final metrics.
 
@@ -800,8 +877,13 @@ def train(
     most this many seeds per vmapped stack (default :func:`auto_stack_size`: all on CUDA, cache-sized on CPU);
     a seed's result does not depend on how the seeds are grouped. ``fast`` (default: on CUDA only) switches on the
     fused AdamW / multi-tensor SGD, multi-tensor clipping and the prefetching batch feed; the CPU default keeps
-    the per-tensor paths, bit-identical to earlier versions. ``throughput`` reports the marginal step time (after
-    the warm-up steps, evaluations excluded) and the MFU computed from it with the device's bf16 peak.
+    the per-tensor paths, bit-identical to earlier versions. ``graph`` (default: on CUDA with ``fast``, AdamW and
+    no ``compile``; ``THEORYLAB_CUDA_GRAPHS=0`` turns the default off) captures the whole step as a CUDA graph after
+    a few eager steps and replays it (:mod:`theorylab.nn.graphs`); on the CPU ``graph=True`` runs the same
+    static-buffer step eagerly (the rehearsal). ``stop(step, record)`` is asked after each evaluation (``record``:
+    per-seed arrays, ``eval_acc`` among them); when it returns True the stack stops there
+    (``throughput["steps_run"]``), e.g. at a document's stopping rule. ``throughput`` reports the marginal step
+    time (after the warm-up steps, evaluations excluded) and the MFU computed from it with the device's bf16 peak.
     """
     check_task(task)
     if not isinstance(budget, Budget):
@@ -825,6 +907,21 @@ def train(
     if max_stack is not None and (not isinstance(max_stack, int) or max_stack < 1):
         raise ValueError(f"max_stack must be None or a positive int, got {plain(max_stack)}")
     k_guess = (max_stack or auto_stack_size(model_config, budget, len(seeds), dev)) if vectorize else 1
+    fast_on = dev.type == "cuda" if fast is None else fast
+    if graph is None:
+        graph = (
+            dev.type == "cuda"
+            and fast_on
+            and budget.optimizer == "adamw"
+            and not compile
+            and graphs_enabled()
+        )
+    elif graph and budget.optimizer != "adamw":
+        raise ValueError(f"graph=True needs Budget.optimizer 'adamw', got {budget.optimizer!r}")
+    if stop is not None and not callable(stop):
+        raise TypeError("stop must be a callable (step, record) -> bool or None")
+    if stop is not None and not (budget.eval_every and budget.eval_batches):
+        raise ValueError("stop is asked at evaluations: it needs Budget.eval_every > 0 and eval_batches > 0")
     step_tokens = k_guess * budget.batch_size * T
     n_threads = threads or cpu_threads(fpt * step_tokens)
     note_training(n_threads, k_guess, len(seeds), str(dev))  # the environment of a trained check's numbers
@@ -851,6 +948,8 @@ def train(
                 compile,
                 fast,
                 timing,
+                bool(graph),
+                stop,
             )
             bar.close()
             models += stack.modules()
@@ -859,15 +958,12 @@ def train(
             train_seconds += secs
     final = {k: np.concatenate([np.asarray(f[k]).reshape(-1) for f in finals]) for k in finals[0]}
     history = sorted(parts, key=lambda r: (r["step"], seeds.index(r["seed"])))
-    tokens = len(seeds) * budget.steps * budget.batch_size * T
+    steps_run = timing.get("steps_run", [budget.steps])
+    tokens = sum(len(g) * n for g, n in zip(groups, steps_run, strict=True)) * budget.batch_size * T
     tps = tokens / max(train_seconds, 1e-9)
     peak = peak_flops(dev)
     m_steps = timing.get("marginal_steps", 0)
-    step_s = (
-        timing["marginal_seconds"] / m_steps
-        if m_steps
-        else train_seconds / max(budget.steps * len(groups), 1)
-    )
+    step_s = timing["marginal_seconds"] / m_steps if m_steps else train_seconds / max(sum(steps_run), 1)
     step_tokens = len(seeds) * budget.batch_size * T / len(groups)  # tokens of one step of one stack
     throughput = {
         "tokens_per_s": tps,
@@ -880,7 +976,11 @@ def train(
         "device_name": torch.cuda.get_device_name(dev) if dev.type == "cuda" else "cpu",
         "threads": n_threads,
         "stack_size": k_guess,
+        "steps_run": steps_run,
+        "cuda_graph": timing.get("graph", "off") if graph else "off",
     }
+    if not sum(steps_run):  # everything came from a checkpoint: no step was timed
+        throughput.update(marginal_step_ms=None, marginal_tokens_per_s=None, mfu=None)
     result = TrainResult(
         models=models,
         history=history,

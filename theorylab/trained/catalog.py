@@ -67,9 +67,19 @@ def check_module(name: str):
     raise FileNotFoundError(f"check module {name}.py not found in the checks folders")
 
 
-def trainings_of(check: FullCheck) -> list[Training]:
-    """The check's trainings (empty when it trains with its own loop)."""
+def trainings_of(check: FullCheck, code: str = "after") -> list[Training]:
+    """The check's trainings (empty when it trains with its own loop). ``code`` "before" / "fused": what the checks
+    trained before the CUDA-graph harness (``extra["trainings_before"]``, where they differed)."""
+    if code != "after" and "trainings_before" in check.extra:
+        return check.extra["trainings_before"]()
     return [] if check.build is None else check.build()
+
+
+def host_seconds_of(check: FullCheck, code: str = "after") -> float:
+    """The check's host work outside training; ``code`` "before" / "fused": before the device-side model oracle."""
+    return (
+        check.extra.get("host_seconds_before", check.host_seconds) if code != "after" else check.host_seconds
+    )
 
 
 # ------------------------------------------------------------------------------------------------ builders
@@ -112,10 +122,17 @@ def _r8() -> list[Training]:
     r = _flipflop_baseline()
     cfg = TransformerConfig(vocab_size=5, n_outputs=5, max_len=spec["T"], **spec["model"])
     task = ff.FlipFlopTask.ffl(spec["p_ignore"])
-    return [
-        Training(f"19M, entropy sharpening lam={lam}", task, AttentionSharpening(cfg, lam), r.budget, 8)
-        for lam in (0.0, 0.1)
-    ]
+    # lam = 0 is R1's baseline training (the plain model), loaded from its checkpoint: only lam = 0.1 trains here
+    return [Training("19M, entropy sharpening lam=0.1", task, AttentionSharpening(cfg, 0.1), r.budget, 8)]
+
+
+def _r8_before() -> list[Training]:
+    """R8 before the shared baseline: lam = 0 and lam = 0.1, both with explicit attention."""
+    (sharp,) = _r8()
+    plain = dataclasses.replace(
+        sharp, label="19M, entropy sharpening lam=0.0", config=dataclasses.replace(sharp.config, lam=0.0)
+    )
+    return [plain, sharp]
 
 
 def _prop3() -> list[Training]:
@@ -168,9 +185,36 @@ def _depth_table() -> list[Training]:
             "Q8": zoo.quaternion(), "A4": zoo.alternating(4), "A5": zoo.alternating(5), "S5": zoo.symmetric(5)}  # fmt: skip
     for name, aut in rows.items():
         task = AutomatonTask(aut)
-        for L in mod.DEPTHS:  # upper bound: a row stops at the first depth reaching 99%
-            cfg, budget = mod._transformer(task, L, "full", 0), mod._budget("full", 0, 100, 0.0)
+        for L in mod.DEPTHS:  # upper bound: a row stops at its first depth reaching 99%, a training at 99%
+            cfg, budget = mod._transformer(task, L, "full", 0), mod.depth_budget("full")
             out.append(Training(f"{name} depth {L}", task, cfg, budget, len(mod.SEEDS)))
+    return out
+
+
+def _depth_table_before() -> list[Training]:
+    """The depth table before the stopping rule: no evaluations during training."""
+    return [
+        dataclasses.replace(t, budget=dataclasses.replace(t.budget, eval_every=0, eval_batches=4))
+        for t in _depth_table()
+    ]
+
+
+def _distill_r6() -> list[Training]:
+    """distill R6: the heads sweep at full scale (1 vs 8 heads, 25 seeds each, 20,000 steps), built from the check's
+    own sweep spec, plus its control's 10%-budget populations (the full populations are shared through the sweep
+    store of the same process)."""
+    from theorylab.sweeps.spec import SweepSpec, build
+
+    mod = check_module("test_populations")
+    out = []
+    for factor, what in ((1.0, ""), (0.1, ", control: 10% of the steps")):
+        for heads in mod.R6["full"]["heads"]:
+            spec = SweepSpec.from_dict({**mod._r6_spec("full", heads, factor), "device": "cuda"})
+            (cfg,) = spec.configs()
+            task, model, budget = build(cfg)
+            out.append(
+                Training(f"{heads} heads on (100, 6)-parity{what}", task, model, budget, len(spec.seeds))
+            )
     return out
 
 
@@ -213,12 +257,13 @@ _AT = "checks/test_automata_trained.py::"
 CATALOG: tuple[FullCheck, ...] = (
     FullCheck("flipflop.R1", ("flipflop.emp_R1_long_tail",),
               (_GL + "test_r1_baseline_seeds_glitch_out_of_distribution",), _r1, host_seconds=60,
-              note="the 19M baseline's glitch tail; its training is shared with R4 and R6", value=1),
+              note="the 19M baseline's glitch tail; its training is shared with R4, R6 and R8 (checkpoint)", value=1),
     FullCheck("flipflop.R6", ("flipflop.emp_R6_regularizers",),
               (_GL + "test_r6_embedding_dropout_lowers_the_median_glitch_rate",), _r6, host_seconds=60,
-              note="needs R1's baseline run (same process)", value=2),
+              note="the baseline is R1's, loaded from its checkpoint", value=2),
     FullCheck("flipflop.R4", ("flipflop.emp_R4_data",),
-              (_GL + "test_r4_mixture_training_lowers_the_median_glitch_rate",), _r4, host_seconds=60, value=3),
+              (_GL + "test_r4_mixture_training_lowers_the_median_glitch_rate",), _r4, host_seconds=60,
+              note="the baseline is R1's, loaded from its checkpoint", value=3),
     FullCheck("automata.E3", ("automata.E3_attention_mechanism_grid",),
               (_AE + "test_attention_detects_boundaries", _AE + "test_attention_detects_boundaries_control"),
               _automata(("grid",)), host_seconds=30, value=4),
@@ -229,11 +274,15 @@ CATALOG: tuple[FullCheck, ...] = (
               _prop3, host_seconds=120, value=5),
     FullCheck("flipflop.R8", ("flipflop.emp_R8_sharpening",),
               (_GL + "test_entropy_sharpening_lowers_attention_entropy_and_keeps_accuracy",), _r8, host_seconds=30,
-              note="explicit attention (the penalty needs the weights)", value=6),
+              note="lam = 0.1 with explicit attention (the penalty needs the weights); lam = 0 is R1's baseline, "
+                   "loaded from its checkpoint", value=6, extra={"trainings_before": _r8_before}),
     FullCheck("verifier.dyck", ("verifier.alg1",),
               ("checks/test_verifier.py::test_backtracking_with_the_exact_verifier_fixes_errors_of_a_trained_dyck_lm",),
-              _verifier, host_seconds=1380, note="model-oracle decoding of 2,000 prompts on the host (~23 min)",
-              value=7),
+              _verifier, host_seconds=120,
+              note="model-oracle decoding of 2,000 prompts x 2 models: one batched look-ahead forward per prompt "
+                   "on the device, the decoding and the exact verifier on the host (~27 ms per prompt and model, "
+                   "measured on a loaded 2-core CPU); was ~23 min of CPU forwards", value=7,
+              extra={"host_seconds_before": 1380}),
     FullCheck("hmm.thm7", ("hmm.thm7",),
               ("checks/test_hmm.py::test_thm7_trained_predictor_readout_error_vs_sample_size",
                "checks/test_hmm.py::test_thm7_trained_control_verdict_rejects_the_baselines"),
@@ -246,8 +295,14 @@ CATALOG: tuple[FullCheck, ...] = (
               _automata(("scratch-alibi", "scratch-sin")), host_seconds=120,
               note="iterative decoding of 128 words x 3 sets per model, batched on the device (was ~100 min on "
                    "one CPU thread)", value=10),
+    FullCheck("distill.R6", ("distill.R6",),
+              ("checks/test_populations.py::test_distill_r6_more_heads_learn_sparse_parity_faster",
+               "checks/test_populations.py::test_distill_r6_verdict_refuses_a_tenth_of_the_budget_and_the_reversed_pair"),
+              _distill_r6, host_seconds=60, note="populations of 25 seeds stacked in one vmapped run", value=11),
     FullCheck("automata.E1_depth_table", ("automata.E1_depth_table",), (_AT + "test_group_depth_table_full",),
-              _depth_table, host_seconds=60, note="upper bound: 8 rows x 4 depths x 40k steps", value=11),
+              _depth_table, host_seconds=60,
+              note="upper bound: 8 rows x 4 depths x 40k steps (a training stops when its best seed reaches 99%, "
+                   "a row at its first such depth)", value=12, extra={"trainings_before": _depth_table_before}),
 )  # fmt: skip
 
 

@@ -1,7 +1,7 @@
 """The ``theorylab trained`` and ``theorylab runs`` subcommands (registered by :mod:`theorylab.cli`).
 
 theorylab trained [--scale full|small] [--device cpu|cuda] [--budget SECONDS] [--resume] [--store PATH]
-                  [--only NAME ...] [--dry-run [--code before|after]] [--rehearse]
+                  [--only NAME ...] [--dry-run [--code before|fused|after|both|all]] [--rehearse]
 theorylab runs [--store PATH] [--kind K] [--name N] [--export FILE.json|FILE.csv]
 """
 
@@ -26,8 +26,10 @@ def _trained(args: argparse.Namespace) -> int:
     try:
         if args.dry_run:
             device = args.device_name or ("cuda" if args.device == "cuda" else "h100-sxm")
-            codes = ("before", "after") if args.code == "both" else (args.code,)
-            host = runner.host_samples(args.only)  # measured once, shared by both plans
+            codes = {"both": ("before", "after"), "all": ("before", "fused", "after")}.get(
+                args.code, (args.code,)
+            )
+            host = runner.host_samples(args.only, codes)  # measured once, shared by the plans
             for code in codes:
                 rows = runner.plan(device, args.budget, code, only=args.only, host=host)
                 print(runner.format_plan(rows, device, code))
@@ -78,8 +80,9 @@ def add_subcommands(sub) -> None:
     p.add_argument("--store", default=DEFAULT_STORE, help=f"run store (SQLite path; default {DEFAULT_STORE})")
     p.add_argument("--only", nargs="+", metavar="NAME", help="only these catalog checks (e.g. flipflop.R1)")
     p.add_argument("--dry-run", action="store_true", help="print the plan with estimated seconds per check")
-    p.add_argument("--code", choices=("before", "after", "both"), default="after",
-                   help="dry run: the harness before or after the CUDA fast paths")  # fmt: skip
+    p.add_argument("--code", choices=("before", "fused", "after", "both", "all"), default="after",
+                   help="dry run: the harness before the CUDA fast paths, with them (fused), with them and CUDA "
+                        "graphs (after); both: before and after; all: the three")  # fmt: skip
     p.add_argument("--rehearse", action="store_true",
                    help="every full-size configuration for 2 steps on the CPU, with a memory estimate")  # fmt: skip
     p.set_defaults(run=_trained)

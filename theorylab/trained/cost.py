@@ -9,13 +9,27 @@ AdamW 816): forward + backward ~6 per parameter tensor + per layer 16 (explicit 
 per-tensor AdamW 8 per tensor, the fused one ~4 in all; clipping 3 per tensor (per-tensor norms) or 1 per tensor
 (multi-tensor norms). These are estimates for planning a GPU window; measured step times replace them
 (:func:`theorylab.trained.runner` scales the plan by the throughput it measures first).
+
+Three harnesses (``code``): ``before`` (eager, per-tensor optimiser, explicit attention, serial host sampling),
+``fused`` (fused attention, fused AdamW, multi-tensor clipping, prefetching feed) and ``after`` (``fused`` plus the
+whole step captured as a CUDA graph for AdamW trainings, :mod:`theorylab.nn.graphs`). A captured step costs the
+host one replay, three batch copies and a rate fill ($5 \times$ the launch cost) and the device the larger of its
+arithmetic and a floor of ``DeviceProfile.graph_kernel_s`` (2 µs) per kernel: small kernels in a graph still take
+~1-2 µs each to start and run, an assumption that the first measured step replaces. Held-out evaluations
+(``eval_every``) are eager forwards: per batch, a third of an eager step's kernels or FLOPs. Trainings that a
+check loads from another check's checkpoint (:mod:`theorylab.trained.checkpoints`) are not counted again.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-CODES = ("before", "after")  # the harness before the CUDA fast paths and after them
+CODES = (
+    "before",
+    "fused",
+    "after",
+)  # the harness before the CUDA fast paths, with them, and with CUDA graphs
+GRAPH_HOST_LAUNCHES = 5  # host work of a replay: the graph launch, three batch copies, the learning-rate fill
 
 
 @dataclass(frozen=True)
@@ -30,6 +44,7 @@ class DeviceProfile:
     launch_s: float = 6e-6
     matmul_efficiency: float = 0.55
     host_cores: int = 16
+    graph_kernel_s: float = 2e-6  # device time floor per kernel of a replayed CUDA graph (an assumption)
 
 
 DEVICES: dict[str, DeviceProfile] = {
@@ -89,7 +104,7 @@ def _flops_per_token(config, T: int, params: int) -> float:
 
 def kernels_per_step(shape: dict, T: int, code: str, clip: bool, optimizer: str) -> int:
     """Kernel launches of one training step (see the module docstring for the counts)."""
-    fused = code == "after"
+    fused = code in ("fused", "after")
     n, L = shape["tensors"], shape["layers"]
     k = 6 * n + 20
     if shape["transformer"]:
@@ -107,7 +122,7 @@ def estimate_training(
     training, device: DeviceProfile, code: str = "after", host_sample_s: float = 0.0
 ) -> dict:
     """Seconds, step time and MFU of ``training`` (a :class:`~theorylab.trained.catalog.Training`) on ``device``
-    with the harness ``code`` ("before" / "after" the fast paths). ``host_sample_s``: seconds to sample one
+    with the harness ``code`` (see :data:`CODES`). ``host_sample_s``: seconds to sample one
     step's batches on the host (measured by the caller; serial before, overlapped after)."""
     if code not in CODES:
         raise ValueError(f"code must be one of {CODES}, got {code!r}")
@@ -119,29 +134,35 @@ def estimate_training(
     eff = device.matmul_efficiency * min(1.0, shape["d_model"] / 512)
     compute_s = step_flops / (device.peak_flops * max(eff, 0.02))
     traffic_s = 0.0
-    if shape["transformer"] and not (code == "after" and shape["fused_ok"]):
+    fused = code in ("fused", "after")
+    if shape["transformer"] and not (fused and shape["fused_ok"]):
         traffic_s = 14 * 4 * S * B * shape["heads"] * T * T * shape["layers"] / device.mem_bandwidth
-    launch_s = kernels_per_step(shape, T, code, b.grad_clip is not None, b.optimizer) * device.launch_s
-    device_s = compute_s + traffic_s
-    if (
-        code == "after"
-    ):  # seeds sampled in parallel threads (half efficiency: the GIL), overlapped with the device
+    kernels = kernels_per_step(shape, T, code, b.grad_clip is not None, b.optimizer)
+    eager_launch_s = kernels * device.launch_s
+    graph = code == "after" and b.optimizer == "adamw"
+    launch_s = GRAPH_HOST_LAUNCHES * device.launch_s if graph else eager_launch_s
+    floor_s = kernels * device.graph_kernel_s if graph else 0.0
+    device_s = max(compute_s + traffic_s, floor_s)
+    if fused:  # seeds sampled in parallel threads (half efficiency: the GIL), overlapped with the device
         host_sample_s /= max(1.0, min(S, device.host_cores) / 2)
         step_s = max(device_s, launch_s, host_sample_s)
     else:
         step_s = max(device_s, launch_s) + host_sample_s
     steps = b.steps * training.repeats
+    evals = (b.steps // b.eval_every) * b.eval_batches * training.repeats if b.eval_every else 0
+    eval_s = evals * max((compute_s + traffic_s) / 3, eager_launch_s / 3)
     return {
         "label": training.label,
         "steps": steps,
         "step_ms": 1e3 * step_s,
-        "seconds": steps * step_s,
+        "seconds": steps * step_s + eval_s,
+        "eval_seconds": eval_s,
         "flops": step_flops * steps,
         "mfu": step_flops / step_s / device.peak_flops,
         "bound": max(
             ("compute", compute_s),
             ("attention traffic", traffic_s),
-            ("launches", launch_s),
+            ("graph kernels" if graph else "launches", floor_s if graph else launch_s),
             ("host", host_sample_s),
             key=lambda kv: kv[1],
         )[0],
@@ -160,7 +181,7 @@ def memory_estimate(training, code: str = "after", shape: dict | None = None) ->
     weights = 16 * shape["params"] * S
     d, H, L = shape["d_model"], shape["heads"], shape["layers"]
     if shape["transformer"]:
-        per_token = L * (34 * d + (0 if code == "after" and shape["fused_ok"] else 5 * H * T))
+        per_token = L * (34 * d + (0 if code in ("fused", "after") and shape["fused_ok"] else 5 * H * T))
     else:
         per_token = 64 * d * max(L, 1)
     return float(weights + per_token * S * B * T)
@@ -169,7 +190,10 @@ def memory_estimate(training, code: str = "after", shape: dict | None = None) ->
 def estimate_check(trainings, device: DeviceProfile, code: str = "after", host_seconds: float = 0.0,
                    host_sample=None) -> dict:  # fmt: skip
     """Sum of :func:`estimate_training` over a check's trainings, plus its host work."""
-    rows = [estimate_training(t, device, code, (host_sample or {}).get(t.label, 0.0)) for t in trainings]
+    host_sample = host_sample or {}
+    rows = [
+        estimate_training(t, device, code, _host_for(host_sample.get(t.label, 0.0), code)) for t in trainings
+    ]
     train_s = sum(r["seconds"] for r in rows)
     return {
         "trainings": rows,
@@ -181,8 +205,16 @@ def estimate_check(trainings, device: DeviceProfile, code: str = "after", host_s
     }
 
 
-def host_sample_seconds(training, reps: int = 2) -> float:
-    """Seconds this machine's host takes to sample one step's batches (all seeds): the numpy sampler, measured."""
+def _host_for(measured, code: str) -> float:
+    """The host seconds of ``code``: a (per-seed loop, vectorised) pair picks the vectorised sampler for "after"."""
+    if isinstance(measured, tuple):
+        return measured[1] if code == "after" else measured[0]
+    return float(measured)
+
+
+def host_sample_seconds(training, reps: int = 2, vectorised: bool = True) -> float:
+    """Seconds this machine's host takes to sample one step's batches (all seeds): the numpy sampler, measured;
+    ``vectorised``: through the task's multi-seed ``sample_batches`` where it has one (else the per-seed loop)."""
     import time
 
     import numpy as np
@@ -194,7 +226,10 @@ def host_sample_seconds(training, reps: int = 2) -> float:
     best = float("inf")
     for _ in range(reps):
         t0 = time.perf_counter()
-        for _ in range(training.n_seeds):
-            training.task.sample_batch(rng, b.batch_size, b.seq_len)
+        if vectorised and hasattr(training.task, "sample_batches"):  # the multi-seed sampler the feed uses
+            training.task.sample_batches([rng] * training.n_seeds, b.batch_size, b.seq_len)
+        else:
+            for _ in range(training.n_seeds):
+                training.task.sample_batch(rng, b.batch_size, b.seq_len)
         best = min(best, time.perf_counter() - t0)
     return best

@@ -8,6 +8,14 @@ import json
 import os
 
 
+def _plain(v) -> bool:
+    return (
+        v is None
+        or isinstance(v, int | float | str)
+        or (isinstance(v, list) and all(isinstance(x, int | float) for x in v))
+    )
+
+
 def pytest_configure(config) -> None:
     path = os.environ.get("THEORYLAB_TRAIN_LOG")
     if not path:
@@ -29,7 +37,7 @@ def pytest_configure(config) -> None:
             "batch_size": budget.batch_size,
             "seq_len": budget.seq_len,
             "seeds": len(result.seeds),
-            **{k: v for k, v in result.throughput.items() if isinstance(v, int | float | str) or v is None},
+            **{k: v for k, v in result.throughput.items() if _plain(v)},  # steps_run and cuda_graph included
         }
         with open(path, "a", encoding="utf-8") as f:
             f.write(json.dumps(row) + "\n")

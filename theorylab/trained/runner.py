@@ -13,7 +13,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from theorylab.trained.catalog import CATALOG, FullCheck, Training, trainings_of
+from theorylab.trained.catalog import CATALOG, FullCheck, Training, host_seconds_of, trainings_of
+from theorylab.trained.checkpoints import ENV as CHECKPOINT_ENV
 from theorylab.trained.cost import estimate_check, host_sample_seconds, profile_for
 
 DEFAULT_STORE = "artifacts/runs.sqlite"
@@ -29,9 +30,19 @@ def _ordered(only: list[str] | None = None) -> list[FullCheck]:
     return checks
 
 
-def host_samples(only=None) -> dict[str, dict[str, float]]:
-    """Per check and training: seconds this host takes to sample one step's batches (serially)."""
-    return {c.name: {t.label: host_sample_seconds(t) for t in trainings_of(c)} for c in _ordered(only)}
+def host_samples(only=None, codes=("after",)) -> dict[str, dict[str, tuple[float, float]]]:
+    """Per check and training: seconds this host takes to sample one step's batches (serially), with the per-seed
+    loop and with the task's vectorised sampler (the same when it has none)."""
+    out: dict[str, dict[str, tuple[float, float]]] = {}
+    for c in _ordered(only):
+        row = out.setdefault(c.name, {})
+        for code in codes:
+            for t in trainings_of(c, code):
+                if t.label not in row:
+                    loop = host_sample_seconds(t, vectorised=False)
+                    vec = host_sample_seconds(t) if hasattr(t.task, "sample_batches") else loop
+                    row[t.label] = (loop, vec)
+    return out
 
 
 def plan(device: str, budget_s: float | None, code: str = "after", scale_factor: float = 1.0,
@@ -41,9 +52,9 @@ def plan(device: str, budget_s: float | None, code: str = "after", scale_factor:
     prof = profile_for(device)
     rows, left = [], budget_s
     for check in _ordered(only):
-        trainings = trainings_of(check)
+        trainings = trainings_of(check, code)
         hs = (host or {}).get(check.name)
-        est = estimate_check(trainings, prof, code, check.host_seconds, hs)
+        est = estimate_check(trainings, prof, code, host_seconds_of(check, code), hs)
         seconds = est["train_seconds"] * scale_factor + est["host_seconds"]
         fits = left is None or seconds <= left
         if fits and left is not None:
@@ -111,7 +122,8 @@ def _static_problems(t: Training) -> list[str]:
 
 
 def _train_tiny(t: Training, budget, n: int) -> dict:
-    """Train ``t`` with the tiny ``budget`` on ``n`` seeds on the CPU, the CUDA code paths forced on."""
+    """Train ``t`` with the tiny ``budget`` on ``n`` seeds on the CPU, the CUDA code paths forced on (the second
+    step through the static-buffer step that a CUDA graph captures)."""
     import warnings
 
     import numpy as np
@@ -124,9 +136,8 @@ def _train_tiny(t: Training, budget, n: int) -> dict:
             warnings.filterwarnings(
                 "ignore", message=".*batching rule.*"
             )  # vmap's CPU loop over SDPA: expected
-            res = train(
-                t.task, t.config, budget, seeds=tuple(range(n)), device="cpu", progress=False, fast=True
-            )
+            res = train(t.task, t.config, budget, seeds=tuple(range(n)), device="cpu", progress=False, fast=True,
+                        graph=budget.optimizer == "adamw")  # the captured step's static-buffer path  # fmt: skip
     except Exception as exc:  # noqa: BLE001 - reported, the rehearsal goes on
         return {"ok": False, "error": f"{type(exc).__name__}: {exc}"}
     losses = np.asarray(res.final["train_loss"], dtype=float)
@@ -148,7 +159,8 @@ def _code_path(t: Training, budget) -> tuple:
 
 def rehearse(only=None, device: str = "cuda", out=print) -> list[dict]:
     """Every distinct full-size configuration trained for 2 steps on the CPU with the CUDA fast paths forced on
-    (fused attention, fused optimiser, multi-tensor clipping, prefetching feed), plus the meta-device memory
+    (fused attention, fused optimiser, multi-tensor clipping, prefetching feed, the captured step's static
+    buffers), plus the meta-device memory
     estimate at the real batch against ``device``'s memory. A row fails when training raises, a loss is not
     finite, or the memory estimate exceeds the device."""
     from theorylab.trained.cost import memory_estimate
@@ -246,9 +258,10 @@ def run_check(
         if "xdist" in sys.modules or _has_xdist():
             cmd += ["-n", "0"]
         t0 = time.perf_counter()
-        proc = subprocess.run(
-            cmd, env={**os.environ, "THEORYLAB_TRAIN_LOG": str(log)}, capture_output=True, text=True
-        )
+        env = {**os.environ, "THEORYLAB_TRAIN_LOG": str(log)}
+        if str(store.path) != ":memory:":  # trainings shared by checks (and windows) through checkpoints
+            env.setdefault(CHECKPOINT_ENV, str(Path(store.path).parent / "checkpoints"))
+        proc = subprocess.run(cmd, env=env, capture_output=True, text=True)
         seconds = time.perf_counter() - t0
         claims = json.loads(claims_json.read_text())["claims"] if claims_json.exists() else {}
         trains = [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
