@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -29,10 +30,15 @@ from theorylab.nn.distill import ProgressiveSchedule
 __all__ = [
     "MLMConfig",
     "MLMRun",
+    "PairedVerdict",
+    "held_out_set",
+    "masked_hits",
+    "paired_verdict",
     "fixed_length_batch",
     "masked_lm",
     "median_l_close",
     "median_l_robust",
+    "one_thread",
     "probe_accuracy",
     "train_mlm",
 ]
@@ -100,7 +106,9 @@ def fixed_length_batch(grammar: PCFG, rng: np.random.Generator, size: int, seq_l
     tokens (layered grammars with binary rules only)."""
     s = grammar.sample(rng, size)
     if np.any(s.lengths != seq_len):
-        raise ValueError(f"the grammar's sentences must all have {seq_len} tokens, got {sorted(set(s.lengths))}")
+        raise ValueError(
+            f"the grammar's sentences must all have {seq_len} tokens, got {sorted(set(s.lengths))}"
+        )
     return s.tokens.reshape(size, seq_len)
 
 
@@ -115,16 +123,30 @@ class MLMRun:
     acc: list[float] = field(default_factory=list)
     loss: list[float] = field(default_factory=list)
 
-    def model_at(self, step: int):
+    def model_at(self, step: int, device: str = "cpu"):
+        """The eval-mode model at checkpoint ``step`` on ``device``."""
         if step not in self.checkpoints:
             raise ValueError(f"no checkpoint at step {step} (have {sorted(self.checkpoints)})")
         model = masked_lm(self.config, self.seed)
         model.load_state_dict(self.checkpoints[step])
-        return model.eval()
+        return model.to(device).eval()
 
     @property
     def final(self) -> int:
         return max(self.checkpoints)
+
+
+@contextmanager
+def one_thread(threads: int = 1):
+    """Run torch on ``threads`` CPU threads inside the block (tiny models are fastest on one; restores after)."""
+    import torch
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(threads)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
 
 
 def _lr_at(step: int, steps: int, lr: float, warmup: int) -> float:
@@ -136,7 +158,8 @@ def _lr_at(step: int, steps: int, lr: float, warmup: int) -> float:
 def _evaluate(model, held_out: tuple[np.ndarray, np.ndarray, np.ndarray]) -> tuple[float, float]:
     import torch
 
-    tokens, inputs, masked = (torch.as_tensor(a) for a in held_out)
+    dev = next(model.parameters()).device
+    tokens, inputs, masked = (torch.as_tensor(a, device=dev) for a in held_out)
     with torch.no_grad():
         logits = model(inputs)[masked]
         target = tokens[masked]
@@ -160,9 +183,20 @@ def train_mlm(
     teacher: Mapping[int, object] | None = None,
     schedule: ProgressiveSchedule | None = None,
     tau: float = 1.0,
+    threads: int = 1,
+    device: str = "cpu",
 ) -> MLMRun:
     """Train one masked LM (see the module docstring); ``teacher`` maps teacher steps to eval-mode models and
-    ``schedule`` says which supervises each student step. Data and masks come from ``seed``."""
+    ``schedule`` says which supervises each student step. Data and masks come from ``seed``; torch uses
+    ``threads`` CPU threads meanwhile (tiny models run fastest on one); the model (and the teachers, which must
+    already live there) run on ``device``; checkpoints are kept on the CPU."""
+    with one_thread(threads):
+        return _train(grammar, config, steps, seed, lr, batch, mask_rate, warmup, checkpoint_every, held_out,
+                      teacher, schedule, tau, device)  # fmt: skip
+
+
+def _train(grammar, config, steps, seed, lr, batch, mask_rate, warmup, checkpoint_every, held_out, teacher,
+           schedule, tau, device) -> MLMRun:  # fmt: skip
     import torch
 
     if steps < 1 or checkpoint_every < 1:
@@ -175,12 +209,12 @@ def train_mlm(
         raise ValueError(f"temperature tau must be positive, got {tau}")
     warmup = max(1, steps // 20) if warmup is None else warmup
     rng = np.random.default_rng(seed)
-    model = masked_lm(config, seed)
+    model = masked_lm(config, seed).to(device)
     opt = torch.optim.Adam(model.parameters(), lr=lr)
     run = MLMRun(config, seed)
 
     def record(step: int) -> None:
-        run.checkpoints[step] = {k: v.detach().clone() for k, v in model.state_dict().items()}
+        run.checkpoints[step] = {k: v.detach().to("cpu", copy=True) for k, v in model.state_dict().items()}
         if held_out is not None:
             model.eval()
             acc, loss = _evaluate(model, held_out)
@@ -193,10 +227,10 @@ def train_mlm(
     for step in range(steps):
         tokens = fixed_length_batch(grammar, rng, batch, config.seq_len)
         inputs, masked = mask_tokens(rng, tokens, mask_rate, config.n_vocab, config.mask_token)
-        x, m = torch.as_tensor(inputs), torch.as_tensor(masked)
+        x, m = torch.as_tensor(inputs, device=device), torch.as_tensor(masked, device=device)
         logp = torch.log_softmax(model(x)[m], -1)
         if schedule is None:
-            loss = torch.nn.functional.nll_loss(logp, torch.as_tensor(tokens)[m])
+            loss = torch.nn.functional.nll_loss(logp, torch.as_tensor(tokens, device=device)[m])
         else:
             with torch.no_grad():
                 target = torch.softmax(teacher[schedule.teacher_at(step)](x)[m] / tau, -1)
@@ -221,13 +255,63 @@ def held_out_set(
     return tokens, inputs, masked
 
 
+def masked_hits(model, held_out: tuple[np.ndarray, np.ndarray, np.ndarray]) -> np.ndarray:
+    """Per masked token of the held-out set (row-major order), whether the model's top-1 prediction is right."""
+    import torch
+
+    dev = next(model.parameters()).device
+    tokens, inputs, masked = held_out
+    with torch.no_grad(), one_thread():
+        pred = model(torch.as_tensor(inputs, device=dev)).argmax(-1).cpu().numpy()
+    return pred[masked] == tokens[masked]
+
+
+@dataclass(frozen=True)
+class PairedVerdict:
+    """``passed`` / ``failed`` / ``open`` with the mean accuracy difference, its standard error and why."""
+
+    status: str
+    diff: float
+    se: float
+    reason: str
+
+
+#: One-sided normal quantile of the paired verdict (level 0.005): an evaluation-noise difference of the held-out
+#: size used here (>= 1000 masked tokens) passes with probability < 0.5%.
+Z_PAIRED = 2.576
+
+
+def paired_verdict(better: np.ndarray, worse: np.ndarray, z: float = Z_PAIRED) -> PairedVerdict:
+    r"""Is arm ``better`` more accurate than arm ``worse`` on the same held-out masked tokens? ``better``/``worse``
+    are ``(seeds, tokens)`` 0/1 hits (seed j of one arm paired with seed j of the other). With $d_t$ the per-token
+    difference averaged over seeds, $D=\bar d$ and $SE=s_d/\sqrt{N}$: passed when $D > z\,SE$ and every seed's
+    own difference is positive, failed when $D < -z\,SE$ (significantly worse), open otherwise. The standard error
+    is the held-out sampling error of the paired difference; seed-to-seed spread enters only through the sign
+    condition."""
+    a = np.atleast_2d(np.asarray(better, dtype=float))
+    b = np.atleast_2d(np.asarray(worse, dtype=float))
+    if a.shape != b.shape or a.shape[1] < 2:
+        raise ValueError(f"need hits of equal shape (seeds, tokens >= 2), got {a.shape} and {b.shape}")
+    d = (a - b).mean(0)
+    diff, se = float(d.mean()), float(d.std(ddof=1) / np.sqrt(d.size))
+    per_seed = (a - b).mean(1)
+    if diff > z * se and np.all(per_seed > 0):
+        return PairedVerdict("passed", diff, se, f"+{diff:.4f} > {z} x SE {se:.4f}, every seed positive")
+    if diff < -z * se:
+        return PairedVerdict("failed", diff, se, f"{diff:.4f} < -{z} x SE {se:.4f}: significantly worse")
+    return PairedVerdict(
+        "open", diff, se, f"difference {diff:+.4f} within {z} x SE {se:.4f} or seeds disagree"
+    )
+
+
 def _tv_at(model, a: np.ndarray, b: np.ndarray, pos: np.ndarray) -> np.ndarray:
     import torch
 
-    with torch.no_grad():
+    dev = next(model.parameters()).device
+    with torch.no_grad(), one_thread():
         rows = torch.arange(len(pos))
-        pa = torch.softmax(model(torch.as_tensor(a)), -1)[rows, torch.as_tensor(pos)]
-        pb = torch.softmax(model(torch.as_tensor(b)), -1)[rows, torch.as_tensor(pos)]
+        pa = torch.softmax(model(torch.as_tensor(a, device=dev)), -1).cpu()[rows, torch.as_tensor(pos)]
+        pb = torch.softmax(model(torch.as_tensor(b, device=dev)), -1).cpu()[rows, torch.as_tensor(pos)]
     return 0.5 * (pa - pb).abs().sum(-1).numpy()
 
 
@@ -279,11 +363,18 @@ def probe_accuracy(
         x = s.tokens.reshape(size, h)
         y = np.stack([boundary_labels(s, grammar, k, level) for k in range(size)])
         with torch.no_grad():
-            f = model.features(torch.as_tensor(x))
+            f = model.features(torch.as_tensor(x, device=next(model.parameters()).device)).cpu()
         keep = torch.as_tensor(y >= 0)
         return f[keep], torch.as_tensor(y)[keep]
 
-    (ftr, ytr), (fte, yte) = data(n_train), data(n_test)
+    with one_thread():
+        return _fit_probe(data(n_train), data(n_test), seed, steps)
+
+
+def _fit_probe(train, test, seed: int, steps: int) -> float:
+    import torch
+
+    (ftr, ytr), (fte, yte) = train, test
     classes = int(max(ytr.max(), yte.max())) + 1
     torch.manual_seed(seed)
     lin = torch.nn.Linear(ftr.shape[1], classes)
