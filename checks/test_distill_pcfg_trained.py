@@ -200,6 +200,9 @@ def test_r4_inflection_checkpoint_is_best_for_two_stage_distillation(
     measure("C1 (interior L_robust peak)", t["c1"])
     peak = t["robust"][t["run"].steps.index(t["c1"])]
     measure("L_robust drop after C1 to the final checkpoint", peak - t["robust"][-1])
+    at_c1 = t["run"].steps.index(t["c1"])
+    measure("teacher median L_robust (n=3) at C1 / final", [peak, t["robust"][-1]])
+    measure("teacher held-out masked accuracy at C1 / final", [t["run"].acc[at_c1], t["run"].acc[-1]])
     c1 = _best_two_stage(st, t["c1"])
     verdicts = []
     for mid in SPECS[scale]["intermediates"]:
