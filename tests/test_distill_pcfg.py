@@ -101,3 +101,22 @@ def test_vectorised_measures_match_the_per_position_definitions(grammar) -> None
     assert (
         dp.median_l_robust(model, tokens, 1, CFG.mask_token) == 0.0
     )  # control: the 1-gram window is i alone
+
+
+def test_probe_reads_the_root_exactly_and_rejects_a_negative_level(grammar) -> None:
+    model = dp.masked_lm(CFG, 0).eval()
+    assert (
+        dp.probe_accuracy(model, grammar, 0, 16, 16, seed=0, steps=5) == 1.0
+    )  # one root label: trivially read
+    rejects(lambda: dp.probe_accuracy(model, grammar, -1, 4, 4, seed=0), "level must be >= 0")
+    acc = dp.probe_accuracy(model, grammar, 2, 64, 64, seed=0, steps=50)
+    assert 0.0 <= acc <= 1.0
+
+
+def test_masked_hits_are_the_top1_hits_on_masked_positions(grammar) -> None:
+    model = dp.masked_lm(CFG, 0).eval()
+    held = dp.held_out_set(grammar, CFG, 32, seed=2)
+    hits = dp.masked_hits(model, held)
+    assert hits.shape == (int(held[2].sum()),) and hits.dtype == bool
+    run = dp.train_mlm(grammar, CFG, 1, 0, held_out=held, lr=0.0)
+    assert run.acc[0] == pytest.approx(hits.mean(), abs=1e-6)  # the recorded accuracy is the same count
