@@ -12,7 +12,7 @@ stays open at that scale); a failed one fails it at the document's scale and is 
 scale (see :func:`_conclude`).
 
 - ``--scale small`` (CPU CI, about 35 s of CPU): 8-token sentences (levels (1, 3, 3)), teacher 4 heads x 8, 2 layers,
-  240 steps; students 1 head x 8, 2 layers, 200 steps; one seed; batch 64, Adam at 3e-3 (warm-up, cosine).
+  240 steps; students 1 head x 8, 2 layers, 200 steps; two seeds; batch 64, Adam at 3e-3 (warm-up, cosine).
 - ``--scale full``: the document's sizes: depth-7 trees (levels (1, 3, 3, 3, 3, 3), 64 tokens), teacher 32 heads x 8,
   4 layers, 8000 steps of batch 512; students 8 heads x 8, 4 layers, 4000 steps; (2,T) with T in {500, 1000, 2000}
   and intermediate checkpoints {500, 1000, 2000, 4000}; three student seeds. Needs a GPU.
@@ -44,7 +44,7 @@ SPECS = {
         "lr": 3e-3,
         "student_lr": 3e-3,
         "held_out": 512,
-        "seeds": (1,),
+        "seeds": (1, 2),
     },
     "full": {
         "levels": (1, 3, 3, 3, 3, 3),
