@@ -11,7 +11,7 @@ error, every seed's difference positive). An open verdict skips the check with i
 stays open at that scale); a failed one fails it at the document's scale and is recorded and skipped at the toy
 scale (see :func:`_conclude`).
 
-- ``--scale small`` (CPU CI, about 35 s of CPU): 8-token sentences (levels (1, 3, 3)), teacher 4 heads x 8, 2 layers,
+- ``--scale small`` (CPU CI, about 50 s of CPU): 8-token sentences (levels (1, 3, 3)), teacher 4 heads x 8, 2 layers,
   240 steps; students 1 head x 8, 2 layers, 200 steps; two seeds; batch 64, Adam at 3e-3 (warm-up, cosine).
 - ``--scale full``: the document's sizes: depth-7 trees (levels (1, 3, 3, 3, 3, 3), 64 tokens), teacher 32 heads x 8,
   4 layers, 8000 steps of batch 512; students 8 heads x 8, 4 layers, 4000 steps; (2,T) with T in {500, 1000, 2000}
