@@ -107,7 +107,7 @@ def fixed_length_batch(grammar: PCFG, rng: np.random.Generator, size: int, seq_l
     s = grammar.sample(rng, size)
     if np.any(s.lengths != seq_len):
         raise ValueError(
-            f"the grammar's sentences must all have {seq_len} tokens, got {sorted(set(s.lengths))}"
+            f"the grammar's sentences must all have {seq_len} tokens, got {sorted(set(s.lengths.tolist()))}"
         )
     return s.tokens.reshape(size, seq_len)
 
