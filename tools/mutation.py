@@ -79,6 +79,7 @@ FAMILIES: dict[str, tuple[list[str], list[str]]] = {
             "theorylab/attention/sparse_parity/*.py",
             "theorylab/nn/distill.py",
             "theorylab/nn/distill_separation.py",
+            "theorylab/nn/distill_pcfg.py",
             "theorylab/languages/pcfg*.py",
         ],
         [
@@ -86,6 +87,7 @@ FAMILIES: dict[str, tuple[list[str], list[str]]] = {
             "checks/test_distill_lemmas.py",
             "checks/test_distill_separation.py",
             "checks/test_pcfg.py",
+            "checks/test_distill_pcfg_trained.py",
         ],
     ),
     "scb": (["theorylab/attention/scb/*.py"], ["checks/test_scb.py", "checks/test_scb_mechanism.py"]),
