@@ -142,10 +142,20 @@ def fig210_runs(request):
     budget = dict(batch_size=z["batch"], seq_len=z["N"], lr=1e-2, eval_batches=0)
     runs = {
         "joint": train(
-            TopicMLMTask(p), joint, Budget(steps=z["steps"], **budget), seeds=z["seeds"], device=device
+            TopicMLMTask(p),
+            joint,
+            Budget(steps=z["steps"], **budget),
+            seeds=z["seeds"],
+            device=device,
+            threads=1,
         ),
         "uniform": train(
-            TopicMLMTask(p), uniform, Budget(steps=z["steps"], **budget), seeds=z["seeds"], device=device
+            TopicMLMTask(p),
+            uniform,
+            Budget(steps=z["steps"], **budget),
+            seeds=z["seeds"],
+            device=device,
+            threads=1,
         ),
         "joint_tenth": train(
             TopicMLMTask(p),
@@ -153,6 +163,7 @@ def fig210_runs(request):
             Budget(steps=z["steps"] // 10, **budget),
             seeds=z["seeds"][:1],
             device=device,
+            threads=1,
         ),
     }
     rng = np.random.default_rng(FIG210_EVAL_SEED)
