@@ -203,9 +203,11 @@ def _read(result, held) -> dict:
     }
 
 
-# the training gates (derived from the problem, not from the runs): a jointly trained run must beat the best model
-# without attention (the least-squares W^V under uniform attention) on held-out documents by at least 2% (attention
-# has been learned); a uniform-attention run must be within 1% of that optimum (its own class's minimum)
+# the training gates, measured against the best model without attention (the least-squares W^V under uniform
+# attention, fitted on 4000 other documents) on 1000 held-out documents. A jointly trained run must beat it by at least
+# 2%: no model without learned attention can, beyond held-out sampling noise (trained uniform-attention runs sit
+# 0.4-0.5% above it, the 10%-budget joint run 0.3% above), so 2% certifies that attention was learned (the trained
+# seeds gain 3.5%). A uniform-attention run must be within 1% of it (its own class's minimum).
 JOINT_GAIN = 0.02
 UNIFORM_SLACK = 0.01
 
