@@ -42,7 +42,7 @@ FAMILIES: dict[str, tuple[list[str], list[str]]] = {
     ),
     "topic": (
         ["theorylab/languages/topic.py", "theorylab/attention/topic/*.py"],
-        ["checks/test_topic.py", "checks/test_topic_defs.py"],
+        ["checks/test_topic.py", "checks/test_topic_defs.py", "checks/test_experiments_cpu.py"],
     ),
     # languages/dyck.py also holds Li's completion task, whose claims are the verifier family's
     "dyck": (
