@@ -95,6 +95,24 @@ class Head:
             raise ValueError(f"W_C must have shape ({v.shape[1]}, {d}), got {c.shape}")
         for name, m in (("W_Q", q), ("W_K", k), ("W_V", v), ("W_C", c)):
             object.__setattr__(self, name, m)
+        # a head embedded in a wide model reads and writes few coordinates: the products use the weights
+        # restricted to the nonzero rows of W_Q, W_K (one set: the scores), of W_V, and nonzero columns of W_C
+        # (the omitted terms are exact zeros), sliced once here
+        qk_read = np.flatnonzero(np.abs(q).sum(axis=1) + np.abs(k).sum(axis=1))
+        inner = np.flatnonzero((np.abs(q).sum(axis=0) > 0) & (np.abs(k).sum(axis=0) > 0))
+        v_read = np.flatnonzero(np.abs(v).sum(axis=1))
+        c_written = np.flatnonzero(np.abs(c).sum(axis=0))
+        sliced = {
+            "_qk_read": qk_read,
+            "_W_Q": np.ascontiguousarray(q[np.ix_(qk_read, inner)]),
+            "_W_K": np.ascontiguousarray(k[np.ix_(qk_read, inner)]),
+            "_v_read": v_read,
+            "_W_V": np.ascontiguousarray(v[v_read]),
+            "_c_written": c_written,
+            "_W_C": np.ascontiguousarray(c[:, c_written]),
+        }
+        for name, m in sliced.items():
+            object.__setattr__(self, name, m)
 
     @property
     def d(self) -> int:
@@ -106,11 +124,37 @@ class Head:
 
     def attention(self, X: np.ndarray) -> np.ndarray:
         """Attention weights ``[..., N, N]`` (rows sum to 1, causal)."""
-        scores = np.einsum("...ik,...jk->...ij", _mm(X, self.W_Q), _mm(X, self.W_K))
+        A = self._weights(X)
+        return np.broadcast_to(A, (*X.shape[:-1], X.shape[-2])) if A.shape[:-2] != X.shape[:-2] else A
+
+    def _weights(self, X: np.ndarray) -> np.ndarray:
+        """The attention weights, computed once as ``[1, N, N]`` when the coordinates the scores read are the
+        same in every sequence of a batch ``X [B, N, d]`` (positional heads: the weights do not depend on the
+        sequence), else ``[..., N, N]``. Only the coordinates ``W_Q, W_K`` read enter the products."""
+        Xq = np.take(X, self._qk_read, axis=-1)
+        if X.ndim == 3 and X.shape[0] > 1 and (Xq == Xq[:1]).all():
+            Xq = Xq[:1]
+        scores = _mm(Xq, self._W_Q) @ np.swapaxes(_mm(Xq, self._W_K), -1, -2)
         return causal_softmax(scores, inplace=True)
 
+    def add_to(self, X: np.ndarray, out: np.ndarray, attention: list | None = None) -> np.ndarray:
+        """``out + self(X)`` in place (``out`` a float64 array of ``X``'s shape): only the coordinates ``W_C``
+        writes change (the others add an exact zero); ``attention`` collects the weights ``[..., N, N]``."""
+        A = self._weights(X)
+        if attention is not None:
+            attention.append(np.broadcast_to(A, (*X.shape[:-1], X.shape[-2])))
+        V = _mm(np.take(X, self._v_read, axis=-1), self._W_V)
+        if X.ndim == 3 and A.shape[0] == 1 and X.shape[0] > 1:  # one shared [N, N] by all sequences: one GEMM
+            B, N, k = V.shape
+            AV = (A[0] @ V.transpose(1, 0, 2).reshape(N, B * k)).reshape(N, B, k).transpose(1, 0, 2)
+        else:
+            AV = A @ V
+        out[..., self._c_written] += _mm(AV, self._W_C)
+        return out
+
     def __call__(self, X: np.ndarray) -> np.ndarray:
-        return _mm(self.attention(X) @ _mm(X, self.W_V), self.W_C)
+        X = np.asarray(X, dtype=np.float64)
+        return self.add_to(X, np.zeros(X.shape))
 
 
 @dataclass(frozen=True)
@@ -224,10 +268,7 @@ class Block:
     def __call__(self, X: np.ndarray, attention: list | None = None) -> np.ndarray:
         out = X * self.attn_residual
         for h in self.heads:
-            a = h.attention(X)
-            if attention is not None:
-                attention.append(a)
-            out = out + _mm(a @ _mm(X, h.W_V), h.W_C)
+            h.add_to(X, out, attention)
         if self.mlp is not None:
             out = self.mlp.add_to(out, out * self.mlp_residual)
         elif not self.mlp_residual.all():
