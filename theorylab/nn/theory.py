@@ -70,6 +70,10 @@ def causal_softmax(scores: np.ndarray, inplace: bool = False) -> np.ndarray:
     return s
 
 
+_DISTINCT_FROM = 1 << 16  # inputs x hidden units from which a one-input MLP is evaluated per distinct input
+_SHARED_KEEP = 1 << 18  # a head keeps the weights of its last shared input up to 512 x 512 (2 MiB)
+
+
 @dataclass(frozen=True)
 class Head:
     """One attention head: ``W_Q, W_K`` of shape ``(d, k)``, ``W_V`` of shape ``(d, k_v)``, ``W_C`` ``(k_v, d)``.
@@ -130,12 +134,21 @@ class Head:
     def _weights(self, X: np.ndarray) -> np.ndarray:
         """The attention weights, computed once as ``[1, N, N]`` when the coordinates the scores read are the
         same in every sequence of a batch ``X [B, N, d]`` (positional heads: the weights do not depend on the
-        sequence), else ``[..., N, N]``. Only the coordinates ``W_Q, W_K`` read enter the products."""
+        sequence; the last such weights are kept, read-only, and reused for the same input), else ``[..., N, N]``.
+        Only the coordinates ``W_Q, W_K`` read enter the products."""
         Xq = np.take(X, self._qk_read, axis=-1)
-        if X.ndim == 3 and X.shape[0] > 1 and (Xq == Xq[:1]).all():
-            Xq = Xq[:1]
-        scores = _mm(Xq, self._W_Q) @ np.swapaxes(_mm(Xq, self._W_K), -1, -2)
-        return causal_softmax(scores, inplace=True)
+        if X.ndim != 3 or not (X.shape[0] == 1 or (Xq == Xq[:1]).all()):
+            scores = _mm(Xq, self._W_Q) @ np.swapaxes(_mm(Xq, self._W_K), -1, -2)
+            return causal_softmax(scores, inplace=True)
+        Xq = Xq[:1]
+        last = self.__dict__.get("_last_shared")  # the weights of the last shared input (positional heads)
+        if last is not None and last[0].shape == Xq.shape and np.array_equal(last[0], Xq):
+            return last[1]
+        A = causal_softmax(_mm(Xq, self._W_Q) @ np.swapaxes(_mm(Xq, self._W_K), -1, -2), inplace=True)
+        if A.size <= _SHARED_KEEP:
+            A.setflags(write=False)
+            object.__setattr__(self, "_last_shared", (Xq.copy(), A))
+        return A
 
     def add_to(self, X: np.ndarray, out: np.ndarray, attention: list | None = None) -> np.ndarray:
         """``out + self(X)`` in place (``out`` a float64 array of ``X``'s shape): only the coordinates ``W_C``
@@ -207,9 +220,18 @@ class MLP:
         return tuple(w.shape[1] for w in self.weights[:-1])
 
     def _written_values(self, X: np.ndarray) -> np.ndarray:
-        """The outputs on the written coordinates only, ``[..., len(_written)]``."""
-        last = len(self._sliced) - 1
+        """The outputs on the written coordinates only, ``[..., len(_written)]``. An MLP that reads one
+        coordinate (the interpolation gadgets: hidden widths that grow with T) is evaluated once per distinct
+        input value (position-wise: the same rows, the same results) and the results gathered back."""
         h = np.take(X, self._read, axis=-1)
+        if len(self._read) == 1 and h.size * max(self.hidden_widths, default=0) >= _DISTINCT_FROM:
+            u, inv = np.unique(h.reshape(-1), return_inverse=True)
+            if 2 * len(u) <= h.size:
+                return self._rows(u[:, None])[inv.reshape(-1)].reshape(*h.shape[:-1], -1)
+        return self._rows(h)
+
+    def _rows(self, h: np.ndarray) -> np.ndarray:
+        last = len(self._sliced) - 1
         for i, (w, b) in enumerate(self._sliced):
             h = _mm(h, w)
             h += b
