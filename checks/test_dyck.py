@@ -809,11 +809,24 @@ def test_cor2_zero_loss_witness(k, depth, measure):
     assert excess <= MLP_TOL**2 * 2 * k  # squared per-position error <= 2k tol^2
     norm2 = star.squared_norm()
     lam = mlp.weight_decay_threshold_for(star, 8, eps=0.1)
-    assert bd.weight_decay_threshold(k, 0.5, 8, 0.1, np.sqrt(norm2)) == pytest.approx(lam, rel=1e-12)
     gamma_bound = mlp.lipschitz_from_norm(star.mlp.squared_norm(), star.mlp.depth)
     assert star.mlp.lipschitz_bound() <= gamma_bound  # AM-GM: prod ||W||_2 <= (sum ||W||_F^2 / L)^{L/2}
-    # a minimiser at lambda <= lambda_N has excess <= lambda ||theta*||^2 / 2 = eps (q(1-q)/k^2)^N
-    assert lam * norm2 / 2 == pytest.approx(0.1 * (0.25 / k**2) ** 8, rel=1e-12)
+    # lambda_N against quantities computed here. ||theta*||^2 from the arrays (W_K, W_Q as the least-norm
+    # factorisation of M: 2 ||M||_*); the smallest prefix probability p_min by enumerating Dyck_{k,D,8}. A minimiser
+    # at lambda has excess <= lambda ||theta*||^2 / 2 >= p(w) err(w), so every prefix is eps-good iff
+    # lambda <= 2 eps p_min / ||theta*||^2 =: lambda_sharp; Cor 2's lambda_N replaces p_min by its lower bound
+    # (q(1-q)/k^2)^N, and the slack p_min / (q(1-q)/k^2)^N is exactly 2^20 (D = 3) or 2^19 (D = 4): a lambda_N
+    # off by a constant, a power of k or q, or one in the exponent changes it.
+    w = star.weights
+    here = 2 * np.linalg.svd(w.M, compute_uv=False).sum() + np.sum(w.W_V**2)
+    here += sum(np.sum(W**2) + np.sum(b**2) for W, b in star.mlp.layers)
+    assert norm2 == pytest.approx(here, rel=1e-12)
+    p_min = min(lang.probabilities(lang.all_prefixes(8)))
+    slack = p_min / (Fraction(1, 4) / k**2) ** 8
+    assert slack == {3: 2**20, 4: 2**19}[depth]
+    lam_sharp = 2 * 0.1 * float(p_min) / here
+    assert lam_sharp / lam == pytest.approx(float(slack), rel=1e-12)
+    assert bd.weight_decay_threshold(k, 0.5, 8, 0.1, np.sqrt(here)) == pytest.approx(lam, rel=1e-12)
     measure(f"theta_star_squared_norm_k{k}_D{depth}", norm2)
     measure(f"lambda_N8_eps0.1_k{k}_D{depth}", lam)
     measure(f"g_lipschitz_bound_k{k}_D{depth}", star.mlp.lipschitz_bound())

@@ -11,7 +11,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from theorylab.languages.pcfg import PCFG, enumerate_parses
-from theorylab.languages.pcfg_grammars import CFG3_DEGREES, cfg3_style, flat_grammar, layered_grammar
+from theorylab.languages.pcfg_grammars import (
+    CFG3_DEGREES,
+    cfg3_style,
+    dense_grammar,
+    flat_grammar,
+    layered_grammar,
+)
 from theorylab.languages.pcfg_measures import (
     boundary_labels,
     l_close,
@@ -28,12 +34,9 @@ TOL = 1e-12
 
 
 def tiny_grammar(seed: int, n: int = 2, v: int = 2, stop: float = 0.55, conc: float = 1.0) -> PCFG:
-    """All n^3 binary rules present, emission mass ``stop`` per nonterminal (mean offspring 2(1-stop) < 1);
-    Dirichlet(``conc``) emissions (small ``conc``: peaked, so the context matters)."""
-    rng = np.random.default_rng(seed)
-    rules = np.array(list(itertools.product(range(n), repeat=3)))
-    probs = np.concatenate([rng.dirichlet(np.ones(n * n)) * (1 - stop) for _ in range(n)])
-    return PCFG(rng.dirichlet(np.ones(n)), rules, probs, rng.dirichlet(np.full(v, conc), size=n) * stop)
+    """All n^3 binary rules present, emission mass ``stop`` per nonterminal; Dirichlet(``conc``) emissions (small
+    ``conc``: peaked, so the context matters)."""
+    return dense_grammar(np.random.default_rng(seed), n, v, stop, conc)
 
 
 _STRINGS: dict = {}

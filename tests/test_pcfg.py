@@ -9,7 +9,13 @@ import numpy as np
 import pytest
 
 from theorylab.languages.pcfg import PCFG, enumerate_parses
-from theorylab.languages.pcfg_grammars import CFG3_DEGREES, cfg3_style, flat_grammar, layered_grammar
+from theorylab.languages.pcfg_grammars import (
+    CFG3_DEGREES,
+    cfg3_style,
+    dense_grammar,
+    flat_grammar,
+    layered_grammar,
+)
 from theorylab.languages.pcfg_measures import (
     boundary_labels,
     l_close,
@@ -26,12 +32,7 @@ TOL = 1e-12
 
 
 def random_grammar(seed: int, n: int = 2, v: int = 2, stop: float = 0.55) -> PCFG:
-    """Every binary rule over n nonterminals present, emission mass ``stop`` per nonterminal (subcritical)."""
-    rng = np.random.default_rng(seed)
-    rules = np.array(list(itertools.product(range(n), repeat=3)))
-    probs = np.concatenate([rng.dirichlet(np.ones(n * n)) * (1 - stop) for _ in range(n)])
-    emissions = rng.dirichlet(np.ones(v), size=n) * stop
-    return PCFG(rng.dirichlet(np.ones(n)), rules, probs, emissions)
+    return dense_grammar(np.random.default_rng(seed), n, v, stop)
 
 
 @pytest.fixture(scope="module")
@@ -187,6 +188,10 @@ def test_validation_names_the_problem() -> None:
     rejects(lambda: g.span_posteriors(g.evidence([1])), r"the evidence has probability zero")
     rejects(lambda: g.masked_conditional([0, 1], [True], 0), r"observed must be a boolean array")
     rejects(lambda: g.sample(np.random.default_rng(0), 0), r"size must be a positive int")
+    rng = np.random.default_rng(0)
+    rejects(lambda: dense_grammar(rng, stop=0.5), r"stop must lie in \(1/2, 1\]")
+    rejects(lambda: dense_grammar(rng, concentration=0.0), r"concentration must be positive")
+    rejects(lambda: dense_grammar(rng, n_vocab=0), r"n_vocab must be >= 1")
     rejects(lambda: enumerate_parses(g, np.ones((9, 2))), r"brute-force enumeration is limited")
 
 

@@ -174,6 +174,7 @@ def _claims_machine_readable(fmt: str, records, checked: dict[str, int]) -> int:
             "document_title": c.source.document_title,
             "numbering": c.source.numbering,
             "section": c.source.section,
+            "lines": list(c.source.lines),
             "tiers": list(c.tiers),
             "status": c.status,
             "provenance": c.provenance,
@@ -221,8 +222,10 @@ def _claims_show(claim_id: str, checks_dirs: list[str] | None, artifacts_dir: st
     wrap = lambda s: textwrap.fill(" ".join(s.split()), 100, initial_indent="  ", subsequent_indent="  ")
     print(f"{c.id}: {c.title}")
     print(f"  family: {c.family}   status: {c.status}   tiers: {', '.join(c.tiers) or '-'}")
+    where = f", l. {', '.join(map(str, c.source.lines))}" if c.source.lines else ""
     print(
-        f"  source: {c.source.document} ({c.source.document_title}), {c.source.numbering}, §{c.source.section}"
+        f"  source: {c.source.document} ({c.source.document_title}), {c.source.numbering}, "
+        f"§{c.source.section}{where}"
     )
     print("statement:\n" + wrap(c.statement))
     if c.uses:

@@ -162,6 +162,12 @@ _CSS = (
 )
 
 
+def _where(c: Claim) -> str:
+    """Section and, where known, the lines of the text copy: "§3.6.4.3, l. 4178"."""
+    lines = c.source.lines
+    return f"§{c.source.section}" + (f", l. {', '.join(map(str, lines))}" if lines else "")
+
+
 def registry_rows(records: list[Claim], link: bool = False) -> list[list[str]]:
     """One row per claim: id, title, source, tiers, status, provenance, tightness (bound claims)."""
     rows = []
@@ -171,7 +177,7 @@ def registry_rows(records: list[Claim], link: bool = False) -> list[list[str]]:
             [
                 c.id,
                 title,
-                f"{c.source.numbering} (§{c.source.section})",
+                f"{c.source.numbering} ({_where(c)})",
                 ", ".join(c.tiers),
                 c.status,
                 c.provenance,
@@ -230,7 +236,7 @@ def errata_sections(records: list[Claim]) -> list[Section]:
             "proof erratum: the printed statement is not refuted" if c.erratum.kind == "proof" else c.status
         )
         text = [
-            f"**{c.title}** ({kind}); source: `{c.source.document}`, {c.source.numbering}, §{c.source.section}.",
+            f"**{c.title}** ({kind}); source: `{c.source.document}`, {c.source.numbering}, {_where(c)}.",
             f"**As printed:** {md_text(c.erratum.printed)}",
         ]
         if c.erratum.corrected:
@@ -324,7 +330,7 @@ def claim_entry(c: Claim) -> Entry:
             paragraphs.append(("Corrected", c.erratum.corrected))
         paragraphs.append(("Counterexample", c.erratum.counterexample))
     source = (
-        f"{c.source.document_title} ({c.source.document}), {c.source.numbering}, §{c.source.section}; "
+        f"{c.source.document_title} ({c.source.document}), {c.source.numbering}, {_where(c)}; "
         f"status {c.status}"
     )
     return Entry(anchor(c.id), f"{c.id}: {c.title}", source, paragraphs)

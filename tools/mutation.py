@@ -38,20 +38,30 @@ FAMILIES: dict[str, tuple[list[str], list[str]]] = {
             + ("recovery", "sampling", "symbolic", "training", "verify")
         ]
         + ["theorylab/tensors/*.py"],
-        ["checks/test_hmm.py"],
+        ["checks/test_hmm.py", "checks/test_hmm_definitions.py"],
     ),
     "topic": (
         ["theorylab/languages/topic.py", "theorylab/attention/topic/*.py"],
-        ["checks/test_topic.py"],
+        ["checks/test_topic.py", "checks/test_topic_defs.py"],
     ),
     # languages/dyck.py also holds Li's completion task, whose claims are the verifier family's
     "dyck": (
         ["theorylab/languages/dyck.py", "theorylab/attention/dyck/*.py"],
-        ["checks/test_dyck.py", "checks/test_dyck_lemmas.py", "checks/test_verifier.py"],
+        [
+            "checks/test_dyck.py",
+            "checks/test_dyck_lemmas.py",
+            "checks/test_verifier.py",
+            "checks/test_dyck_defs.py",
+        ],
     ),
     "flipflop": (
         ["theorylab/languages/flipflop.py"],
-        ["checks/test_flipflop.py", "checks/test_flipflop_glitches.py"],
+        [
+            "checks/test_flipflop.py",
+            "checks/test_flipflop_glitches.py",
+            "checks/test_flipflop_definitions.py",
+            "checks/test_flipflop_mechanism.py",
+        ],
     ),
     "automata": (
         ["theorylab/algebra/*.py", "theorylab/automata/*.py", "theorylab/automata/constructions/*.py"],
@@ -59,6 +69,7 @@ FAMILIES: dict[str, tuple[list[str], list[str]]] = {
             "checks/test_automata_algebra.py",
             "checks/test_automata_constructions.py",
             "checks/test_automata_experiments.py",
+            "checks/test_automata_definitions.py",
         ],
     ),
     # the PCFG modules serve the distill (Liu §4.2.3) and flat (paper 000) claims: checks/test_pcfg.py holds both
@@ -67,37 +78,93 @@ FAMILIES: dict[str, tuple[list[str], list[str]]] = {
             "theorylab/boolean/*.py",
             "theorylab/attention/sparse_parity/*.py",
             "theorylab/nn/distill.py",
+            "theorylab/nn/distill_separation.py",
             "theorylab/languages/pcfg*.py",
         ],
-        ["checks/test_distill.py", "checks/test_distill_lemmas.py", "checks/test_pcfg.py"],
+        [
+            "checks/test_distill.py",
+            "checks/test_distill_lemmas.py",
+            "checks/test_distill_separation.py",
+            "checks/test_pcfg.py",
+        ],
     ),
     "scb": (["theorylab/attention/scb/*.py"], ["checks/test_scb.py", "checks/test_scb_mechanism.py"]),
     "mple": (
         ["theorylab/estimation/pseudolikelihood.py"],
-        ["checks/test_mple.py", "checks/test_mple_finite.py"],
+        [
+            "checks/test_mple.py",
+            "checks/test_mple_finite.py",
+            "checks/test_mple_defs.py",
+            "checks/test_mple_bounds.py",
+        ],
     ),
     # the Ising models, samplers and chains serve both Chapter-4 families: their mutants run against both families'
     # files (ising/finite_sample.py is Theorem 4.1.4's, checked in test_mple_finite.py)
     "gibbs": (
         ["theorylab/ising/*.py", "theorylab/markov/chain.py"],
-        ["checks/test_gibbs.py", "checks/test_mple.py", "checks/test_mple_finite.py"],
+        [
+            "checks/test_gibbs.py",
+            "checks/test_gibbs_defs.py",
+            "checks/test_mple.py",
+            "checks/test_mple_finite.py",
+            "checks/test_mple_defs.py",
+            "checks/test_mple_bounds.py",
+        ],
     ),
     "verifier": (
         [
             f"theorylab/generation/{m}.py"
-            for m in ("exact", "algorithms", "hardness", "oracles", "verifiers", "lm")
+            for m in ("exact", "algorithms", "hardness", "oracles", "verifiers", "lm", "tasks")
         ],
         # the differential tests pin the authors' backtracking variant (exact laws computed once with Fractions)
-        ["checks/test_verifier.py", "checks/test_vgb.py", "tests/test_interop_conventions.py"],
+        [
+            "checks/test_verifier.py",
+            "checks/test_verifier_defs.py",
+            "checks/test_vgb.py",
+            "tests/test_interop_conventions.py",
+        ],
     ),
     # the oracles, verifiers and exact laws of theorylab/generation serve both Chapter-3 families
     "vgb": (["theorylab/generation/vgb.py"], ["checks/test_vgb.py", "checks/test_verifier.py"]),
-    "nce": (["theorylab/estimation/nce.py"], ["checks/test_nce.py", "checks/test_nce_proofs.py"]),
-    "flat": (["theorylab/landscape/*.py", "theorylab/hmm/mlm.py"], ["checks/test_flat.py"]),
-    "anchor": (["theorylab/representations/*.py"], ["checks/test_anchor.py", "checks/test_anchor_lemmas.py"]),
+    "nce": (
+        [
+            "theorylab/estimation/nce.py",
+            "theorylab/estimation/nce_assumptions.py",
+            "theorylab/estimation/nce_fig42.py",
+        ],
+        [
+            "checks/test_nce.py",
+            "checks/test_nce_proofs.py",
+            "checks/test_nce_defs.py",
+            "checks/test_nce_fig42.py",
+        ],
+    ),
+    "flat": (
+        ["theorylab/landscape/*.py", "theorylab/hmm/mlm.py"],
+        [
+            "checks/test_flat.py",
+            "checks/test_flat_structure.py",
+            "checks/test_flat_shapes.py",
+            "checks/test_flat_adversary.py",
+        ],
+    ),
+    "anchor": (
+        ["theorylab/representations/*.py"],
+        ["checks/test_anchor.py", "checks/test_anchor_lemmas.py", "checks/test_anchor_assumptions.py"],
+    ),
     "contrastive": (
-        ["theorylab/estimation/contrastive.py", "theorylab/markov/diffusions.py"],
-        ["checks/test_contrastive.py"],
+        [
+            "theorylab/estimation/contrastive.py",
+            "theorylab/markov/diffusions.py",
+            "theorylab/estimation/generalization.py",
+            "theorylab/markov/assumptions.py",
+            "theorylab/estimation/contrastive_global.py",
+        ],
+        [
+            "checks/test_contrastive.py",
+            "checks/test_contrastive_assumptions.py",
+            "checks/test_contrastive_thm3.py",
+        ],
     ),
 }
 

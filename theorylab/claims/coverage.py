@@ -27,10 +27,25 @@ _KINDS = {
 }
 _REF = re.compile(
     r"\b(Thm|Theorem|Lem|Lemma|Prop|Proposition|Cor|Corollary|Corollaries|Def|Definition|Claim|Assumption)s?\.?\s*"
-    r"((?:(?:[0-9]+|[A-Z]\.[0-9]+)(?:\.[0-9]+)*(?:\s*[-–]\s*[0-9]+)?(?:\s*,\s*|\s+and\s+)?)+)"
+    r"((?:(?:[0-9]+|[A-Z]\.[0-9]+)(?:\.[0-9]+)*(?:\s*[-–]\s*(?:[0-9]+|[A-Z]\.[0-9]+)(?:\.[0-9]+)*)?"
+    r"(?:\s*[,/]\s*|\s+and\s+)?)+)"
 )
-_NUMBER = re.compile(r"((?:[0-9]+|[A-Z]\.[0-9]+)(?:\.[0-9]+)*)(?:\s*[-–]\s*([0-9]+))?")
+_NUMBER = re.compile(
+    r"((?:[0-9]+|[A-Z]\.[0-9]+)(?:\.[0-9]+)*)(?:\s*[-–]\s*((?:[0-9]+|[A-Z]\.[0-9]+)(?:\.[0-9]+)*))?"
+)
 _EXPERIMENT = re.compile(r"\b(Fig|Figure|Table)s?\b|\(R[0-9]+\)|\bexperiment", re.IGNORECASE)
+
+
+def _expand(first: str, last: str | None) -> list[str]:
+    """The numbers of a range: "25"-"27", "4.1.4"-"6" and "4.1.4"-"4.1.6" expand over the last component; a
+    range whose ends differ before it (or a lone number) gives its first number only."""
+    if not last:
+        return [first]
+    head, _, low = first.rpartition(".")
+    last_head, _, high = last.rpartition(".")
+    if last_head not in ("", head) or not (low.isdigit() and high.isdigit()) or int(high) < int(low):
+        return [first]
+    return [f"{head}.{k}" if head else str(k) for k in range(int(low), int(high) + 1)]
 
 
 def cited_statements(numbering: str) -> set[tuple[str, str]]:
@@ -40,11 +55,7 @@ def cited_statements(numbering: str) -> set[tuple[str, str]]:
     for m in _REF.finditer(numbering):
         kind = _KINDS[m.group(1).lower()]
         for n in _NUMBER.finditer(m.group(2)):
-            first, last = n.group(1), n.group(2)
-            if last and first.isdigit():
-                out |= {(kind, str(k)) for k in range(int(first), int(last) + 1)}
-            else:
-                out.add((kind, first))
+            out |= {(kind, number) for number in _expand(n.group(1), n.group(2))}
     return out
 
 
@@ -103,3 +114,10 @@ def coverage_markdown() -> str:
     share = f" ({100 * totals[1] / totals[0]:.0f}%)" if totals[0] else ""
     lines.append(f"| **all** | | {totals[0]} | {totals[1]}{share} | {totals[2]} | {totals[3]} |")
     return "\n".join(lines) + "\n"
+
+
+def statement_lines(document: str, numbering: str) -> tuple[int, ...]:
+    """Lines of ``document``'s text copy where the numbered statements that ``numbering`` cites begin (sorted;
+    empty where it cites none of the document's numbered statements, e.g. a figure)."""
+    index = {(kind, number): line for kind, number, _chapter, line in STATEMENTS.get(document, ())}
+    return tuple(sorted({index[r] for r in cited_statements(numbering) if r in index}))

@@ -79,6 +79,13 @@ class Source:
         if not self.document_title:
             object.__setattr__(self, "document_title", DOCUMENTS.get(self.document, self.document))
 
+    @property
+    def lines(self) -> tuple[int, ...]:
+        """Lines of the document's text copy where the cited numbered statements begin (where known)."""
+        from theorylab.claims.coverage import statement_lines
+
+        return statement_lines(self.document, self.numbering)
+
 
 @dataclass(frozen=True)
 class Erratum:

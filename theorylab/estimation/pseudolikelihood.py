@@ -23,6 +23,10 @@ import numpy as np
 from theorylab.ising.expfam import FiniteExpFamily, MaskLaw, k_masks, mask_law
 
 ESTIMATORS = ("single_mask", "all_masks")
+#: A Hessian whose smallest eigenvalue is below this fraction of its largest is singular: the statistics are affinely
+#: dependent (e.g. a repeated column, exactly singular up to round-off ~1e-16 relative); identifiable random models
+#: in the checks reach condition numbers ~1e7, far from it.
+SINGULAR_TOL = 1e-12
 
 
 def _resolve(model) -> tuple[FiniteExpFamily, np.ndarray]:
@@ -59,6 +63,11 @@ def pl_parts(model, masks, data=None) -> PLParts:
     """Loss, gradient, Hessian and score covariances of the population PL loss under ``data`` (default: the model)."""
     fam, theta = _resolve(model)
     law = mask_law(fam.N, masks)
+    if law.adaptive and law.weights.shape[0] != fam.T.shape[0]:
+        raise ValueError(
+            f"an adaptive mask law needs one row p_K(. | x) per state ({fam.T.shape[0]}), "
+            f"got {law.weights.shape[0]}"
+        )
     px = _data(fam, theta, data)
     logp = fam.log_probs(theta)
     d = fam.d
@@ -165,6 +174,12 @@ def asymptotic_covariance(model, k, estimator: str = "single_mask", misspecified
     if misspecified_data is not None:
         theta = fit_population((fam, theta), k, misspecified_data)
     parts = pl_parts((fam, theta), k, misspecified_data)
+    eig = np.linalg.eigvalsh(parts.hessian)
+    if eig[0] <= SINGULAR_TOL * max(eig[-1], np.finfo(float).tiny):
+        raise ValueError(
+            "the Hessian of the PL loss at theta* is singular (theta is not identifiable): Lemma 4.3.9 needs "
+            f"a positive definite Hessian (eigenvalues {eig[0]:.3g} .. {eig[-1]:.3g})"
+        )
     Hinv = np.linalg.inv(parts.hessian)
     V = parts.score_cov if estimator == "single_mask" else parts.mean_score_cov
     G = Hinv @ V @ Hinv

@@ -44,6 +44,8 @@ class FiniteExpFamily:
             raise ValueError(
                 f"states (S, N) and T (S, d) must have the same number of rows, got {X.shape}, {T.shape}"
             )
+        if not np.all(np.isfinite(T)):
+            raise ValueError("the sufficient statistics T must be finite")
         if X.shape[0] != q ** X.shape[1]:
             raise ValueError(f"expected all {q}^{X.shape[1]} states in product order, got {X.shape[0]}")
         self.states = X.astype(np.int64)
@@ -69,6 +71,10 @@ class FiniteExpFamily:
         t = np.asarray(theta, dtype=float)
         if t.shape != (self.d,):
             raise ValueError(f"theta must have shape ({self.d},), got {t.shape}")
+        if not np.all(np.isfinite(t)):
+            raise ValueError(
+                "theta must be finite (an infinite parameter is a hard constraint: zero conditionals)"
+            )
         return t
 
     def log_probs(self, theta) -> np.ndarray:

@@ -2,8 +2,10 @@
 
 Exact and stochastic Hessian / Gauss-Newton traces, gradient-noise covariance and per-sample gradients
 (``hessian``, torch.func); manifolds of minimisers, the Riemannian flow of Thm 3.3 and vectorised SGD chains
-(``manifold``); function-preserving embeddings (``embed``); AM-GM rebalancing (``canonical``); the §E
-flat-vs-memorising pair (``flat_transfer``).
+(``manifold``); function-preserving embeddings (``embed``) and the shapes they reach (``embed_shapes``, Tables 3-4);
+AM-GM rebalancing (``canonical``); the §E flat-vs-memorising pair (``flat_transfer``), the form of the flattest
+solutions and random-feature solutions (``flat_features``, Lemmas F.3, F.7, Thm F.6); Assumption 3.1
+(``regularity``); the meta-learning adversary of A.4 (``adversary``).
 """
 
 from theorylab.landscape.canonical import balance_rescalings, balanced_value

@@ -110,18 +110,20 @@ class OneLayerSolution:
         X, Y = task.pretrain_support()
         return float(np.mean((self.f(attention_features(X)) - Y) ** 2))
 
-    def neuron_grad_sq(self, task: DyckTask) -> tuple[np.ndarray, np.ndarray]:
-        """Per neuron $(\\mathbb E\\|\\nabla_{V_i}f\\|^2,\\mathbb E(\\nabla_{u_i}f)^2)$ over pre-training inputs."""
+    def neuron_grad_sq(self, task: DyckTask, atol: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
+        """Per neuron $(\\mathbb E\\|\\nabla_{V_i}f\\|^2,\\mathbb E(\\nabla_{u_i}f)^2)$ over pre-training inputs; a
+        neuron counts as active where its pre-activation exceeds ``atol`` ($\\sigma'(0)=0$; a positive ``atol``
+        keeps round-off at an exact kink from counting)."""
         H = attention_features(task.pretrain_support()[0])
         pre = H @ self.V.T
-        A = ((pre > 0) * self.u**2 * (H**2).sum(axis=1, keepdims=True)).mean(axis=0) / self.m**2
+        A = ((pre > atol) * self.u**2 * (H**2).sum(axis=1, keepdims=True)).mean(axis=0) / self.m**2
         B = (np.maximum(pre, 0) ** 2).mean(axis=0) / self.m**2
         return A, B
 
-    def trace_zero_loss(self, task: DyckTask, factor: float = 2.0) -> float:
+    def trace_zero_loss(self, task: DyckTask, factor: float = 2.0, atol: float = 0.0) -> float:
         """$\\mathrm{Tr}\\nabla^2L=2\\,\\mathbb E\\|\\nabla f\\|^2$ at zero loss (Lemma F.4 corrected; ``factor=1``
         is the printed version). $\\nabla_{Q,K}f=0$ at $Q=K=0$."""
-        A, B = self.neuron_grad_sq(task)
+        A, B = self.neuron_grad_sq(task, atol)
         return float(factor * (A.sum() + B.sum()))
 
     def balanced_trace(self, task: DyckTask) -> float:

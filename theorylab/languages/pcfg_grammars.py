@@ -20,6 +20,7 @@ label -1.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 
 import numpy as np
@@ -225,3 +226,25 @@ def flat_grammar(
     start = np.zeros(n * depth)
     start[:n] = 1.0 / n
     return compile_grammar(n * depth, v, start, productions, labels)
+
+
+def dense_grammar(
+    rng: np.random.Generator,
+    n_nonterminals: int = 2,
+    n_vocab: int = 2,
+    stop: float = 0.55,
+    concentration: float = 1.0,
+) -> PCFG:
+    """A small test grammar in Chomsky normal form: all n³ binary rules A -> BC present with total mass 1 - ``stop``
+    per A (mean offspring 2(1 - stop), subcritical for stop > 1/2), emissions of total mass ``stop``; start, rule
+    and emission weights Dirichlet (emissions with ``concentration``: small values make them peaked)."""
+    n = _int(n_nonterminals, "n_nonterminals", 1)
+    v = _int(n_vocab, "n_vocab", 1)
+    if not 0.5 < stop <= 1:
+        raise ValueError(f"stop must lie in (1/2, 1] for a subcritical grammar, got {stop}")
+    if not concentration > 0:
+        raise ValueError(f"concentration must be positive, got {concentration}")
+    rules = np.array(list(itertools.product(range(n), repeat=3)))
+    probs = np.concatenate([rng.dirichlet(np.ones(n * n)) * (1 - stop) for _ in range(n)])
+    emissions = rng.dirichlet(np.full(v, float(concentration)), size=n) * stop
+    return PCFG(rng.dirichlet(np.ones(n)), rules, probs, emissions)

@@ -1,7 +1,8 @@
 """theorylab.representations: pre-trained representations and downstream heads (``002_530e12373cc142da.txt``).
 
 ``LogLinearLM`` (teacher/student log-linear models on a finite context set), heads (``LinearHead``, ``ReLUHead``,
-``AnchoredHead``), anchor vectors and the Thm 3 guarantee (``anchor``), the non-vacuous instance (``recipes``).
+``AnchoredHead``), anchor vectors and the Thm 3 guarantee (``anchor``), the non-vacuous instance (``recipes``), the
+assumptions 1-7 and Def 2 as quantities and validators (``assumptions``).
 """
 
 from theorylab.representations.anchor import (
