@@ -18,11 +18,13 @@ no LayerNorm. Position encodings and padding rows are the business of the caller
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from theorylab._extras import require
+from theorylab.caching import MemoCache
 
 __all__ = ["Head", "MLP", "Block", "TheoryTransformer", "causal_softmax"]
 
@@ -71,7 +73,11 @@ def causal_softmax(scores: np.ndarray, inplace: bool = False) -> np.ndarray:
 
 
 _DISTINCT_FROM = 1 << 16  # inputs x hidden units from which a one-input MLP is evaluated per distinct input
-_SHARED_KEEP = 1 << 18  # a head keeps the weights of its last shared input up to 512 x 512 (2 MiB)
+_SHARED_KEEP = 1 << 18  # shared weights up to 512 x 512 (2 MiB) are kept in _SHARED_WEIGHTS
+#: the shared (batch-invariant) attention weights of recent (head, input) pairs: at most 32 x 2 MiB, emptied by
+#: ``theorylab.caching.clear_caches`` (so a benchmark never times a hit)
+_SHARED_WEIGHTS: MemoCache[np.ndarray] = MemoCache("nn.theory.shared_attention", 32)
+_HEAD_IDS = itertools.count()
 
 
 @dataclass(frozen=True)
@@ -117,6 +123,7 @@ class Head:
         }
         for name, m in sliced.items():
             object.__setattr__(self, name, m)
+        object.__setattr__(self, "_uid", next(_HEAD_IDS))  # keys this head's entries in _SHARED_WEIGHTS
 
     @property
     def d(self) -> int:
@@ -134,20 +141,20 @@ class Head:
     def _weights(self, X: np.ndarray) -> np.ndarray:
         """The attention weights, computed once as ``[1, N, N]`` when the coordinates the scores read are the
         same in every sequence of a batch ``X [B, N, d]`` (positional heads: the weights do not depend on the
-        sequence; the last such weights are kept, read-only, and reused for the same input), else ``[..., N, N]``.
+        sequence; such weights are kept, read-only, in a bounded memo per (head, input)), else ``[..., N, N]``.
         Only the coordinates ``W_Q, W_K`` read enter the products."""
         Xq = np.take(X, self._qk_read, axis=-1)
         if X.ndim != 3 or not (X.shape[0] == 1 or (Xq == Xq[:1]).all()):
             scores = _mm(Xq, self._W_Q) @ np.swapaxes(_mm(Xq, self._W_K), -1, -2)
             return causal_softmax(scores, inplace=True)
-        Xq = Xq[:1]
-        last = self.__dict__.get("_last_shared")  # the weights of the last shared input (positional heads)
-        if last is not None and last[0].shape == Xq.shape and np.array_equal(last[0], Xq):
-            return last[1]
-        A = causal_softmax(_mm(Xq, self._W_Q) @ np.swapaxes(_mm(Xq, self._W_K), -1, -2), inplace=True)
-        if A.size <= _SHARED_KEEP:
-            A.setflags(write=False)
-            object.__setattr__(self, "_last_shared", (Xq.copy(), A))
+        Xq = np.ascontiguousarray(Xq[:1])
+        key = (self._uid, Xq.shape, Xq.tobytes())  # this head, this input
+        A = _SHARED_WEIGHTS.get(key)
+        if A is None:
+            A = causal_softmax(_mm(Xq, self._W_Q) @ np.swapaxes(_mm(Xq, self._W_K), -1, -2), inplace=True)
+            if A.size <= _SHARED_KEEP:
+                A.setflags(write=False)
+                _SHARED_WEIGHTS.put(key, A)
         return A
 
     def add_to(self, X: np.ndarray, out: np.ndarray, attention: list | None = None) -> np.ndarray:
