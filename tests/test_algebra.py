@@ -468,3 +468,33 @@ def test_algebra_takes_plain_transition_tables():
         transformation_semigroup("abc")
     with pytest.raises(TypeError, match="integer"):
         transformation_semigroup(np.array([[0.5, 1.0]]))
+
+
+def test_exhaustive_simulation_check_equals_running_every_word():
+    """verify_cascade's word check (the word tree level by level, every start at once) finds the same first
+    failing start state as running every word of length ell from each start state."""
+    import dataclasses
+
+    from theorylab.algebra.verify import _first_unsimulated_start
+
+    def by_running(c, ell):
+        words = all_words(c.automaton.n_symbols, ell)
+        for q0 in range(c.automaton.n_states):
+            if not np.array_equal(c.simulate(words, q0), c.automaton.run(words, q0)):
+                return q0
+        return None
+
+    rng = np.random.default_rng(31)
+    n_wrong = 0
+    for aut in (zoo.gridworld(4), zoo.flipflop(), zoo.dyck(1, 3), zoo.random(5, 2, seed=3)):
+        c = holonomy_decomposition(aut)
+        assert _first_unsimulated_start(c, 4) is None and by_running(c, 4) is None
+        for _ in range(5):  # one transition entry moved elsewhere
+            tr = c.transition.copy()
+            i, s = int(rng.integers(tr.shape[0])), int(rng.integers(tr.shape[1]))
+            tr[i, s] = (tr[i, s] + 1 + int(rng.integers(tr.shape[0] - 1))) % tr.shape[0]
+            bad = dataclasses.replace(c, transition=tr)
+            got = _first_unsimulated_start(bad, 4)
+            assert got == by_running(bad, 4)
+            n_wrong += got is not None
+    assert n_wrong >= 5  # the mutants are mostly caught

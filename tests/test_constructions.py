@@ -207,3 +207,43 @@ def test_adversarial_words_shape():
     w = adversarial_words(3, 5)
     assert w.shape == (3 + 2 + 4, 5) and w.max() == 2
     assert all_words(2, 3).shape == (8, 3) and all_words(4, 0).shape == (1, 0)
+
+
+def test_structured_forward_equals_the_dense_one_and_its_memo_is_clearable():
+    """The sliced / batch-shared / per-distinct-input forward of TheoryTransformer equals the dense definition
+    (every head on the full width, every MLP on every row), and the shared attention weights it keeps are
+    emptied by clear_caches (a benchmark never times a hit)."""
+    from theorylab.caching import clear_caches
+    from theorylab.nn import theory
+    from theorylab.nn.theory import causal_softmax
+
+    def dense(net, X):
+        for b in net.blocks:
+            out = X * b.attn_residual
+            for h in b.heads:
+                A = causal_softmax((X @ h.W_Q) @ np.swapaxes(X @ h.W_K, -1, -2))
+                out = out + (A @ (X @ h.W_V)) @ h.W_C
+            if b.mlp is not None:
+                y = X_m = out
+                for i, (w, c) in enumerate(zip(b.mlp.weights, b.mlp.biases, strict=True)):
+                    y = y @ w + c
+                    if i < len(b.mlp.weights) - 1:
+                        y = np.maximum(y, 0.0)
+                out = X_m * b.mlp_residual + y
+            X = out
+        return X
+
+    rng = np.random.default_rng(31)
+    clear_caches()
+    for aut, build, T in (
+        (zoo.dihedral(4), compile_log_depth, 32),
+        (zoo.gridworld(4), compile_constant_depth, 24),
+    ):
+        c = build(aut, T, 0)
+        X = c.embed(aut.sample(rng, 8, T))
+        got, want = c.net.forward(X), dense(c.net, X)
+        assert np.allclose(got, want, rtol=1e-12, atol=1e-9 * np.abs(want).max())
+        assert np.array_equal(c.net.forward(X), got)  # a second forward reads the memo: the same numbers
+    assert len(theory._SHARED_WEIGHTS) > 0  # positional heads were shared across the batch
+    clear_caches()
+    assert len(theory._SHARED_WEIGHTS) == 0

@@ -56,6 +56,43 @@ def test_non_prefix_raises_where_a_prefix_is_required():
             db.construct_solution(2, 2).predict(np.array(bad))
 
 
+def _scan_loop(lang: Dyck, arr: np.ndarray):
+    """The stack automaton one token at a time (the reference for ``Dyck.scan``; a copy of the implementation
+    before its vectorised path)."""
+    B, T = arr.shape
+    stack = np.zeros((B, lang.depth + 1), dtype=np.int64)
+    depth, ok, rows = np.zeros(B, dtype=np.int64), np.ones(B, dtype=bool), np.arange(B)
+    valid = np.ones((B, T + 1), dtype=bool)
+    depths, tops = np.zeros((B, T + 1), dtype=np.int64), np.full((B, T + 1), -1, dtype=np.int64)
+    for i in range(T):
+        typ, is_close = arr[:, i] // 2, arr[:, i] % 2 == 1
+        top = np.where(depth > 0, stack[rows, np.clip(depth - 1, 0, None)], -1)
+        ok &= np.where(is_close, (depth > 0) & (top == typ), depth < lang.depth)
+        push = ok & ~is_close
+        stack[rows[push], depth[push]] = typ[push]
+        depth = np.where(ok, depth + np.where(is_close, -1, 1), depth)
+        valid[:, i + 1], depths[:, i + 1] = ok, depth
+        tops[:, i + 1] = np.where(depth > 0, stack[rows, np.clip(depth - 1, 0, None)], -1)
+    return valid, depths, tops
+
+
+@pytest.mark.parametrize("k,depth", [(1, 1), (2, 2), (2, 4), (3, 3)])
+def test_scan_equals_the_token_by_token_automaton(k, depth):
+    rng = np.random.default_rng(10 * k + depth)
+    lang = Dyck(k, depth)
+    samples = lang.sample(rng, 64, 40)  # valid prefixes
+    noisy = samples.copy()
+    flip = rng.random(noisy.shape) < 0.03  # valid up to a random point, then anything
+    noisy[flip] = rng.integers(0, 2 * k, int(flip.sum()))
+    uniform = rng.integers(0, 2 * k, (64, 40))  # mostly invalid early
+    wide = np.vstack([noisy] * (2048 // (64 * depth) + 1))  # past the vectorised path's batch x depth
+    for arr in (samples, noisy, uniform, samples[:, :0], samples[:1, :1], wide):
+        got, want = lang.scan(arr), _scan_loop(lang, arr)
+        for g, w in zip(got, want, strict=True):
+            assert np.array_equal(g, w)
+    assert lang.scan(samples)[0].all() and 0 < lang.scan(noisy)[0][:, -1].mean() < 1
+
+
 def test_next_token_distribution_cases():
     lang = Dyck(2, 2, Fraction(1, 3))
     assert lang.next_token_distribution([], exact=True) == (Fraction(1, 2), 0, Fraction(1, 2), 0)

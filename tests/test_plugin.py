@@ -363,6 +363,25 @@ def test_exact_and_property_checks_run_with_single_threaded_blas() -> None:
             assert blas_threads() == before
 
 
+def test_exact_and_property_checks_run_torch_on_one_thread() -> None:
+    import torch
+
+    from theorylab.pytest_plugin import _serial_blas
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        for tier in ("exact", "property"):
+            with _serial_blas([("x.y", tier, False)]):
+                assert torch.get_num_threads() == 1
+            assert torch.get_num_threads() == 2
+        for marks in ([("x.y", "trained", False)], []):
+            with _serial_blas(marks):  # trained checks and other tests keep torch's threads
+                assert torch.get_num_threads() == 2
+    finally:
+        torch.set_num_threads(before)
+
+
 # ------------------------------------------------- a user project: filters, its own claims path, lazy collection
 
 USER_CHECKS = """

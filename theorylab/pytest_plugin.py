@@ -30,6 +30,7 @@ import fnmatch
 import functools
 import json
 import os
+import sys
 import time
 import zlib
 from collections import defaultdict
@@ -413,14 +414,36 @@ def _blas_controller():
 
 
 def _serial_blas(marks: list[tuple[str, str, bool]]):
-    """A context in which BLAS runs on one thread, for exact and property checks (trained checks keep their threads).
+    """A context in which BLAS (and torch, :func:`_serial_torch`) runs on one thread, for exact and property checks
+    (trained checks keep their threads).
 
     Their matrices are small: with two OpenBLAS threads the exact tier took 61 s of CPU for 45 s of wall time, with
     one thread 45 s of CPU for the same wall time (the second thread only spun). Without ``threadpoolctl`` (an
     optional speed-up) the context does nothing."""
-    if not marks or any(tier == "trained" for _, tier, _ in marks) or _blas_controller() is None:
+    if not marks or any(tier == "trained" for _, tier, _ in marks):
         return contextlib.nullcontext()
-    return _blas_controller().limit(limits=1, user_api="blas")
+    stack = contextlib.ExitStack()
+    if _blas_controller() is not None:
+        stack.enter_context(_blas_controller().limit(limits=1, user_api="blas"))
+    stack.enter_context(_serial_torch())
+    return stack
+
+
+@contextlib.contextmanager
+def _serial_torch():
+    """torch's intra-op threads limited to one while a check runs, once torch is loaded (its OpenMP threads are
+    outside threadpoolctl's "blas"): the tensors of exact and property checks are small, a second thread only
+    spins, and one thread is what an xdist worker of ``make test`` uses (``OMP_NUM_THREADS=1``)."""
+    torch = sys.modules.get("torch")
+    if torch is None or not hasattr(torch, "get_num_threads"):
+        yield
+        return
+    n = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(n)
 
 
 class _TerminalProgress:

@@ -39,18 +39,26 @@ def damped_newton(
         raise ValueError(f"the Newton step size eta must be in (0, 1], got {eta}")
     fam, ts, tq = nce.gauss_setup(R, h=h)
     S = fam.stats
-    ls, lq = fam.log_density(ts), fam.log_density(tq)
-    ps, q = np.exp(ls), np.exp(lq)
-    sq = S @ tq
     if S.shape[1] != 2:
         raise ValueError("damped_newton is the 2-parameter Gaussian NCE")
-    SS = np.stack([S[:, 0] ** 2, S[:, 0] * S[:, 1], S[:, 1] ** 2], axis=1)  # H = sum w [x^2, x y; x y, y^2]
+    ps, q = np.exp(fam.log_density(ts)), np.exp(fam.log_density(tq))
+    sq = S @ tq
+    # with s = p/(p+q) = expit(T.(tau - tau_q)) on the grid and A = (p_* + q)/2:
+    #   grad = sum (A s - p_*/2) T,   H = sum A s (1 - s) T T^T,   T T^T stored as [x^2, x y, y^2]
+    SS = np.stack([S[:, 0] ** 2, S[:, 0] * S[:, 1], S[:, 1] ** 2], axis=1)
+    A = 0.5 * (ps + q)
+    M = np.concatenate([S, SS], axis=1)  # one product gives the first term of grad and of H
+    c0, c1 = ((0.5 * ps) @ S).tolist()
+    tau = np.array(tq, dtype=float)
 
-    def step(tau: Array) -> Array:
-        s = expit(S @ tau - sq)  # p/(p+q), log p - log q = T.(tau - tau_q)
-        g0, g1 = 0.5 * (q * s - ps * (1 - s)) @ S
-        a, b, c = (0.5 * (ps + q) * s * (1 - s)) @ SS
-        det = a * c - b * b  # 2x2 solve in closed form
-        return tau - (eta / det) * np.array([c * g0 - b * g1, a * g1 - b * g0])
+    def step(t: Array) -> Array:
+        s = expit(S @ t - sq)
+        As = A * s
+        g0, g1, a, b, c = (As @ M).tolist()
+        a2, b2, c2 = ((As * s) @ SS).tolist()
+        g0, g1, a, b, c = g0 - c0, g1 - c1, a - a2, b - b2, c - c2
+        f = eta / (a * c - b * b)  # 2x2 solve in closed form
+        tau[0], tau[1] = t[0] - f * (c * g0 - b * g1), t[1] - f * (a * g1 - b * g0)
+        return tau
 
     return nce._run(step, tq, ts, radius, max_steps, stop=True)

@@ -105,9 +105,33 @@ class Dyck:
 
         Returns ``(valid, depth, top)`` of shape ``[B, T+1]`` each, for the prefixes of length ``0..T``:
         ``valid`` (the prefix is in $\mathsf{Dyck}_{k,D,n}$), ``depth`` and ``top`` (type of the top of the
-        stack, ``-1`` when empty). After an invalid step ``depth`` / ``top`` are meaningless.
+        stack, ``-1`` when empty). After an invalid step ``depth`` / ``top`` are meaningless. Without a loop
+        over positions up to a batch x depth of 2048 (the depths a cumulative sum, the top after a prefix the
+        type of the latest open that reached its depth), token by token beyond.
         """
         arr = self._as_tokens(tokens, batch=True)
+        B, T = arr.shape
+        if B * self.depth > _SCAN_STEPWISE_FROM:  # wide batches: token by token (passes over B, not B x T)
+            return self._scan_stepwise(arr)
+        typ, is_close = arr // 2, arr % 2 == 1
+        # the walk as if every step were allowed: depth after each prefix, and the top of the stack after prefix
+        # p = the type of the latest open that raised the depth to depth[p] (a later pop and push would be later)
+        dep = np.zeros((B, T + 1), dtype=np.int64)
+        np.cumsum(np.where(is_close, -1, 1), axis=1, out=dep[:, 1:])
+        top = _latest_open_types(dep, typ, ~is_close, self.depth)
+        before, top_before = dep[:, :-1], top[:, :-1]  # depth and top before each token
+        step_ok = np.where(is_close, (before > 0) & (top_before == typ), before < self.depth)
+        valid = np.ones((B, T + 1), dtype=bool)
+        np.logical_and.accumulate(step_ok, axis=1, out=valid[:, 1:])
+        # a rejected token freezes the automaton: depth and top stay those before the first rejected token
+        first_bad = np.where(valid[:, -1], T, np.argmin(valid, axis=1) - 1)
+        upto = np.minimum(np.arange(T + 1), first_bad[:, None])
+        depths = np.take_along_axis(dep, upto, axis=1)
+        tops = np.take_along_axis(top, upto, axis=1)
+        return valid, depths, tops
+
+    def _scan_stepwise(self, arr: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """:meth:`scan` one token at a time (an explicit stack per sequence)."""
         B, T = arr.shape
         stack = np.zeros((B, self.depth + 1), dtype=np.int64)
         depth = np.zeros(B, dtype=np.int64)
@@ -539,3 +563,25 @@ class DyckCompletionLM:
         w = self.completion.sample(rng, batch)
         x = np.concatenate([np.full((batch, 1), self.BOS, dtype=np.int64), w[:, :-1]], axis=1)
         return Batch(x, w, np.ones_like(w, dtype=bool))
+
+
+_SCAN_STEPWISE_FROM = 2048  # batch x depth above which Dyck.scan goes token by token (measured crossover)
+
+
+def _latest_open_types(dep: np.ndarray, typ: np.ndarray, is_open: np.ndarray, max_depth: int) -> np.ndarray:
+    """``top[b, p]``: the type of the latest open token ``j < p`` with ``dep[b, j + 1] == dep[b, p]`` for
+    ``dep[b, p]`` in ``1..max_depth`` (``-1`` otherwise): per level, a running maximum of the positions the
+    level was reached by an open."""
+    B, n = dep.shape
+    pos = np.arange(n)
+    opened = np.zeros((B, n), dtype=bool)
+    opened[:, 1:] = is_open  # prefix p ends with an open
+    typ_at = np.zeros((B, n), dtype=np.int64)
+    typ_at[:, 1:] = typ
+    top = np.full((B, n), -1, dtype=np.int64)
+    for d in range(1, max_depth + 1):
+        at_d = dep == d
+        last = np.maximum.accumulate(np.where(opened & at_d, pos, -1), axis=1)
+        sel = at_d & (last >= 0)
+        top[sel] = np.take_along_axis(typ_at, np.maximum(last, 0), axis=1)[sel]
+    return top

@@ -18,11 +18,13 @@ no LayerNorm. Position encodings and padding rows are the business of the caller
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from theorylab._extras import require
+from theorylab.caching import MemoCache
 
 __all__ = ["Head", "MLP", "Block", "TheoryTransformer", "causal_softmax"]
 
@@ -70,6 +72,14 @@ def causal_softmax(scores: np.ndarray, inplace: bool = False) -> np.ndarray:
     return s
 
 
+_DISTINCT_FROM = 1 << 16  # inputs x hidden units from which a one-input MLP is evaluated per distinct input
+_SHARED_KEEP = 1 << 18  # shared weights up to 512 x 512 (2 MiB) are kept in _SHARED_WEIGHTS
+#: the shared (batch-invariant) attention weights of recent (head, input) pairs: at most 32 x 2 MiB, emptied by
+#: ``theorylab.caching.clear_caches`` (so a benchmark never times a hit)
+_SHARED_WEIGHTS: MemoCache[np.ndarray] = MemoCache("nn.theory.shared_attention", 32)
+_HEAD_IDS = itertools.count()
+
+
 @dataclass(frozen=True)
 class Head:
     """One attention head: ``W_Q, W_K`` of shape ``(d, k)``, ``W_V`` of shape ``(d, k_v)``, ``W_C`` ``(k_v, d)``.
@@ -95,6 +105,25 @@ class Head:
             raise ValueError(f"W_C must have shape ({v.shape[1]}, {d}), got {c.shape}")
         for name, m in (("W_Q", q), ("W_K", k), ("W_V", v), ("W_C", c)):
             object.__setattr__(self, name, m)
+        # a head embedded in a wide model reads and writes few coordinates: the products use the weights
+        # restricted to the nonzero rows of W_Q, W_K (one set: the scores), of W_V, and nonzero columns of W_C
+        # (the omitted terms are exact zeros), sliced once here
+        qk_read = np.flatnonzero(np.abs(q).sum(axis=1) + np.abs(k).sum(axis=1))
+        inner = np.flatnonzero((np.abs(q).sum(axis=0) > 0) & (np.abs(k).sum(axis=0) > 0))
+        v_read = np.flatnonzero(np.abs(v).sum(axis=1))
+        c_written = np.flatnonzero(np.abs(c).sum(axis=0))
+        sliced = {
+            "_qk_read": qk_read,
+            "_W_Q": np.ascontiguousarray(q[np.ix_(qk_read, inner)]),
+            "_W_K": np.ascontiguousarray(k[np.ix_(qk_read, inner)]),
+            "_v_read": v_read,
+            "_W_V": np.ascontiguousarray(v[v_read]),
+            "_c_written": c_written,
+            "_W_C": np.ascontiguousarray(c[:, c_written]),
+        }
+        for name, m in sliced.items():
+            object.__setattr__(self, name, m)
+        object.__setattr__(self, "_uid", next(_HEAD_IDS))  # keys this head's entries in _SHARED_WEIGHTS
 
     @property
     def d(self) -> int:
@@ -106,11 +135,46 @@ class Head:
 
     def attention(self, X: np.ndarray) -> np.ndarray:
         """Attention weights ``[..., N, N]`` (rows sum to 1, causal)."""
-        scores = np.einsum("...ik,...jk->...ij", _mm(X, self.W_Q), _mm(X, self.W_K))
-        return causal_softmax(scores, inplace=True)
+        A = self._weights(X)
+        return np.broadcast_to(A, (*X.shape[:-1], X.shape[-2])) if A.shape[:-2] != X.shape[:-2] else A
+
+    def _weights(self, X: np.ndarray) -> np.ndarray:
+        """The attention weights, computed once as ``[1, N, N]`` when the coordinates the scores read are the
+        same in every sequence of a batch ``X [B, N, d]`` (positional heads: the weights do not depend on the
+        sequence; such weights are kept, read-only, in a bounded memo per (head, input)), else ``[..., N, N]``.
+        Only the coordinates ``W_Q, W_K`` read enter the products."""
+        Xq = np.take(X, self._qk_read, axis=-1)
+        if X.ndim != 3 or not (X.shape[0] == 1 or (Xq == Xq[:1]).all()):
+            scores = _mm(Xq, self._W_Q) @ np.swapaxes(_mm(Xq, self._W_K), -1, -2)
+            return causal_softmax(scores, inplace=True)
+        Xq = np.ascontiguousarray(Xq[:1])
+        key = (self._uid, Xq.shape, Xq.tobytes())  # this head, this input
+        A = _SHARED_WEIGHTS.get(key)
+        if A is None:
+            A = causal_softmax(_mm(Xq, self._W_Q) @ np.swapaxes(_mm(Xq, self._W_K), -1, -2), inplace=True)
+            if A.size <= _SHARED_KEEP:
+                A.setflags(write=False)
+                _SHARED_WEIGHTS.put(key, A)
+        return A
+
+    def add_to(self, X: np.ndarray, out: np.ndarray, attention: list | None = None) -> np.ndarray:
+        """``out + self(X)`` in place (``out`` a float64 array of ``X``'s shape): only the coordinates ``W_C``
+        writes change (the others add an exact zero); ``attention`` collects the weights ``[..., N, N]``."""
+        A = self._weights(X)
+        if attention is not None:
+            attention.append(np.broadcast_to(A, (*X.shape[:-1], X.shape[-2])))
+        V = _mm(np.take(X, self._v_read, axis=-1), self._W_V)
+        if X.ndim == 3 and A.shape[0] == 1 and X.shape[0] > 1:  # one shared [N, N] by all sequences: one GEMM
+            B, N, k = V.shape
+            AV = (A[0] @ V.transpose(1, 0, 2).reshape(N, B * k)).reshape(N, B, k).transpose(1, 0, 2)
+        else:
+            AV = A @ V
+        out[..., self._c_written] += _mm(AV, self._W_C)
+        return out
 
     def __call__(self, X: np.ndarray) -> np.ndarray:
-        return _mm(self.attention(X) @ _mm(X, self.W_V), self.W_C)
+        X = np.asarray(X, dtype=np.float64)
+        return self.add_to(X, np.zeros(X.shape))
 
 
 @dataclass(frozen=True)
@@ -163,9 +227,18 @@ class MLP:
         return tuple(w.shape[1] for w in self.weights[:-1])
 
     def _written_values(self, X: np.ndarray) -> np.ndarray:
-        """The outputs on the written coordinates only, ``[..., len(_written)]``."""
-        last = len(self._sliced) - 1
+        """The outputs on the written coordinates only, ``[..., len(_written)]``. An MLP that reads one
+        coordinate (the interpolation gadgets: hidden widths that grow with T) is evaluated once per distinct
+        input value (position-wise: the same rows, the same results) and the results gathered back."""
         h = np.take(X, self._read, axis=-1)
+        if len(self._read) == 1 and h.size * max(self.hidden_widths, default=0) >= _DISTINCT_FROM:
+            u, inv = np.unique(h.reshape(-1), return_inverse=True)
+            if 2 * len(u) <= h.size:
+                return self._rows(u[:, None])[inv.reshape(-1)].reshape(*h.shape[:-1], -1)
+        return self._rows(h)
+
+    def _rows(self, h: np.ndarray) -> np.ndarray:
+        last = len(self._sliced) - 1
         for i, (w, b) in enumerate(self._sliced):
             h = _mm(h, w)
             h += b
@@ -224,10 +297,7 @@ class Block:
     def __call__(self, X: np.ndarray, attention: list | None = None) -> np.ndarray:
         out = X * self.attn_residual
         for h in self.heads:
-            a = h.attention(X)
-            if attention is not None:
-                attention.append(a)
-            out = out + _mm(a @ _mm(X, h.W_V), h.W_C)
+            h.add_to(X, out, attention)
         if self.mlp is not None:
             out = self.mlp.add_to(out, out * self.mlp_residual)
         elif not self.mlp_residual.all():
