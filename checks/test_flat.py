@@ -943,6 +943,39 @@ def test_mlm_quantities_are_defined_on_sentences_of_the_hmm(rng):
     rejects(lambda: excess_kl(lambda Xb, t: good(Xb, t)[:, :2], hmm, X), r"model_fn returned shape \(4, 2\)")
 
 
+@pytest.mark.claim("flat.data.hmm", tier="exact")
+def test_mlm_conditionals_use_a_given_initial_law_with_a_zero_entry(rng):
+    """pi = (1, 0) fixes h_1 = 0, so Pr(x_1 | x_{-1}) is the emission column O[:, 0] whatever the rest; a law
+    that is not normalised (no negative entry) or has a negative entry is refused."""
+    hmm = _random_hmm(rng, 3, 2)
+    X = rng.integers(0, 3, (4, 3))
+    p = mlm_conditionals(hmm, X, 0, initial=[1.0, 0.0])
+    assert np.abs(p - hmm.O[:, 0]).max() < FP_TOL
+    assert np.abs(mlm_conditionals(hmm, X, 0) - hmm.O[:, 0]).max() > 1e-3  # the uniform start differs
+    assert (
+        np.abs(
+            mlm_conditionals_bruteforce(hmm, X, 2, [1.0, 0.0]) - mlm_conditionals(hmm, X, 2, [1.0, 0.0])
+        ).max()
+        < FP_TOL
+    )
+    for bad in ([0.5, 0.6], [1.5, -0.5]):
+        rejects(
+            lambda bad=bad: mlm_conditionals(hmm, X, 0, bad),
+            "initial must be a probability vector of length 2",
+        )
+
+
+@pytest.mark.claim("flat.est.trH", tier="exact")
+def test_hessian_refuses_a_parameter_vector_that_is_not_an_array():
+    from theorylab.landscape import hessian_matrix
+
+    rejects(
+        lambda: hessian_matrix(lambda th: (th**2).sum(), [1.0, 2.0]),
+        "theta must be a torch tensor or numpy array, got list",
+        TypeError,
+    )
+
+
 # When the emission matrix is uniform every sentence has the same probability and every conditional is uniform:
 # the MLM entropy is log d, exactly and on any sample of sentences.
 @pytest.mark.claim("flat.def.mlm", tier="exact")
@@ -1152,6 +1185,53 @@ def test_rescaling_sgd_gradient_and_imbalance(rng):
     c = np.array([0.5, 1.0, 3.0])
     assert imbalance(W1, W2) < FP_TOL
     assert abs(imbalance(W1 * c[:, None], W2 / c[None, :]) - np.abs(np.log(c**2)).sum()) < FP_TOL
+
+
+@pytest.mark.claim("flat.thm3.3", tier="exact")
+def test_fresh_sample_sgd_steps_are_autograd_steps_on_the_drawn_samples():
+    """Two SGD steps with 5 fresh (context, label) samples each: a twin generator replays the draws (context
+    uniform, label by inverse CDF of the target row), and each step is W - eta * (autograd gradient of the mean
+    cross-entropy of the drawn one-hot labels). Round-off: a few dozen flops on O(1) weights -> 1e-12."""
+    import torch
+
+    from theorylab.landscape import TwoLayerSoftmax, cross_entropy_loss
+    from theorylab.landscape.rescaling_sgd import sgd_fresh_samples
+
+    seed, eta, batch = 20261127, 0.3, 5
+    rng = np.random.default_rng(seed)
+    print(f"seed {seed}")
+    model = TwoLayerSoftmax(3, 4, 3, "relu")
+    theta = model.init(rng)
+    P = rng.dirichlet(np.ones(3), size=3)  # soft targets: the label draw matters
+    W1, W2 = (a.numpy() for a in model.split(theta))
+    A, B = sgd_fresh_samples(W1, W2, P, eta, 2, batch, np.random.default_rng(seed))
+    twin, point = np.random.default_rng(seed), theta.clone()
+    labels = []
+    for _ in range(2):
+        x = twin.integers(0, 3, batch)
+        u = twin.random(batch)
+        y = np.array(
+            [int(np.searchsorted(np.cumsum(P[i]), ui, side="left")) for i, ui in zip(x, u, strict=True)]
+        )
+        labels.append(y)
+        loss = cross_entropy_loss(model.logits, model.inputs()[x], np.eye(3)[y])
+        th = point.clone().requires_grad_(True)
+        (g,) = torch.autograd.grad(loss(th), th)
+        point = point - eta * g
+    assert len({int(v) for y in labels for v in y}) >= 2  # the instance draws more than one label
+    assert np.abs(model.join(A, B).numpy() - point.numpy()).max() < FP_TOL
+    assert np.array_equal(W1, model.split(theta)[0].numpy())  # the inputs are not modified in place
+
+
+@pytest.mark.claim("flat.thm3.3", tier="exact")
+def test_sgd_chains_record_every_r_th_state_and_the_last():
+    """With g(theta) = theta the chain is theta_k = (1 - eta)^k theta_0; eta = 1/2 keeps every state exact.
+    ``record_every = 2`` over 5 steps records the states before steps 0, 2, 4 and the final state 5."""
+    theta0 = np.array([1.0, -3.0])
+    final, snaps = sgd_chains(lambda th, rng: th, theta0, 0.5, 5, 2, np.random.default_rng(0), record_every=2)
+    expected = np.array([[0.5**k * theta0] * 2 for k in (0, 2, 4, 5)])
+    assert snaps.shape == (4, 2, 2) and np.array_equal(snaps, expected)
+    assert np.array_equal(final, expected[-1])
 
 
 # ------------------------------------------------------------------------------------- trained tier
