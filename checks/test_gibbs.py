@@ -967,3 +967,20 @@ def test_adaptive_block_dynamics_by_its_definition():
         rtol=0,
         atol=1e-15,
     )
+
+
+@pytest.mark.claim("gibbs.derived.indep_stationary", tier="exact")
+def test_two_state_chain_spectrum_poincare_constant_and_laws_in_closed_form():
+    """P = [[1/4, 3/4], [1/2, 1/2]]: pi = (2/5, 3/5), eigenvalues 1 and 1 - 3/4 - 1/2 = -1/4, so the spectral gap
+    is 5/4 (its Poincare constant 4/5, attained by f = 1_{x=0}: Var 6/25 over the Dirichlet form 3/10) and the
+    absolute gap 3/4; from state 0 the law after two steps is (7/16, 9/16), from (1/2, 1/2) after one (3/8, 5/8).
+    Dyadic and fifth entries: float64 round-off ~ 1e-16, tolerance 1e-14."""
+    chain = FiniteChain(np.array([[0.25, 0.75], [0.5, 0.5]]))
+    assert np.abs(chain.stationary() - [0.4, 0.6]).max() < 1e-14
+    assert abs(chain.spectral_gap() - 1.25) < 1e-14 and abs(chain.absolute_spectral_gap() - 0.75) < 1e-14
+    assert abs(chain.poincare_constant() - 0.8) < 1e-14
+    f = np.array([1.0, 0.0])
+    assert abs(chain.dirichlet_form(f) - 0.3) < 1e-14 and abs(chain.variance(f) - 0.24) < 1e-14
+    assert np.abs(chain.distribution_after(0, 2) - [7 / 16, 9 / 16]).max() < 1e-14
+    assert np.abs(chain.distribution_after([0.5, 0.5], 1) - [3 / 8, 5 / 8]).max() < 1e-14
+    assert np.array_equal(chain.distribution_after(1, 0), [0.0, 1.0])
