@@ -815,6 +815,7 @@ def test_gibbs_objects_accept_their_boundary_and_reject_what_lies_outside():
             lambda C=C: clique_model(4, C, 0.1, 1.0),
             rf"^the clique must be >= 2 distinct vertices in 0\.\.3, got {re.escape(str(sorted(C)))}$",
         )
+    rejects(lambda: CliqueCountChain(4, np.inf, 1.0), r"^h and J must be finite$")
     # count chains: the default convention is Eq 4.6's ordered one (every edge weighs 2J)
     cc = CliqueCountChain(3, 0.1, 1.0)
     assert cc.convention == "ordered" and cc.gamma == 2
@@ -984,3 +985,20 @@ def test_two_state_chain_spectrum_poincare_constant_and_laws_in_closed_form():
     assert np.abs(chain.distribution_after(0, 2) - [7 / 16, 9 / 16]).max() < 1e-14
     assert np.abs(chain.distribution_after([0.5, 0.5], 1) - [3 / 8, 5 / 8]).max() < 1e-14
     assert np.array_equal(chain.distribution_after(1, 0), [0.0, 1.0])
+    one = FiniteChain(np.array([[1.0]]))  # one state: gap 1 by convention (no second eigenvalue)
+    assert one.spectral_gap() == 1.0 and one.poincare_constant() == 1.0
+
+
+@pytest.mark.claim("gibbs.derived.indep_stationary", tier="exact")
+def test_stationary_law_of_a_drifting_birth_death_chain_is_a_probability_vector():
+    """Up 0.99, down 0.01 (held otherwise) on 15 states: pi_k is proportional to 99^k, so the first states carry
+    mass ~ 99^-14 ~ 1e-28, below the solver's round-off (which can come out negative): the law must still be a
+    probability vector, with the top states at their closed form (1e-12)."""
+    n, up = 15, 0.99
+    P = np.diag(np.full(n - 1, up), 1) + np.diag(np.full(n - 1, 1 - up), -1)
+    P += np.diag(1 - P.sum(axis=1))
+    pi = FiniteChain(P).stationary()
+    total = sum(Fraction(99) ** k for k in range(n))
+    exact = np.array([float(Fraction(99) ** k / total) for k in range(n - 5, n)])
+    assert pi.min() >= 0 and abs(pi.sum() - 1) < 1e-15
+    assert np.abs(pi[-5:] - exact).max() < 1e-12
