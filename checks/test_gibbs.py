@@ -1002,3 +1002,30 @@ def test_stationary_law_of_a_drifting_birth_death_chain_is_a_probability_vector(
     exact = np.array([float(Fraction(99) ** k / total) for k in range(n - 5, n)])
     assert pi.min() >= 0 and abs(pi.sum() - 1) < 1e-15
     assert np.abs(pi[-5:] - exact).max() < 1e-12
+
+
+@pytest.mark.claim("gibbs.lee", tier="exact")
+def test_spin_states_accept_the_enumeration_limit_itself(monkeypatch):
+    """The limit N <= MAX_EXACT_N is inclusive (checked with the limit lowered to 3, so the check stays cheap):
+    N = 3 enumerates the 8 states in product order, N = 4 is refused by its message."""
+    import theorylab.ising.model as ising_model
+
+    monkeypatch.setattr(ising_model, "MAX_EXACT_N", 3)
+    states = ising_model.spin_states(3)
+    assert states.dtype == np.int8 and states.tolist() == [list(s) for s in product((-1, 1), repeat=3)]
+    rejects(lambda: ising_model.spin_states(4), r"^exact enumeration needs 1 <= N <= 3, got N = 4$")
+
+
+@pytest.mark.claim("gibbs.lee", tier="exact")
+def test_group_stats_of_a_family_whose_statistics_are_not_signs():
+    """N = 2, theta = 0 (uniform), T = (0, 1), (1, 2), (2, 0), (3, 1) on (00, 01, 10, 11): given x_1 = 0 the rows
+    (0, 1), (2, 0) have mean (1, 1/2) and covariance [[1, -1/2], [-1/2, 1/4]]; given x_1 = 1 the rows (1, 2), (3, 1)
+    have mean (2, 3/2) and the same covariance. (With +-1 statistics T_i T_j = T_i / T_j, so the Ising families
+    cannot tell a product from a quotient.) Float64 round-off on quarters: 1e-14."""
+    states = np.array(list(product((0, 1), repeat=2)))
+    fam = FiniteExpFamily(states, [[0, 1], [1, 2], [2, 0], [3, 1]])
+    st_ = fam.group_stats(np.zeros(2), (0,))
+    cov = np.array([[1.0, -0.5], [-0.5, 0.25]])
+    assert st_.index.tolist() == [0, 1, 0, 1] and np.abs(st_.weight - 0.5).max() < 1e-14
+    assert np.abs(st_.mean - [[1.0, 0.5], [2.0, 1.5]]).max() < 1e-14
+    assert np.abs(st_.cov - np.stack([cov, cov])).max() < 1e-14
