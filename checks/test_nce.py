@@ -61,6 +61,18 @@ def test_gaussian_mean_family_is_the_trapezoid_rule():
         assert abs(sym.log_partition(th) - sym.log_partition(-th)) < 1e-14
 
 
+@pytest.mark.claim("nce.lem44", tier="exact")
+def test_finite_family_statistics_base_and_points():
+    """K = 3 points with features 0, 1, 3 (integers): extended statistics (f, -1), counting base measure (log 1 =
+    0), points labelled 0..K-1; so log Z(theta) = log(1 + e^theta + e^{3 theta})."""
+    fam = nce.finite_family([[0], [1], [3]])
+    assert (
+        np.array_equal(fam.stats, [[0.0, -1.0], [1.0, -1.0], [3.0, -1.0]]) and fam.stats.dtype == np.float64
+    )
+    assert np.array_equal(fam.log_base, np.zeros(3)) and np.array_equal(fam.points, [0, 1, 2])
+    assert abs(fam.log_partition(np.array([0.5])) - math.log(1 + math.exp(0.5) + math.exp(1.5))) < 1e-14
+
+
 def _random_finite_family(rng, K, d):
     feats = rng.normal(size=(K, d))
     fam = nce.finite_family(feats)
