@@ -71,6 +71,8 @@ def test_finite_family_statistics_base_and_points():
     )
     assert np.array_equal(fam.log_base, np.zeros(3)) and np.array_equal(fam.points, [0, 1, 2])
     assert abs(fam.log_partition(np.array([0.5])) - math.log(1 + math.exp(0.5) + math.exp(1.5))) < 1e-14
+    tau = fam.normalised(Fraction(1, 2))  # an exact parameter is read as a float64 one
+    assert tau.dtype == np.float64 and np.array_equal(tau, fam.normalised(0.5))
 
 
 def _random_finite_family(rng, K, d):
