@@ -207,6 +207,19 @@ def test_lem46_smoothness_at_optimum(measure):
     assert abs(np.linalg.eigvalsh(H)[-1] - nce.landscape_constants(4.0).sigma_max) < QTOL
 
 
+@pytest.mark.claim("nce.lem46", tier="exact")
+def test_landscape_constants_run_clean_where_the_softplus_underflows():
+    """At R = 100 the grid reaches -R y < -745, where e^{-Ry} underflows and the masked branch takes log 0: no
+    warning may escape, and sigma_max e^{R^2/8} / R is at its asymptote sqrt(pi/2)/8 (the correction is O(R^-2):
+    4e-4 at R = 16, so under 1e-4 here)."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        lc = nce.landscape_constants(100.0)
+    assert abs(lc.sigma_max_scaled / 100.0 - math.sqrt(math.pi / 2) / 8) < 1e-4
+
+
 @pytest.mark.claim("nce.lem46", tier="exact", control=True)
 def test_lem46_control_bound_without_R_fails():
     # the bound is tight up to the constant 0.1567 sqrt(2 pi) = 0.39: dropping its factor R makes it false
