@@ -73,6 +73,10 @@ def test_finite_family_statistics_base_and_points():
     assert abs(fam.log_partition(np.array([0.5])) - math.log(1 + math.exp(0.5) + math.exp(1.5))) < 1e-14
     tau = fam.normalised(Fraction(1, 2))  # an exact parameter is read as a float64 one
     assert tau.dtype == np.float64 and np.array_equal(tau, fam.normalised(0.5))
+    exact = nce.ExpFamily(
+        [[Fraction(v), Fraction(-1)] for v in (0, 1, 3)], [Fraction(0)] * 3
+    )  # read as float64
+    assert exact.stats.dtype == np.float64 and np.array_equal(exact.log_density(tau), fam.log_density(tau))
 
 
 def _random_finite_family(rng, K, d):
