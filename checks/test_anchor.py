@@ -272,7 +272,10 @@ def test_hyp1_identical_bulk_atoms_zero_mse(rng):
     y = bulk_logZ(t, bulk)
     assert np.allclose(y, C @ w + np.log(n - 3), atol=1e-12)
     fit = fit_anchor(t, y, intercept=False)
-    assert fit.mse < 1e-24 and fit.r2 > 1 - 1e-12
+    assert fit.mse < 1e-24 and fit.r2 > 1 - 1e-12 and fit.intercept == 0.0
+    # a constant target has no variance to explain: R^2 = 1 by convention, and the fit reproduces the constant
+    const = fit_anchor(t, np.full(C.shape[0], 1.5))
+    assert const.r2 == 1.0 and np.abs(const.values(t) - 1.5).max() < 1e-12 and const.mse < 1e-24
     # the anchored head is sum_j a_j relu(z_j - <v, v0> - b_j), thresholds subtracted
     a, b = np.array([1.0, -2.0, 0.5]), np.array([0.3, -0.2, 0.1])
     by_hand = np.maximum(t.logits()[:, :3] - (C @ fit.v0)[:, None] - b, 0) @ a
@@ -767,6 +770,15 @@ def test_thm3_hypotheses_and_verdict_at_their_boundaries():
     t0 = LogLinearLM(t.contexts, t.atoms, w)
     q0 = thm3_quantities(t0, t0, head, head, recipe.bulk, recipe.ds_weights)
     assert q0.mu == 0 and q0.failed == ("Asm 2 (mu > 0)",) and not q0.hypotheses_hold
+    # an anchor offset by 0.01 (0.015) in the last coordinate: eps_b = 0.044 lies in (Gamma/8, Gamma/4] = (0.031,
+    # 0.061], so only 8 eps_b < Gamma fails; at 0.066 Asm 7 fails too; each reported by name
+    for shift, names in (
+        (0.01, ("8 eps_b < Gamma < 6",)),
+        (0.015, ("Asm 7 (eps_b <= Gamma/4)", "8 eps_b < Gamma < 6")),
+    ):
+        h = AnchoredHead(recipe.a, head.b, head.v0 + shift)
+        qs = thm3_quantities(t, t, h, h, recipe.bulk, recipe.ds_weights)
+        assert qs.failed == names and not qs.hypotheses_hold, qs.failed
     # eps_CLS = Pr_DS[f f* < 0] is accumulated in float64 whatever the dtype of the downstream weights: float32
     # weights (summing to 1 within 1e-9 in float64) on 5 contexts, 3 of them flipped by swapping the two words of
     # interest's logits (bulk: one zero atom, so log Z_bulk = 0 = the anchor)
