@@ -736,6 +736,13 @@ def test_anchor_objects_accept_their_boundary_and_reject_what_lies_outside():
         r"^need n_words >= 3, n_contexts >= 2 and 0 < gamma < 1",
     )
     rejects(lambda: anchor_recipe(n_contexts=50, a=(0.0, -1.0)), r"^a must be \(a1, a2\) with a1 > 0 > a2")
+    # the smallest recipe (2 contexts, 3 words); with a1 != -a2 the downstream contexts are exactly those where the
+    # teacher's margin |f*| = |h_1| (a1 if h_1 > 0 else -a2) reaches gamma, with equal weights
+    assert anchor_recipe(n_contexts=2, n_words=3).ds_weights.shape == (2,)
+    skew = anchor_recipe(n_contexts=200, n_words=20, gamma=0.5, a=(2.0, -0.5))
+    margin = np.abs(skew.teacher_head(skew.teacher))
+    assert np.array_equal(skew.ds_weights > 0, margin >= 0.5)
+    assert np.allclose(skew.ds_weights[margin >= 0.5], 1 / np.sum(margin >= 0.5), rtol=0, atol=1e-15)
     # Thm 3's quantities: downstream weights on the simplex, a bulk without the words of interest
     recipe = anchor_recipe(n_contexts=50, n_words=10)
     t, head = recipe.teacher, recipe.teacher_head
