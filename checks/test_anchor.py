@@ -715,6 +715,10 @@ def test_anchor_objects_accept_their_boundary_and_reject_what_lies_outside():
     rejects(lambda: thm3_bound(0.1, 1.0, 0.5, 1.0, 289), r"^constant must be one of \(288, 1152\), got 289")
     for args in ((-0.1, 1.0, 0.5, 1.0), (0.1, 1.0, 0.5, -1.0), (np.nan, 1.0, 0.5, 1.0)):
         rejects(lambda args=args: thm3_bound(*args), r"^need eps_kl >= 0 and mu, p_b, Gamma >= 0 \(finite\)$")
+    # log-linear models: finite non-empty contexts and atoms, each named in its message
+    for bad, name in (([[np.nan, 0.0]], "contexts"), ([], "contexts")):
+        rejects(lambda bad=bad: LogLinearLM(bad, np.eye(2)), rf"^{name} (contains NaN|must be a non-empty)")
+    rejects(lambda: LogLinearLM(np.eye(2), [[np.inf, 0.0], [0.0, 1.0]]), r"^atoms contains NaN or infinite")
     # heads: finite coefficient vectors of equal length (exact rationals accepted), anchors from v0 or values
     m = _random_lm(rng, N=6, n=5)
     assert np.array_equal(
