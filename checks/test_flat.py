@@ -600,15 +600,12 @@ def test_transformer_deepening_fixed_recipe(measure):
     measure("printed recipe max |df| (affine LN)", printed)
     measure("fixed recipe max |df|", fixed)
     assert fixed < FP_TOL
-    # without LN affine the printed recipe is fine
-    plain = random_transformer(7, 8, 2, 4, 16, 2, np.random.default_rng(1), affine_ln=False)
-    assert (
-        np.abs(
-            transformer_forward(deepen_transformer(plain, 2, "paper"), tokens)
-            - transformer_forward(plain, tokens)
-        ).max()
-        < FP_TOL
-    )
+    # without LN affine the printed recipe is fine, from two blocks and from one
+    for layers in (2, 1):
+        plain = random_transformer(7, 8, 2, 4, 16, layers, np.random.default_rng(1), affine_ln=False)
+        deep = deepen_transformer(plain, 2, "paper")
+        assert len(deep["blocks"]) == layers + 2
+        assert np.abs(transformer_forward(deep, tokens) - transformer_forward(plain, tokens)).max() < FP_TOL
 
 
 @pytest.mark.claim("flat.cons.tfm_deepen", tier="exact", control=True)
@@ -974,6 +971,37 @@ def test_hessian_refuses_a_parameter_vector_that_is_not_an_array():
         "theta must be a torch tensor or numpy array, got list",
         TypeError,
     )
+
+
+@pytest.mark.claim("flat.est.trH", tier="exact")
+def test_trace_tools_on_structured_params_zero_weights_and_rectangular_inputs():
+    """Tr of the Hessian of a^2 + 3 b^2 + a_0 b_0 over a dict or a list of tensors (a in R^2, b in R^3) is
+    2 * 2 + 3 * 6 = 22 exactly; a zero input weight drops that input from the population loss; on 3 inputs of
+    dimension 2 (not square) with all weight on the last, the sampled estimator of B.1 estimates the exact GGN
+    trace at that input (4 standard errors)."""
+    import torch
+
+    from theorylab.landscape import cross_entropy_loss, trace_estimator, trace_ggn, trace_hessian
+
+    a, b = torch.tensor([0.5, -1.0], dtype=torch.float64), torch.tensor([2.0, 0.0, 1.0], dtype=torch.float64)
+    as_dict = trace_hessian(
+        lambda p: (p["a"] ** 2).sum() + 3 * (p["b"] ** 2).sum() + p["a"][0] * p["b"][0], {"a": a, "b": b}
+    )
+    as_list = trace_hessian(lambda p: (p[0] ** 2).sum() + 3 * (p[1] ** 2).sum() + p[0][0] * p[1][0], [a, b])
+    assert as_dict.value == 22.0 and as_list.value == 22.0
+
+    def logits(theta, x):  # 3 classes from 2 features
+        return theta.reshape(3, 2) @ x
+
+    theta = torch.as_tensor(np.random.default_rng(5).normal(size=6))
+    X = torch.tensor([[1.0, 0.0], [0.0, 1.0], [1.0, -2.0]], dtype=torch.float64)
+    P = np.array([[0.2, 0.3, 0.5], [0.6, 0.2, 0.2], [0.1, 0.1, 0.8]])
+    dropped = cross_entropy_loss(logits, X, P, weights=[0.5, 0.5, 0.0])(theta)
+    kept = cross_entropy_loss(logits, X[:2], P[:2])(theta)
+    assert abs(float(dropped) - float(kept)) < FP_TOL
+    est = trace_estimator(logits, theta, X, [0.0, 0.0, 1.0], n_contexts=50, n_labels=40)
+    exact = trace_ggn(logits, theta, X[2:])
+    assert abs(est.value - exact) < 4 * est.stderr and est.stderr > 0
 
 
 # When the emission matrix is uniform every sentence has the same probability and every conditional is uniform:
