@@ -982,6 +982,7 @@ def test_trace_tools_on_structured_params_zero_weights_and_rectangular_inputs():
     import torch
 
     from theorylab.landscape import cross_entropy_loss, trace_estimator, trace_ggn, trace_hessian
+    from theorylab.landscape.hessian import module_loss, trace_hessian_loop
 
     a, b = torch.tensor([0.5, -1.0], dtype=torch.float64), torch.tensor([2.0, 0.0, 1.0], dtype=torch.float64)
     as_dict = trace_hessian(
@@ -989,6 +990,18 @@ def test_trace_tools_on_structured_params_zero_weights_and_rectangular_inputs():
     )
     as_list = trace_hessian(lambda p: (p[0] ** 2).sum() + 3 * (p[1] ** 2).sum() + p[0][0] * p[1][0], [a, b])
     assert as_dict.value == 22.0 and as_list.value == 22.0
+    flat = lambda th: (th[:2] ** 2).sum() + 3 * (th[2:] ** 2).sum() + th[0] * th[2]  # noqa: E731
+    assert trace_hessian_loop(flat, torch.cat([a, b])) == 22.0  # the double-backward reference
+    # a module's loss through functional_call: (w . x)^2 summed over two inputs has Hessian 2 sum_x x x^T
+    lin = torch.nn.Linear(2, 1, bias=False).double()
+    xs = torch.tensor([[1.0, 2.0], [0.5, -1.0]], dtype=torch.float64)
+    w0, module_fn = module_loss(lin, lambda f: (f(xs) ** 2).sum())
+    assert abs(trace_hessian(module_fn, w0).value - 2 * float((xs**2).sum())) < FP_TOL
+    # the softmax model's initialisation is N(0, scale^2) per parameter
+    from theorylab.landscape import TwoLayerSoftmax
+
+    init = TwoLayerSoftmax(3, 4, 3, "relu").init(np.random.default_rng(9), 0.5)
+    assert np.array_equal(init.numpy(), np.random.default_rng(9).normal(0.0, 0.5, 24))
 
     def logits(theta, x):  # 3 classes from 2 features
         return theta.reshape(3, 2) @ x
