@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 import warnings
+from fractions import Fraction
 
 import numpy as np
 import pytest
@@ -682,6 +683,14 @@ def test_ou_kernel_and_bayes_logit_in_closed_form():
     assert ou.stationary_var == 2.0
     assert abs(C.eq22_printed_bound(0.5, 2) - (0.25 / math.pi) * 2.0) < 1e-15
     assert abs(C.eq22_printed_bound(2.0, 3) - math.pi**-1.5 * math.sqrt(1.5)) < 1e-15
+    # one observation is a stationary draw; the pointwise excess loss (2.23) at s = 1/2, varrho = 2 is (1/12)^2,
+    # with varrho given exactly or as a float; the pair quadrature refuses d = 2 by its message
+    path = ou.sample_path(np.random.default_rng(7), 1, 1.0)
+    assert np.array_equal(path, np.random.default_rng(7).standard_normal((1, 2)) / math.sqrt(0.5))
+    for varrho in (2.0, Fraction(2)):
+        r = C.r_excess(0.5, varrho)
+        assert r.dtype == np.float64 and abs(r - 1 / 144) < 1e-16
+    rejects(lambda: C.PairQuadrature.for_task(pairs), r"^pair quadrature is implemented for d = 1$")
     draws = ou.sample_stationary(np.random.default_rng(7), 5)
     assert draws.shape == (5, 2)
     assert np.array_equal(draws, np.random.default_rng(7).standard_normal((5, 2)) / math.sqrt(0.5))
