@@ -691,6 +691,8 @@ def test_ou_kernel_and_bayes_logit_in_closed_form():
         r = C.r_excess(0.5, varrho)
         assert r.dtype == np.float64 and abs(r - 1 / 144) < 1e-16
     rejects(lambda: C.PairQuadrature.for_task(pairs), r"^pair quadrature is implemented for d = 1$")
+    for rho in (0.0, -1.0, math.inf):  # rho = 0 is Brownian motion: no stationary law
+        rejects(lambda rho=rho: OU(rho), r"^OU needs rho > 0 to be mixing")
     draws = ou.sample_stationary(np.random.default_rng(7), 5)
     assert draws.shape == (5, 2)
     assert np.array_equal(draws, np.random.default_rng(7).standard_normal((5, 2)) / math.sqrt(0.5))
