@@ -769,6 +769,10 @@ def test_the_definitions_accept_their_boundary_and_reject_what_lies_outside():
     from theorylab.generation.exact import check_backtrack
 
     assert check_backtrack(3, 0, 3) == (3, 0, 3)
+    # every string of length D over k tokens, in lexicographic order: k^D of them
+    from theorylab.generation.exact import all_strings
+
+    assert list(all_strings(2, 2)) == [(0, 0), (0, 1), (1, 0), (1, 1)] and len(list(all_strings(3, 4))) == 81
     rejects(lambda: check_backtrack(3, -1, 1), r"^backtrack quota Q must be >= 0, got -1$")
     rejects(lambda: check_backtrack(3, 1.0, 1), r"^backtrack quota Q must be an int, got float$", TypeError)
     rejects(lambda: check_backtrack(3, 1, 0), r"^backtrack stride B must be >= 1, got 0$")
