@@ -409,6 +409,16 @@ def test_definitions_reject_bad_input_and_handle_their_edges() -> None:
     rejects(lambda: ngram_context(True, 3, 4), r"i must be an int, got bool", TypeError)
     rejects(lambda: ngram_context(0, 2.5, 4), r"n must be an int, got float", TypeError)
     rejects(lambda: ngram_context(0, 3, 4.0), r"h must be an int, got float", TypeError)
+    # grammar builders and the masking of Def 24 name what they refuse
+    rejects(
+        lambda: layered_grammar(np.random.default_rng(0), level_sizes=(2, 3)),
+        r"^level_sizes must start with the single root, got \[2, 3\]$",
+    )
+    rejects(lambda: cfg3_style("cfg3z", np.random.default_rng(0)), r"^unknown cfg3 grammar 'cfg3z' \(known: ")
+    rejects(
+        lambda: mask_tokens(np.random.default_rng(0), np.array([0, 1]), 1.5, 3, 3),
+        r"^mask rate p must lie in \[0, 1\], got 1.5$",
+    )
     # a grammar of emissions only (no binary rule): one-token sentences
     only = compile_grammar(1, 2, np.array([1.0]), [(0, (("T", 0),), 0.25), (0, (("T", 1),), 0.75)])
     assert len(only.rules) == 0 and abs(np.exp(only.log_prob(np.array([1]))) - 0.75) < 1e-15
