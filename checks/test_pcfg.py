@@ -411,6 +411,11 @@ def test_definitions_reject_bad_input_and_handle_their_edges() -> None:
     rejects(lambda: ngram_context(0, 3, 4.0), r"h must be an int, got float", TypeError)
     # grammar builders and the masking of Def 24 name what they refuse
     rejects(
+        lambda: tiny_grammar(0).sample(np.random.default_rng(0), 2, max_steps=0),
+        r"^sampling did not finish within max_steps = 0 rewriting steps$",
+        RuntimeError,
+    )
+    rejects(
         lambda: layered_grammar(np.random.default_rng(0), level_sizes=(2, 3)),
         r"^level_sizes must start with the single root, got \[2, 3\]$",
     )
