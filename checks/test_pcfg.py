@@ -410,6 +410,11 @@ def test_definitions_reject_bad_input_and_handle_their_edges() -> None:
     rejects(lambda: ngram_context(0, 2.5, 4), r"n must be an int, got float", TypeError)
     rejects(lambda: ngram_context(0, 3, 4.0), r"h must be an int, got float", TypeError)
     # grammar builders and the masking of Def 24 name what they refuse
+    tg = tiny_grammar(0)
+    for bad in (np.ones((2, tg.n_vocab + 1)), np.ones((0, tg.n_vocab))):
+        rejects(
+            lambda bad=bad: tg.inside(bad), rf"^evidence must be an \(n, {tg.n_vocab}\) array with n >= 1"
+        )
     rejects(
         lambda: tiny_grammar(0).sample(np.random.default_rng(0), 2, max_steps=0),
         r"^sampling did not finish within max_steps = 0 rewriting steps$",
