@@ -429,6 +429,15 @@ def test_definitions_reject_bad_input_and_handle_their_edges() -> None:
         lambda: mask_tokens(np.random.default_rng(0), np.array([0, 1]), 1.5, 3, 3),
         r"^mask rate p must lie in \[0, 1\], got 1.5$",
     )
+    rejects(
+        lambda: compile_grammar(
+            1,
+            2,
+            np.array([1.0]),
+            [(0, (("N", 0), ("N", 0)), 0.0), (0, (("T", 0),), 0.5), (0, (("T", 1),), 0.5)],
+        ),
+        r"^rule probabilities must be positive \(drop zero rules\), rule 0$",
+    )
     # a grammar of emissions only (no binary rule): one-token sentences
     only = compile_grammar(1, 2, np.array([1.0]), [(0, (("T", 0),), 0.25), (0, (("T", 1),), 0.75)])
     assert len(only.rules) == 0 and abs(np.exp(only.log_prob(np.array([1]))) - 0.75) < 1e-15
