@@ -272,7 +272,10 @@ def test_hyp1_identical_bulk_atoms_zero_mse(rng):
     y = bulk_logZ(t, bulk)
     assert np.allclose(y, C @ w + np.log(n - 3), atol=1e-12)
     fit = fit_anchor(t, y, intercept=False)
-    assert fit.mse < 1e-24 and fit.r2 > 1 - 1e-12
+    assert fit.mse < 1e-24 and fit.r2 > 1 - 1e-12 and fit.intercept == 0.0
+    # a constant target has no variance to explain: R^2 = 1 by convention, and the fit reproduces the constant
+    const = fit_anchor(t, np.full(C.shape[0], 1.5))
+    assert const.r2 == 1.0 and np.abs(const.values(t) - 1.5).max() < 1e-12 and const.mse < 1e-24
     # the anchored head is sum_j a_j relu(z_j - <v, v0> - b_j), thresholds subtracted
     a, b = np.array([1.0, -2.0, 0.5]), np.array([0.3, -0.2, 0.1])
     by_hand = np.maximum(t.logits()[:, :3] - (C @ fit.v0)[:, None] - b, 0) @ a
@@ -712,6 +715,10 @@ def test_anchor_objects_accept_their_boundary_and_reject_what_lies_outside():
     rejects(lambda: thm3_bound(0.1, 1.0, 0.5, 1.0, 289), r"^constant must be one of \(288, 1152\), got 289")
     for args in ((-0.1, 1.0, 0.5, 1.0), (0.1, 1.0, 0.5, -1.0), (np.nan, 1.0, 0.5, 1.0)):
         rejects(lambda args=args: thm3_bound(*args), r"^need eps_kl >= 0 and mu, p_b, Gamma >= 0 \(finite\)$")
+    # log-linear models: finite non-empty contexts and atoms, each named in its message
+    for bad, name in (([[np.nan, 0.0]], "contexts"), ([], "contexts")):
+        rejects(lambda bad=bad: LogLinearLM(bad, np.eye(2)), rf"^{name} (contains NaN|must be a non-empty)")
+    rejects(lambda: LogLinearLM(np.eye(2), [[np.inf, 0.0], [0.0, 1.0]]), r"^atoms contains NaN or infinite")
     # heads: finite coefficient vectors of equal length (exact rationals accepted), anchors from v0 or values
     m = _random_lm(rng, N=6, n=5)
     assert np.array_equal(
@@ -733,6 +740,13 @@ def test_anchor_objects_accept_their_boundary_and_reject_what_lies_outside():
         r"^need n_words >= 3, n_contexts >= 2 and 0 < gamma < 1",
     )
     rejects(lambda: anchor_recipe(n_contexts=50, a=(0.0, -1.0)), r"^a must be \(a1, a2\) with a1 > 0 > a2")
+    # the smallest recipe (2 contexts, 3 words); with a1 != -a2 the downstream contexts are exactly those where the
+    # teacher's margin |f*| = |h_1| (a1 if h_1 > 0 else -a2) reaches gamma, with equal weights
+    assert anchor_recipe(n_contexts=2, n_words=3).ds_weights.shape == (2,)
+    skew = anchor_recipe(n_contexts=200, n_words=20, gamma=0.5, a=(2.0, -0.5))
+    margin = np.abs(skew.teacher_head(skew.teacher))
+    assert np.array_equal(skew.ds_weights > 0, margin >= 0.5)
+    assert np.allclose(skew.ds_weights[margin >= 0.5], 1 / np.sum(margin >= 0.5), rtol=0, atol=1e-15)
     # Thm 3's quantities: downstream weights on the simplex, a bulk without the words of interest
     recipe = anchor_recipe(n_contexts=50, n_words=10)
     t, head = recipe.teacher, recipe.teacher_head
@@ -767,6 +781,15 @@ def test_thm3_hypotheses_and_verdict_at_their_boundaries():
     t0 = LogLinearLM(t.contexts, t.atoms, w)
     q0 = thm3_quantities(t0, t0, head, head, recipe.bulk, recipe.ds_weights)
     assert q0.mu == 0 and q0.failed == ("Asm 2 (mu > 0)",) and not q0.hypotheses_hold
+    # an anchor offset by 0.01 (0.015) in the last coordinate: eps_b = 0.044 lies in (Gamma/8, Gamma/4] = (0.031,
+    # 0.061], so only 8 eps_b < Gamma fails; at 0.066 Asm 7 fails too; each reported by name
+    for shift, names in (
+        (0.01, ("8 eps_b < Gamma < 6",)),
+        (0.015, ("Asm 7 (eps_b <= Gamma/4)", "8 eps_b < Gamma < 6")),
+    ):
+        h = AnchoredHead(recipe.a, head.b, head.v0 + shift)
+        qs = thm3_quantities(t, t, h, h, recipe.bulk, recipe.ds_weights)
+        assert qs.failed == names and not qs.hypotheses_hold, qs.failed
     # eps_CLS = Pr_DS[f f* < 0] is accumulated in float64 whatever the dtype of the downstream weights: float32
     # weights (summing to 1 within 1e-9 in float64) on 5 contexts, 3 of them flipped by swapping the two words of
     # interest's logits (bulk: one zero atom, so log Z_bulk = 0 = the anchor)

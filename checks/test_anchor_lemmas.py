@@ -94,6 +94,9 @@ def test_lemma4_control_other_side() -> None:
 def test_lemma4_property(seed: int) -> None:
     q = random_instance(np.random.default_rng(seed))
     trivial(bool(q["eps_p"] < 1e-9))  # equal bulk probabilities: both sides 0
+    assert (
+        abs(q["eps_p"] - abs(math.log(q["A_star"]) - math.log(q["A"]))) <= 1e-12
+    )  # eps_p as Lemma 4 defines it
     assert abs(q["A_star"] - q["A"]) >= lemma4_bound(q["A_star"], q["A"], q["A_star"]) * (1 - 1e-12)
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 import warnings
+from fractions import Fraction
 
 import numpy as np
 import pytest
@@ -657,3 +658,41 @@ def test_trained_ou_control_shuffled_labels_and_wrong_q(rng):
     lp = lambda Z, Z1: C.quadratic_features(Z, Z1) @ w + wrong_q.logpdf(Z1[..., None])  # noqa: E731
     good = _fit_and_score(task, rng, 50000, quad)[1]
     assert C.kernel_l1_error(task, lp, quad) > 10 * good
+
+
+@pytest.mark.claim("contrastive.lemma1", tier="exact")
+def test_ou_kernel_and_bayes_logit_in_closed_form():
+    """d = 2, rho = 1/2, eta = 1 (a = e^{-1/2}, s^2 = 2(1 - e^{-1})), q = N(0, 3 I): the transition log-density,
+    the Bayes logit log p - log q (Lemma 1) and Eq 2.12 in log space against the Gaussian formulas written out;
+    the stationary variance 1/rho, the printed (2.2) constant (rho/2pi)^{d/2} sqrt(d/rho) and a replayed draw of
+    the stationary law. Round-off: a dozen flops on O(1) numbers -> 1e-13."""
+    ou, q = OU(0.5, 2), C.GaussianNoise(3.0, 2)
+    pairs = C.ContrastivePairs(ou, 1.0, q)
+    z, z1 = np.array([[0.4, -1.2], [2.0, 0.5]]), np.array([[1.0, 0.3], [-0.7, 2.2]])
+    a, s2 = math.exp(-0.5), 2 * (1 - math.exp(-1))
+    log_p = np.array(
+        [
+            -((u1 - a * u) @ (u1 - a * u)) / (2 * s2) - math.log(2 * math.pi * s2)
+            for u, u1 in zip(z, z1, strict=True)
+        ]
+    )
+    log_q = np.array([-(u1 @ u1) / 6 - math.log(6 * math.pi) for u1 in z1])
+    assert np.abs(ou.kernel_logpdf(z, z1, 1.0) - log_p).max() < 1e-13
+    assert np.abs(pairs.bayes_logit(z, z1) - (log_p - log_q)).max() < 1e-13
+    assert np.abs(C.log_kernel_from_logit(log_p - log_q, log_q) - log_p).max() < 1e-13
+    assert ou.stationary_var == 2.0
+    assert abs(C.eq22_printed_bound(0.5, 2) - (0.25 / math.pi) * 2.0) < 1e-15
+    assert abs(C.eq22_printed_bound(2.0, 3) - math.pi**-1.5 * math.sqrt(1.5)) < 1e-15
+    # one observation is a stationary draw; the pointwise excess loss (2.23) at s = 1/2, varrho = 2 is (1/12)^2,
+    # with varrho given exactly or as a float; the pair quadrature refuses d = 2 by its message
+    path = ou.sample_path(np.random.default_rng(7), 1, 1.0)
+    assert np.array_equal(path, np.random.default_rng(7).standard_normal((1, 2)) / math.sqrt(0.5))
+    for varrho in (2.0, Fraction(2)):
+        r = C.r_excess(0.5, varrho)
+        assert r.dtype == np.float64 and abs(r - 1 / 144) < 1e-16
+    rejects(lambda: C.PairQuadrature.for_task(pairs), r"^pair quadrature is implemented for d = 1$")
+    for rho in (0.0, -1.0, math.inf):  # rho = 0 is Brownian motion: no stationary law
+        rejects(lambda rho=rho: OU(rho), r"^OU needs rho > 0 to be mixing")
+    draws = ou.sample_stationary(np.random.default_rng(7), 5)
+    assert draws.shape == (5, 2)
+    assert np.array_equal(draws, np.random.default_rng(7).standard_normal((5, 2)) / math.sqrt(0.5))

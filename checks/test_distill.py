@@ -754,6 +754,8 @@ def test_schedules_targets_tasks_and_transitions_on_known_instances() -> None:
     rejects(lambda: ds.locate_transition(steps, acc * 0.9), r"the teacher never reaches accuracy 0.95")
     res = ds.DistillRun(np.array([0, 10, 20]), np.array([[0.5, 0.7, 0.9], [0.5, 0.6, 0.65]]))
     assert res.steps_to(0.7).tolist() == [10.0, np.inf]
+    two = ds.DistillRun(np.array([0, 10, 20]), np.array([[0.8, 0.9, 0.9], [0.5, 0.6, 0.75]]))
+    assert two.steps_to(0.7).tolist() == [0.0, 20.0]  # each run's own first hit
     # harness batches: tokens z = (1 - x)/2, the class of chi_S at the last position only
     task = SparseParity(5, 2, (0, 3))
     b = task.sample_batch(np.random.default_rng(0), 64, 5)

@@ -59,7 +59,8 @@ def test_claim8_per_sample_range_and_batch(measure) -> None:
     B = claim8_batch(M, D, _tau(), DELTA)
     assert B == math.ceil(2 * math.log(2 * M * D / DELTA) / (M * M * _tau() ** 2))
     measure("claim8_batch_d11_k2_m20", B)
-    rejects(lambda: claim8_batch(M, D, 0.0, DELTA), r"need m, d >= 1, tau > 0 and 0 < delta < 1")
+    for args in ((M, D, 0.0, DELTA), (0, D, _tau(), DELTA), (M, 0, _tau(), DELTA)):
+        rejects(lambda args=args: claim8_batch(*args), r"need m, d >= 1, tau > 0 and 0 < delta < 1")
 
 
 @pytest.mark.claim("distill.claim8", tier="exact", control=True)

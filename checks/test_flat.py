@@ -600,15 +600,12 @@ def test_transformer_deepening_fixed_recipe(measure):
     measure("printed recipe max |df| (affine LN)", printed)
     measure("fixed recipe max |df|", fixed)
     assert fixed < FP_TOL
-    # without LN affine the printed recipe is fine
-    plain = random_transformer(7, 8, 2, 4, 16, 2, np.random.default_rng(1), affine_ln=False)
-    assert (
-        np.abs(
-            transformer_forward(deepen_transformer(plain, 2, "paper"), tokens)
-            - transformer_forward(plain, tokens)
-        ).max()
-        < FP_TOL
-    )
+    # without LN affine the printed recipe is fine, from two blocks and from one
+    for layers in (2, 1):
+        plain = random_transformer(7, 8, 2, 4, 16, layers, np.random.default_rng(1), affine_ln=False)
+        deep = deepen_transformer(plain, 2, "paper")
+        assert len(deep["blocks"]) == layers + 2
+        assert np.abs(transformer_forward(deep, tokens) - transformer_forward(plain, tokens)).max() < FP_TOL
 
 
 @pytest.mark.claim("flat.cons.tfm_deepen", tier="exact", control=True)
@@ -943,6 +940,83 @@ def test_mlm_quantities_are_defined_on_sentences_of_the_hmm(rng):
     rejects(lambda: excess_kl(lambda Xb, t: good(Xb, t)[:, :2], hmm, X), r"model_fn returned shape \(4, 2\)")
 
 
+@pytest.mark.claim("flat.data.hmm", tier="exact")
+def test_mlm_conditionals_use_a_given_initial_law_with_a_zero_entry(rng):
+    """pi = (1, 0) fixes h_1 = 0, so Pr(x_1 | x_{-1}) is the emission column O[:, 0] whatever the rest; a law
+    that is not normalised (no negative entry) or has a negative entry is refused."""
+    hmm = _random_hmm(rng, 3, 2)
+    X = rng.integers(0, 3, (4, 3))
+    p = mlm_conditionals(hmm, X, 0, initial=[1.0, 0.0])
+    assert np.abs(p - hmm.O[:, 0]).max() < FP_TOL
+    assert np.abs(mlm_conditionals(hmm, X, 0) - hmm.O[:, 0]).max() > 1e-3  # the uniform start differs
+    assert (
+        np.abs(
+            mlm_conditionals_bruteforce(hmm, X, 2, [1.0, 0.0]) - mlm_conditionals(hmm, X, 2, [1.0, 0.0])
+        ).max()
+        < FP_TOL
+    )
+    for bad in ([0.5, 0.6], [1.5, -0.5]):
+        rejects(
+            lambda bad=bad: mlm_conditionals(hmm, X, 0, bad),
+            "initial must be a probability vector of length 2",
+        )
+
+
+@pytest.mark.claim("flat.est.trH", tier="exact")
+def test_hessian_refuses_a_parameter_vector_that_is_not_an_array():
+    from theorylab.landscape import hessian_matrix
+
+    rejects(
+        lambda: hessian_matrix(lambda th: (th**2).sum(), [1.0, 2.0]),
+        "theta must be a torch tensor or numpy array, got list",
+        TypeError,
+    )
+
+
+@pytest.mark.claim("flat.est.trH", tier="exact")
+def test_trace_tools_on_structured_params_zero_weights_and_rectangular_inputs():
+    """Tr of the Hessian of a^2 + 3 b^2 + a_0 b_0 over a dict or a list of tensors (a in R^2, b in R^3) is
+    2 * 2 + 3 * 6 = 22 exactly; a zero input weight drops that input from the population loss; on 3 inputs of
+    dimension 2 (not square) with all weight on the last, the sampled estimator of B.1 estimates the exact GGN
+    trace at that input (4 standard errors)."""
+    import torch
+
+    from theorylab.landscape import cross_entropy_loss, trace_estimator, trace_ggn, trace_hessian
+    from theorylab.landscape.hessian import module_loss, trace_hessian_loop
+
+    a, b = torch.tensor([0.5, -1.0], dtype=torch.float64), torch.tensor([2.0, 0.0, 1.0], dtype=torch.float64)
+    as_dict = trace_hessian(
+        lambda p: (p["a"] ** 2).sum() + 3 * (p["b"] ** 2).sum() + p["a"][0] * p["b"][0], {"a": a, "b": b}
+    )
+    as_list = trace_hessian(lambda p: (p[0] ** 2).sum() + 3 * (p[1] ** 2).sum() + p[0][0] * p[1][0], [a, b])
+    assert as_dict.value == 22.0 and as_list.value == 22.0
+    flat = lambda th: (th[:2] ** 2).sum() + 3 * (th[2:] ** 2).sum() + th[0] * th[2]  # noqa: E731
+    assert trace_hessian_loop(flat, torch.cat([a, b])) == 22.0  # the double-backward reference
+    # a module's loss through functional_call: (w . x)^2 summed over two inputs has Hessian 2 sum_x x x^T
+    lin = torch.nn.Linear(2, 1, bias=False).double()
+    xs = torch.tensor([[1.0, 2.0], [0.5, -1.0]], dtype=torch.float64)
+    w0, module_fn = module_loss(lin, lambda f: (f(xs) ** 2).sum())
+    assert abs(trace_hessian(module_fn, w0).value - 2 * float((xs**2).sum())) < FP_TOL
+    # the softmax model's initialisation is N(0, scale^2) per parameter
+    from theorylab.landscape import TwoLayerSoftmax
+
+    init = TwoLayerSoftmax(3, 4, 3, "relu").init(np.random.default_rng(9), 0.5)
+    assert np.array_equal(init.numpy(), np.random.default_rng(9).normal(0.0, 0.5, 24))
+
+    def logits(theta, x):  # 3 classes from 2 features
+        return theta.reshape(3, 2) @ x
+
+    theta = torch.as_tensor(np.random.default_rng(5).normal(size=6))
+    X = torch.tensor([[1.0, 0.0], [0.0, 1.0], [1.0, -2.0]], dtype=torch.float64)
+    P = np.array([[0.2, 0.3, 0.5], [0.6, 0.2, 0.2], [0.1, 0.1, 0.8]])
+    dropped = cross_entropy_loss(logits, X, P, weights=[0.5, 0.5, 0.0])(theta)
+    kept = cross_entropy_loss(logits, X[:2], P[:2])(theta)
+    assert abs(float(dropped) - float(kept)) < FP_TOL
+    est = trace_estimator(logits, theta, X, [0.0, 0.0, 1.0], n_contexts=50, n_labels=40)
+    exact = trace_ggn(logits, theta, X[2:])
+    assert abs(est.value - exact) < 4 * est.stderr and est.stderr > 0
+
+
 # When the emission matrix is uniform every sentence has the same probability and every conditional is uniform:
 # the MLM entropy is log d, exactly and on any sample of sentences.
 @pytest.mark.claim("flat.def.mlm", tier="exact")
@@ -1152,6 +1226,53 @@ def test_rescaling_sgd_gradient_and_imbalance(rng):
     c = np.array([0.5, 1.0, 3.0])
     assert imbalance(W1, W2) < FP_TOL
     assert abs(imbalance(W1 * c[:, None], W2 / c[None, :]) - np.abs(np.log(c**2)).sum()) < FP_TOL
+
+
+@pytest.mark.claim("flat.thm3.3", tier="exact")
+def test_fresh_sample_sgd_steps_are_autograd_steps_on_the_drawn_samples():
+    """Two SGD steps with 5 fresh (context, label) samples each: a twin generator replays the draws (context
+    uniform, label by inverse CDF of the target row), and each step is W - eta * (autograd gradient of the mean
+    cross-entropy of the drawn one-hot labels). Round-off: a few dozen flops on O(1) weights -> 1e-12."""
+    import torch
+
+    from theorylab.landscape import TwoLayerSoftmax, cross_entropy_loss
+    from theorylab.landscape.rescaling_sgd import sgd_fresh_samples
+
+    seed, eta, batch = 20261127, 0.3, 5
+    rng = np.random.default_rng(seed)
+    print(f"seed {seed}")
+    model = TwoLayerSoftmax(3, 4, 3, "relu")
+    theta = model.init(rng)
+    P = rng.dirichlet(np.ones(3), size=3)  # soft targets: the label draw matters
+    W1, W2 = (a.numpy() for a in model.split(theta))
+    A, B = sgd_fresh_samples(W1, W2, P, eta, 2, batch, np.random.default_rng(seed))
+    twin, point = np.random.default_rng(seed), theta.clone()
+    labels = []
+    for _ in range(2):
+        x = twin.integers(0, 3, batch)
+        u = twin.random(batch)
+        y = np.array(
+            [int(np.searchsorted(np.cumsum(P[i]), ui, side="left")) for i, ui in zip(x, u, strict=True)]
+        )
+        labels.append(y)
+        loss = cross_entropy_loss(model.logits, model.inputs()[x], np.eye(3)[y])
+        th = point.clone().requires_grad_(True)
+        (g,) = torch.autograd.grad(loss(th), th)
+        point = point - eta * g
+    assert len({int(v) for y in labels for v in y}) >= 2  # the instance draws more than one label
+    assert np.abs(model.join(A, B).numpy() - point.numpy()).max() < FP_TOL
+    assert np.array_equal(W1, model.split(theta)[0].numpy())  # the inputs are not modified in place
+
+
+@pytest.mark.claim("flat.thm3.3", tier="exact")
+def test_sgd_chains_record_every_r_th_state_and_the_last():
+    """With g(theta) = theta the chain is theta_k = (1 - eta)^k theta_0; eta = 1/2 keeps every state exact.
+    ``record_every = 2`` over 5 steps records the states before steps 0, 2, 4 and the final state 5."""
+    theta0 = np.array([1.0, -3.0])
+    final, snaps = sgd_chains(lambda th, rng: th, theta0, 0.5, 5, 2, np.random.default_rng(0), record_every=2)
+    expected = np.array([[0.5**k * theta0] * 2 for k in (0, 2, 4, 5)])
+    assert snaps.shape == (4, 2, 2) and np.array_equal(snaps, expected)
+    assert np.array_equal(final, expected[-1])
 
 
 # ------------------------------------------------------------------------------------- trained tier

@@ -715,14 +715,15 @@ def _random_map_task(f: np.ndarray):
     return FunctionTask("random_map_3^4", 3, 3, "ce", sampler)
 
 
-def _fit_map(f: np.ndarray, steps: int, device: str) -> np.ndarray:
-    """A 2-layer, d=64 bidirectional Transformer trained on the whole table; returns its argmax map on all 81 states."""
+def _fit_map(f: np.ndarray, steps: int, device: str, causal: bool = False) -> np.ndarray:
+    """A 2-layer, d=64 Transformer (bidirectional unless ``causal``) trained on the whole table; returns its argmax
+    map on all 81 states."""
     import torch
 
     from theorylab.nn import Budget, TransformerConfig, train
 
     cfg = TransformerConfig(
-        vocab_size=3, n_outputs=3, d_model=64, n_layers=2, n_heads=4, max_len=4, causal=False
+        vocab_size=3, n_outputs=3, d_model=64, n_layers=2, n_heads=4, max_len=4, causal=causal
     )
     budget = Budget(steps=steps, batch_size=81, seq_len=4, lr=3e-3, schedule="warmup_cosine", warmup=20)
     model = train(_random_map_task(f), cfg, budget, seeds=(0,), device=device, progress=False).models[0]
@@ -757,10 +758,27 @@ def test_transformer_fits_a_random_deterministic_chain(scale, device, measure):
     assert iterates_match(g, f)
 
 
+def causal_ceiling(f: np.ndarray) -> float:
+    """The best argmax accuracy over the 324 outputs of any map whose output i reads only x_0..x_i (a causal
+    decoder): for each position and prefix, the most frequent value of f_i among the states with that prefix."""
+    hits = 0
+    for i in range(STATES3.shape[1]):
+        prefix = STATES3[:, : i + 1] @ 3 ** np.arange(i + 1)
+        for p in np.unique(prefix):
+            hits += np.bincount(f[prefix == p, i], minlength=3).max()
+    return hits / f.size
+
+
 @pytest.mark.claim("gibbs.tf_prop4.1.2", tier="trained", control=True)
-def test_transformer_map_control_ten_percent_budget(scale, device):
+def test_transformer_map_control_causal_attention(scale, device, measure):
+    """The same Transformer, map, budget and verdict, with causal attention: output i then sees x_0..x_i only, so
+    no training can fit a map whose outputs depend on later spins (the parallel decoder needs every position)."""
     f = STATES3[np.random.default_rng(412).integers(81, size=81)]
-    g = _fit_map(f, MAP_STEPS[scale] // 10, device)
+    ceiling = causal_ceiling(f)
+    g = _fit_map(f, MAP_STEPS[scale], device, causal=True)
+    acc = float((g == f).mean())
+    measure("causal control: argmax accuracy, ceiling of any causal map", [acc, ceiling])
+    assert ceiling < 1 and acc <= ceiling + 1e-12  # the mask holds: no causal map can do better
     assert not iterates_match(g, f)
 
 
@@ -797,6 +815,7 @@ def test_gibbs_objects_accept_their_boundary_and_reject_what_lies_outside():
             lambda C=C: clique_model(4, C, 0.1, 1.0),
             rf"^the clique must be >= 2 distinct vertices in 0\.\.3, got {re.escape(str(sorted(C)))}$",
         )
+    rejects(lambda: CliqueCountChain(4, np.inf, 1.0), r"^h and J must be finite$")
     # count chains: the default convention is Eq 4.6's ordered one (every edge weighs 2J)
     cc = CliqueCountChain(3, 0.1, 1.0)
     assert cc.convention == "ordered" and cc.gamma == 2
@@ -949,3 +968,64 @@ def test_adaptive_block_dynamics_by_its_definition():
         rtol=0,
         atol=1e-15,
     )
+
+
+@pytest.mark.claim("gibbs.derived.indep_stationary", tier="exact")
+def test_two_state_chain_spectrum_poincare_constant_and_laws_in_closed_form():
+    """P = [[1/4, 3/4], [1/2, 1/2]]: pi = (2/5, 3/5), eigenvalues 1 and 1 - 3/4 - 1/2 = -1/4, so the spectral gap
+    is 5/4 (its Poincare constant 4/5, attained by f = 1_{x=0}: Var 6/25 over the Dirichlet form 3/10) and the
+    absolute gap 3/4; from state 0 the law after two steps is (7/16, 9/16), from (1/2, 1/2) after one (3/8, 5/8).
+    Dyadic and fifth entries: float64 round-off ~ 1e-16, tolerance 1e-14."""
+    chain = FiniteChain(np.array([[0.25, 0.75], [0.5, 0.5]]))
+    assert np.abs(chain.stationary() - [0.4, 0.6]).max() < 1e-14
+    assert abs(chain.spectral_gap() - 1.25) < 1e-14 and abs(chain.absolute_spectral_gap() - 0.75) < 1e-14
+    assert abs(chain.poincare_constant() - 0.8) < 1e-14
+    f = np.array([1.0, 0.0])
+    assert abs(chain.dirichlet_form(f) - 0.3) < 1e-14 and abs(chain.variance(f) - 0.24) < 1e-14
+    assert np.abs(chain.distribution_after(0, 2) - [7 / 16, 9 / 16]).max() < 1e-14
+    assert np.abs(chain.distribution_after([0.5, 0.5], 1) - [3 / 8, 5 / 8]).max() < 1e-14
+    assert np.array_equal(chain.distribution_after(1, 0), [0.0, 1.0])
+    one = FiniteChain(np.array([[1.0]]))  # one state: gap 1 by convention (no second eigenvalue)
+    assert one.spectral_gap() == 1.0 and one.poincare_constant() == 1.0
+
+
+@pytest.mark.claim("gibbs.derived.indep_stationary", tier="exact")
+def test_stationary_law_of_a_drifting_birth_death_chain_is_a_probability_vector():
+    """Up 0.99, down 0.01 (held otherwise) on 15 states: pi_k is proportional to 99^k, so the first states carry
+    mass ~ 99^-14 ~ 1e-28, below the solver's round-off (which can come out negative): the law must still be a
+    probability vector, with the top states at their closed form (1e-12)."""
+    n, up = 15, 0.99
+    P = np.diag(np.full(n - 1, up), 1) + np.diag(np.full(n - 1, 1 - up), -1)
+    P += np.diag(1 - P.sum(axis=1))
+    pi = FiniteChain(P).stationary()
+    total = sum(Fraction(99) ** k for k in range(n))
+    exact = np.array([float(Fraction(99) ** k / total) for k in range(n - 5, n)])
+    assert pi.min() >= 0 and abs(pi.sum() - 1) < 1e-15
+    assert np.abs(pi[-5:] - exact).max() < 1e-12
+
+
+@pytest.mark.claim("gibbs.lee", tier="exact")
+def test_spin_states_accept_the_enumeration_limit_itself(monkeypatch):
+    """The limit N <= MAX_EXACT_N is inclusive (checked with the limit lowered to 3, so the check stays cheap):
+    N = 3 enumerates the 8 states in product order, N = 4 is refused by its message."""
+    import theorylab.ising.model as ising_model
+
+    monkeypatch.setattr(ising_model, "MAX_EXACT_N", 3)
+    states = ising_model.spin_states(3)
+    assert states.dtype == np.int8 and states.tolist() == [list(s) for s in product((-1, 1), repeat=3)]
+    rejects(lambda: ising_model.spin_states(4), r"^exact enumeration needs 1 <= N <= 3, got N = 4$")
+
+
+@pytest.mark.claim("gibbs.lee", tier="exact")
+def test_group_stats_of_a_family_whose_statistics_are_not_signs():
+    """N = 2, theta = 0 (uniform), T = (0, 1), (1, 2), (2, 0), (3, 1) on (00, 01, 10, 11): given x_1 = 0 the rows
+    (0, 1), (2, 0) have mean (1, 1/2) and covariance [[1, -1/2], [-1/2, 1/4]]; given x_1 = 1 the rows (1, 2), (3, 1)
+    have mean (2, 3/2) and the same covariance. (With +-1 statistics T_i T_j = T_i / T_j, so the Ising families
+    cannot tell a product from a quotient.) Float64 round-off on quarters: 1e-14."""
+    states = np.array(list(product((0, 1), repeat=2)))
+    fam = FiniteExpFamily(states, [[0, 1], [1, 2], [2, 0], [3, 1]])
+    st_ = fam.group_stats(np.zeros(2), (0,))
+    cov = np.array([[1.0, -0.5], [-0.5, 0.25]])
+    assert st_.index.tolist() == [0, 1, 0, 1] and np.abs(st_.weight - 0.5).max() < 1e-14
+    assert np.abs(st_.mean - [[1.0, 0.5], [2.0, 1.5]]).max() < 1e-14
+    assert np.abs(st_.cov - np.stack([cov, cov])).max() < 1e-14

@@ -200,6 +200,10 @@ def test_score_covariance_is_the_covariance_of_enumerated_scores():
     assert np.allclose(
         parts.mean_score_cov, (per_x * data[:, None]).T @ per_x - np.outer(m_x, m_x), atol=1e-12
     )
+    # an exact data law (Fractions, here eighths) is read as float64: the same parts as its float copy
+    eighths = [F(1, 8)] * 8
+    exact, floats = pl_parts((fam, theta), 1, eighths), pl_parts((fam, theta), 1, np.full(8, 0.125))
+    assert exact.loss == floats.loss and np.array_equal(exact.grad, floats.grad)
 
 
 @pytest.mark.claim("mple.lem4.1.2", tier="exact", control=True)

@@ -100,6 +100,17 @@ def test_prop_4_3_2_conditional_kl_in_0_ln_inv_beta(measure) -> None:
     rejects(lambda: conditional_kl(np.full(4, 0.3), LAWS[0], 2, (0,)), r"^r must be a probability vector")
 
 
+@pytest.mark.claim("mple.thm4.1.4", tier="exact")
+def test_conditional_kl_in_closed_form_from_exact_rationals() -> None:
+    # N = 2, K = {0}: r uniform, q = (1, 3, 3, 1)/8 in product order; given x_1 the conditional of x_0 is (1/2, 1/2)
+    # under r and (1/4, 3/4) or (3/4, 1/4) under q, so every state's KL is (1/2) ln(4/3); laws given as Fractions
+    # are read as floats (one float64 rounding: 1e-15)
+    r, q = [F(1, 4)] * 4, [F(1, 8), F(3, 8), F(3, 8), F(1, 8)]
+    for laws in ((r, q), ([float(v) for v in r], [float(v) for v in q])):
+        c = conditional_kl(*laws, 2, (0,))
+        assert c.dtype == np.float64 and np.abs(c - 0.5 * math.log(4 / 3)).max() < 1e-15
+
+
 @pytest.mark.claim("mple.thm4.1.4", tier="exact", control=True)
 def test_prop_4_3_2_control_margin_of_the_truth_only() -> None:
     # Assumption 4.1.3 is over the whole class: the margin of the data law alone (here uniform) does not bound the KLs

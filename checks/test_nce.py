@@ -61,6 +61,24 @@ def test_gaussian_mean_family_is_the_trapezoid_rule():
         assert abs(sym.log_partition(th) - sym.log_partition(-th)) < 1e-14
 
 
+@pytest.mark.claim("nce.lem44", tier="exact")
+def test_finite_family_statistics_base_and_points():
+    """K = 3 points with features 0, 1, 3 (integers): extended statistics (f, -1), counting base measure (log 1 =
+    0), points labelled 0..K-1; so log Z(theta) = log(1 + e^theta + e^{3 theta})."""
+    fam = nce.finite_family([[0], [1], [3]])
+    assert (
+        np.array_equal(fam.stats, [[0.0, -1.0], [1.0, -1.0], [3.0, -1.0]]) and fam.stats.dtype == np.float64
+    )
+    assert np.array_equal(fam.log_base, np.zeros(3)) and np.array_equal(fam.points, [0, 1, 2])
+    assert abs(fam.log_partition(np.array([0.5])) - math.log(1 + math.exp(0.5) + math.exp(1.5))) < 1e-14
+    tau = fam.normalised(Fraction(1, 2))  # an exact parameter is read as a float64 one
+    assert tau.dtype == np.float64 and np.array_equal(tau, fam.normalised(0.5))
+    exact = nce.ExpFamily(
+        [[Fraction(v), Fraction(-1)] for v in (0, 1, 3)], [Fraction(0)] * 3
+    )  # read as float64
+    assert exact.stats.dtype == np.float64 and np.array_equal(exact.log_density(tau), fam.log_density(tau))
+
+
 def _random_finite_family(rng, K, d):
     feats = rng.normal(size=(K, d))
     fam = nce.finite_family(feats)
@@ -191,6 +209,19 @@ def test_lem46_smoothness_at_optimum(measure):
     fam, ts, tq = _grid_family(4.0)
     H = nce.nce_hessian(fam, ts, ts, tq)
     assert abs(np.linalg.eigvalsh(H)[-1] - nce.landscape_constants(4.0).sigma_max) < QTOL
+
+
+@pytest.mark.claim("nce.lem46", tier="exact")
+def test_landscape_constants_run_clean_where_the_softplus_underflows():
+    """At R = 100 the grid reaches -R y < -745, where e^{-Ry} underflows and the masked branch takes log 0: no
+    warning may escape, and sigma_max e^{R^2/8} / R is at its asymptote sqrt(pi/2)/8 (the correction is O(R^-2):
+    4e-4 at R = 16, so under 1e-4 here)."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        lc = nce.landscape_constants(100.0)
+    assert abs(lc.sigma_max_scaled / 100.0 - math.sqrt(math.pi / 2) / 8) < 1e-4
 
 
 @pytest.mark.claim("nce.lem46", tier="exact", control=True)

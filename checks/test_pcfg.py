@@ -412,6 +412,35 @@ def test_definitions_reject_bad_input_and_handle_their_edges() -> None:
     rejects(lambda: ngram_context(True, 3, 4), r"i must be an int, got bool", TypeError)
     rejects(lambda: ngram_context(0, 2.5, 4), r"n must be an int, got float", TypeError)
     rejects(lambda: ngram_context(0, 3, 4.0), r"h must be an int, got float", TypeError)
+    # grammar builders and the masking of Def 24 name what they refuse
+    tg = tiny_grammar(0)
+    for bad in (np.ones((2, tg.n_vocab + 1)), np.ones((0, tg.n_vocab))):
+        rejects(
+            lambda bad=bad: tg.inside(bad), rf"^evidence must be an \(n, {tg.n_vocab}\) array with n >= 1"
+        )
+    rejects(
+        lambda: tiny_grammar(0).sample(np.random.default_rng(0), 2, max_steps=0),
+        r"^sampling did not finish within max_steps = 0 rewriting steps$",
+        RuntimeError,
+    )
+    rejects(
+        lambda: layered_grammar(np.random.default_rng(0), level_sizes=(2, 3)),
+        r"^level_sizes must start with the single root, got \[2, 3\]$",
+    )
+    rejects(lambda: cfg3_style("cfg3z", np.random.default_rng(0)), r"^unknown cfg3 grammar 'cfg3z' \(known: ")
+    rejects(
+        lambda: mask_tokens(np.random.default_rng(0), np.array([0, 1]), 1.5, 3, 3),
+        r"^mask rate p must lie in \[0, 1\], got 1.5$",
+    )
+    rejects(
+        lambda: compile_grammar(
+            1,
+            2,
+            np.array([1.0]),
+            [(0, (("N", 0), ("N", 0)), 0.0), (0, (("T", 0),), 0.5), (0, (("T", 1),), 0.5)],
+        ),
+        r"^rule probabilities must be positive \(drop zero rules\), rule 0$",
+    )
     # a grammar of emissions only (no binary rule): one-token sentences
     only = compile_grammar(1, 2, np.array([1.0]), [(0, (("T", 0),), 0.25), (0, (("T", 1),), 0.75)])
     assert len(only.rules) == 0 and abs(np.exp(only.log_prob(np.array([1]))) - 0.75) < 1e-15

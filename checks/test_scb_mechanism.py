@@ -497,6 +497,11 @@ def test_noiseless_escape_takes_the_map_s_step_count() -> None:
 
     assert escape(28) == 1.0
     rejects(lambda: escape(27), r"3 runs did not escape within 27 steps")
+    for B in (0.0, -1.0):
+        rejects(
+            lambda B=B: noisy_two_d_escape(4, B, np.random.default_rng(0), runs=3),
+            rf"^need T >= 1, B > 0 and runs >= 1, got T=4, B={B}, runs=3$",
+        )
 
 
 @pytest.mark.claim("scb.stage2", tier="exact")
@@ -517,3 +522,8 @@ def test_run_stage2_one_plain_step_is_the_mean_preconditioned_gradient_step() ->
         assert res.alpha != 0.3  # the step moved
     still = run_stage2(task, np.random.default_rng(7), B=5, steps=0)
     assert abs(still.alpha - 0.3) <= EXACT_TOL and abs(still.beta - 0.3) <= EXACT_TOL
+    # rounding at Lemma E.1's threshold keeps exactly supp(Q) on the line (beta = 0.3); at beta = 0 the threshold
+    # is infinite, nothing is kept, and the normalised A is 0 (error max Q)
+    assert still.support_ok
+    flat = run_stage2(task, np.random.default_rng(7), B=5, steps=0, beta0=0.0)
+    assert not flat.support_ok and flat.A_norm_err == task.Q.max()

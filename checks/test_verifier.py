@@ -778,6 +778,18 @@ def test_the_definitions_accept_their_boundary_and_reject_what_lies_outside():
     # the argmax trap is defined from D = 2 on
     assert len(g.argmax_trap(2)[1]) == 4
     rejects(lambda: g.argmax_trap(1), r"^the argmax trap needs D >= 2")
+    # Algorithm 1's (D, Q, B): quota Q >= 0, stride 1 <= B <= D, each named in its message
+    from theorylab.generation.exact import check_backtrack
+
+    assert check_backtrack(3, 0, 3) == (3, 0, 3)
+    # every string of length D over k tokens, in lexicographic order: k^D of them
+    from theorylab.generation.exact import all_strings
+
+    assert list(all_strings(2, 2)) == [(0, 0), (0, 1), (1, 0), (1, 1)] and len(list(all_strings(3, 4))) == 81
+    rejects(lambda: check_backtrack(3, -1, 1), r"^backtrack quota Q must be >= 0, got -1$")
+    rejects(lambda: check_backtrack(3, 1.0, 1), r"^backtrack quota Q must be an int, got float$", TypeError)
+    rejects(lambda: check_backtrack(3, 1, 0), r"^backtrack stride B must be >= 1, got 0$")
+    rejects(lambda: check_backtrack(3, 1, 4), r"^backtrack stride B=4 exceeds the length D=3$")
     # oracle laws: float laws within 1e-9 of the simplex are accepted, 1e-6 off is rejected
     assert g.TabularOracle(2, lambda u: (0.25, 0.75 + 5e-10)).probs(()) == (0.25, 0.75 + 5e-10)
     rejects(

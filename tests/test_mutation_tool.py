@@ -36,6 +36,18 @@ def test_prepared_copy_carries_the_family_configuration(tmp_path: Path) -> None:
     assert (work / "theorylab" / "languages" / "flipflop.py").is_file() and (work / "checks").is_dir()
 
 
+def test_prepared_copy_carries_the_library_tests_a_scope_names(tmp_path: Path) -> None:
+    """The verifier scope runs ``tests/test_interop_conventions.py``: the copy must hold ``tests/`` (mutmut's
+    coverage step fails on a missing file), and ``also_copy`` must list it; a scope of checks only copies none."""
+    work = mutation.prepare("verifier", ["--tier", "exact,property"], tmp_path / "verifier")
+    config = tomllib.loads((work / "pyproject.toml").read_text())["tool"]["mutmut"]
+    assert (work / "tests" / "test_interop_conventions.py").is_file()
+    assert config["also_copy"] == ["checks/", "tests/"]
+    flip = mutation.prepare("flipflop", ["--tier", "exact,property"], tmp_path / "flipflop")
+    assert not (flip / "tests").exists()
+    assert tomllib.loads((flip / "pyproject.toml").read_text())["tool"]["mutmut"]["also_copy"] == ["checks/"]
+
+
 def test_only_patterns_are_passed_to_mutmut_as_names() -> None:
     pattern = "theorylab.languages.flipflop.x_window_predictor*"
     assert mutation.run_command(1, [])[1:] == ["run", "--max-children", "1"]

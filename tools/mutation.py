@@ -193,14 +193,16 @@ def prepare(family: str, tier_args: list[str], work: Path) -> Path:
     if work.exists():
         shutil.rmtree(work)
     work.mkdir(parents=True)
-    for name in ("theorylab", "checks"):
+    # the checks' top-level folders (checks/, and tests/ where a scope names a library test) travel with the copy
+    folders = sorted({"checks", *(Path(c).parts[0] for c in checks)})
+    for name in ("theorylab", *folders):
         shutil.copytree(ROOT / name, work / name, ignore=shutil.ignore_patterns("__pycache__"))
     config = f"""
 [tool.mutmut]
 source_paths = ["theorylab"]
 only_mutate = {_toml_list(modules)}
 do_not_mutate = {_toml_list(list(SKIP))}
-also_copy = ["checks/"]
+also_copy = {_toml_list([f"{f}/" for f in folders])}
 timeout_multiplier = {TIMEOUT_MULTIPLIER}
 process_isolation = "forkserver"
 pytest_add_cli_args = {_toml_list(["-p", "no:cacheprovider", "-p", "no:xdist", *tier_args])}
