@@ -96,6 +96,46 @@ def test_cfg3_style_grammars_have_depth_7_trees(measure) -> None:
         assert 64 <= s.lengths.min() and s.lengths.max() <= 729  # between 2^6 and 3^6 terminals
 
 
+class _EdgeDraws:
+    """A stand-in generator whose uniform draws are all ``u`` (the inverse-cdf samplers' boundary cases)."""
+
+    def __init__(self, u: float) -> None:
+        self.u = u
+
+    def random(self, size=None):
+        return self.u if size is None else np.full(size, self.u)
+
+
+@pytest.mark.claim("distill.pcfg", tier="exact")
+def test_samplers_invert_the_cdf_at_its_edges_and_draw_every_outcome() -> None:
+    # start law summing to 1 - 5e-10 (inside the 1e-9 normalisation tolerance): u = 0 gives the first root, u = 1/2
+    # still the first (its normalised mass is 0.5 / (1 - 5e-10) > 1/2), u -> 1 the last; each nonterminal emits only (a single-token sentence), its last outcome at u -> 1
+    near_one = 1 - 1e-12
+    g = PCFG(
+        np.array([0.5, 0.5 - 5e-10]), np.zeros((0, 3), int), np.zeros(0), np.array([[0.25, 0.75], [1.0, 0.0]])
+    )
+    for u, root, token in ((0.0, 0, 0), (0.5, 0, 1), (near_one, 1, 0)):
+        s = g.sample(_EdgeDraws(u), 3)
+        assert s.node_nt[s.node_level == 0].tolist() == [root] * 3
+        tokens, spans = g.sample_recursive(_EdgeDraws(u))
+        assert (tokens, spans) == ([token], [(root, 0, 1)])
+    # nonterminal 0's last outcome (token 1, probability 3/4) is drawn by the recursive sampler at u -> 1
+    only0 = PCFG(np.array([1.0]), np.zeros((0, 3), int), np.zeros(0), g.emissions[:1])
+    assert only0.sample_recursive(_EdgeDraws(near_one))[0] == [1]
+    assert only0.sample_recursive(_EdgeDraws(0.2))[0] == [0]
+    # enumeration lists only parses of positive probability: nonterminal 1 emits token 1 with probability 0
+    assert [(p, sorted(t)) for p, t in enumerate_parses(only0, only0.evidence(np.array([1])))] == [
+        (0.75, [(0, 0, 1)])
+    ]
+    assert enumerate_parses(g, g.evidence(np.array([1]))) == [(0.5 * 0.75, frozenset({(0, 0, 1)}))]
+    # cfg3b forbids equal consecutive symbols: the same draws as layered_grammar(distinct=True), not False
+    same = cfg3_style("cfg3b", np.random.default_rng(3))
+    assert np.array_equal(
+        same.rules, layered_grammar(np.random.default_rng(3), degrees=(2,), distinct=True).rules
+    )
+    assert not np.array_equal(same.rules, layered_grammar(np.random.default_rng(3), degrees=(2,)).rules)
+
+
 @pytest.mark.claim("distill.pcfg", tier="exact", control=True)
 def test_control_a_wrong_inside_fails_enumeration() -> None:
     g = tiny_grammar(0)

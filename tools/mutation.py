@@ -42,7 +42,12 @@ FAMILIES: dict[str, tuple[list[str], list[str]]] = {
     ),
     "topic": (
         ["theorylab/languages/topic.py", "theorylab/attention/topic/*.py"],
-        ["checks/test_topic.py", "checks/test_topic_defs.py", "checks/test_experiments_cpu.py"],
+        [
+            "checks/test_topic.py",
+            "checks/test_topic_landscape.py",
+            "checks/test_topic_defs.py",
+            "checks/test_experiments_cpu.py",
+        ],
     ),
     # languages/dyck.py also holds Li's completion task, whose claims are the verifier family's
     "dyck": (
@@ -50,6 +55,7 @@ FAMILIES: dict[str, tuple[list[str], list[str]]] = {
         [
             "checks/test_dyck.py",
             "checks/test_dyck_lemmas.py",
+            "checks/test_dyck_lemmas2.py",
             "checks/test_verifier.py",
             "checks/test_dyck_defs.py",
         ],
@@ -87,6 +93,7 @@ FAMILIES: dict[str, tuple[list[str], list[str]]] = {
             "checks/test_distill_lemmas.py",
             "checks/test_distill_separation.py",
             "checks/test_pcfg.py",
+            "checks/test_hier_parity.py",
             "checks/test_distill_pcfg_trained.py",
         ],
     ),
@@ -164,6 +171,7 @@ FAMILIES: dict[str, tuple[list[str], list[str]]] = {
         ],
         [
             "checks/test_contrastive.py",
+            "checks/test_contrastive_lemma4.py",
             "checks/test_contrastive_assumptions.py",
             "checks/test_contrastive_thm3.py",
         ],
