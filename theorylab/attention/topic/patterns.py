@@ -55,17 +55,14 @@ def sometimes_verdict(
     diagonal pattern is at least ``claim_low`` (not a rare accident). Passed when the Clopper-Pearson interval of
     the share lies above ``claim_low``, failed when it lies below, open otherwise. The runs must already have
     passed the training gate (:func:`theorylab.nn.quality.require_trained`)."""
-    from scipy.stats import beta
+    from theorylab.sweeps.stats import zero_share
 
     flags = [bool(x) for x in diagonal]
     if not flags:
         raise ValueError("no runs to judge")
     if not 0 < claim_low < 1 or not 0 < level < 1:
         raise ValueError(f"claim_low and level must lie in (0, 1), got {claim_low}, {level}")
-    k, n = sum(flags), len(flags)
-    a = (1 - level) / 2
-    lo = 0.0 if k == 0 else float(beta.ppf(a, k, n - k + 1))
-    hi = 1.0 if k == n else float(beta.ppf(1 - a, k + 1, n - k))
+    k, n, lo, hi = zero_share([0 if f else 1 for f in flags], level)  # Clopper-Pearson of the diagonal share
     text = f"{k}/{n} runs diagonal, {level:.0%} interval [{lo:.3f}, {hi:.3f}] vs {claim_low}"
     if lo >= claim_low:
         return PopulationVerdict("passed", text, n, n)
