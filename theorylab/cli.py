@@ -374,7 +374,7 @@ def _check(pytest_args: list[str]) -> int:
 
     import pytest
 
-    ini = folder / "pytest.ini"
+    ini = folder / "theorylab_check.ini"
     args = ["-c", str(ini), "--rootdir", str(folder)] if ini.is_file() else []
     if os.environ.get("HYPOTHESIS_STORAGE_DIRECTORY"):
         return int(pytest.main([str(folder), *args, *pytest_args]))
