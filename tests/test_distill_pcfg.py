@@ -9,6 +9,7 @@ import pytest
 from theorylab.languages.pcfg_grammars import layered_grammar
 from theorylab.languages.pcfg_measures import l_close, l_robust
 from theorylab.nn.distill import ProgressiveSchedule
+from theorylab.nn.threads import num_threads
 from theorylab.testing import rejects
 
 torch = pytest.importorskip("torch")
@@ -23,7 +24,7 @@ def grammar():
 
 @pytest.fixture(autouse=True)
 def _one_thread():
-    with dp.one_thread():
+    with num_threads(1):
         yield
 
 

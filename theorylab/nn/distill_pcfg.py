@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -26,6 +25,7 @@ import numpy as np
 from theorylab.languages.pcfg import PCFG
 from theorylab.languages.pcfg_measures import boundary_labels, mask_tokens, ngram_context
 from theorylab.nn.distill import ProgressiveSchedule
+from theorylab.nn.threads import num_threads
 
 __all__ = [
     "MLMConfig",
@@ -38,7 +38,6 @@ __all__ = [
     "masked_lm",
     "median_l_close",
     "median_l_robust",
-    "one_thread",
     "probe_accuracy",
     "train_mlm",
 ]
@@ -136,19 +135,6 @@ class MLMRun:
         return max(self.checkpoints)
 
 
-@contextmanager
-def one_thread(threads: int = 1):
-    """Run torch on ``threads`` CPU threads inside the block (tiny models are fastest on one; restores after)."""
-    import torch
-
-    before = torch.get_num_threads()
-    torch.set_num_threads(threads)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(before)
-
-
 def _lr_at(step: int, steps: int, lr: float, warmup: int) -> float:
     if step < warmup:
         return lr * (step + 1) / warmup
@@ -190,7 +176,7 @@ def train_mlm(
     ``schedule`` says which supervises each student step. Data and masks come from ``seed``; torch uses
     ``threads`` CPU threads meanwhile (tiny models run fastest on one); the model (and the teachers, which must
     already live there) run on ``device``; checkpoints are kept on the CPU."""
-    with one_thread(threads):
+    with num_threads(threads):
         return _train(grammar, config, steps, seed, lr, batch, mask_rate, warmup, checkpoint_every, held_out,
                       teacher, schedule, tau, device)  # fmt: skip
 
@@ -261,7 +247,7 @@ def masked_hits(model, held_out: tuple[np.ndarray, np.ndarray, np.ndarray]) -> n
 
     dev = next(model.parameters()).device
     tokens, inputs, masked = held_out
-    with torch.no_grad(), one_thread():
+    with torch.no_grad(), num_threads(1):
         pred = model(torch.as_tensor(inputs, device=dev)).argmax(-1).cpu().numpy()
     return pred[masked] == tokens[masked]
 
@@ -308,7 +294,7 @@ def _tv_at(model, a: np.ndarray, b: np.ndarray, pos: np.ndarray) -> np.ndarray:
     import torch
 
     dev = next(model.parameters()).device
-    with torch.no_grad(), one_thread():
+    with torch.no_grad(), num_threads(1):
         rows = torch.arange(len(pos))
         pa = torch.softmax(model(torch.as_tensor(a, device=dev)), -1).cpu()[rows, torch.as_tensor(pos)]
         pb = torch.softmax(model(torch.as_tensor(b, device=dev)), -1).cpu()[rows, torch.as_tensor(pos)]
@@ -367,7 +353,7 @@ def probe_accuracy(
         keep = torch.as_tensor(y >= 0)
         return f[keep], torch.as_tensor(y)[keep]
 
-    with one_thread():
+    with num_threads(1):
         return _fit_probe(data(n_train), data(n_test), seed, steps)
 
 
