@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 import theorylab.generation as g
 from theorylab.generation import tasks
 from theorylab.languages.dyck import DyckCompletion
+from theorylab.strategies.generation import random_oracle
 from theorylab.testing import rejects, trivial
 
 F = Fraction
@@ -26,15 +27,7 @@ F = Fraction
 # ------------------------------------------------------------------------------------------ brute force helpers
 def _table_oracle(k: int, D: int, seed: int, zeros: bool = True) -> g.TabularOracle:
     """A random Fraction oracle on every prefix of length < D (some zero entries when ``zeros``)."""
-    rng = np.random.default_rng(seed)
-    table = {}
-    for h in range(D):
-        for s in itertools.product(range(k), repeat=h):
-            w = rng.integers(0 if zeros else 1, 4, size=k)
-            if w.sum() == 0:
-                w[rng.integers(k)] = 1
-            table[s] = tuple(F(int(x), int(w.sum())) for x in w)
-    return g.TabularOracle(k, lambda s: table[s])
+    return random_oracle(np.random.default_rng(seed), k, D, zeros)
 
 
 def _p(oracle: g.Oracle, s) -> Fraction:
