@@ -1,0 +1,68 @@
+"""The 19M flip-flop baseline (6 layers, d=512, T=512, batch 16 per seed) on one device: marginal ms per step and
+MFU for 1 seed and for the 8-seed stack, with the harness before the CUDA fast paths (``fast=False``: per-tensor
+AdamW, explicit attention, synchronous feed) and after (fused attention and optimiser, prefetching feed, the step
+captured as a CUDA graph), all in the same run. The MFU counts model FLOPs against the device's dense bf16 peak.
+
+The peer of the stacked run is the single-seed run of the same code: ``stack_speedup`` is 8 x (1-seed step) /
+(8-seed step), i.e. how much faster the stack trains 8 seeds than 8 sequential runs.
+
+Usage: ``python benchmarks/bench_full_baseline.py --device cuda [--steps 30] [--json out.json]``;
+``--smoke`` runs a 1-layer d=32 T=32 version on the CPU (a test that the script runs, not a measurement).
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import platform
+
+import torch
+
+from theorylab.nn import train
+from theorylab.trained.catalog import _r1
+
+
+def measure(steps: int, seeds: int, device: str, fast: bool, smoke: bool) -> dict:
+    t = _r1()[0]
+    cfg, budget = t.config, dataclasses.replace(t.budget, steps=steps, eval_every=0, eval_batches=0)
+    if smoke:
+        cfg = dataclasses.replace(cfg, n_layers=1, d_model=32, n_heads=2, d_ff=64)
+        budget = dataclasses.replace(budget, seq_len=32, batch_size=2)
+    res = train(t.task, cfg, budget, seeds=tuple(range(seeds)), device=device, progress=False,
+                fast=fast, graph=None if fast else False)  # fmt: skip
+    tp = res.throughput
+    return {"seeds": seeds, "code": "after" if fast else "before", "steps": steps,
+            "marginal_step_ms": tp.get("marginal_step_ms"), "mfu": tp.get("mfu"),
+            "cuda_graph": tp.get("cuda_graph"), "final_loss": [float(x) for x in res.final.get("loss", [])]}  # fmt: skip
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--device", default="cuda")
+    ap.add_argument("--steps", type=int, default=30)
+    ap.add_argument("--json")
+    ap.add_argument("--smoke", action="store_true")
+    a = ap.parse_args()
+    rows = []
+    for fast in (False, True):
+        for seeds in (1, 8):
+            row = measure(a.steps, seeds, a.device, fast, a.smoke)
+            rows.append(row)
+            print(json.dumps(row), flush=True)
+    by = {(r["code"], r["seeds"]): r["marginal_step_ms"] for r in rows}
+    summary = {
+        code: {"stack_speedup": 8 * by[(code, 1)] / by[(code, 8)] if by[(code, 8)] else None}
+        for code in ("before", "after")
+    }
+    summary["after_vs_before_8_seeds"] = by[("before", 8)] / by[("after", 8)] if by[("after", 8)] else None
+    device = torch.cuda.get_device_name() if a.device.startswith("cuda") else platform.processor() or "cpu"
+    out = {"device": device, "torch": torch.__version__, "rows": rows, "summary": summary}
+    print(json.dumps(summary))
+    if a.json:
+        with open(a.json, "w") as f:
+            json.dump(out, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()
