@@ -178,3 +178,28 @@ def test_evaluate_restores_the_models_mode_and_thread_count_is_given_back():
     with pytest.raises(ValueError, match="threads"):
         with num_threads(0):
             pass
+
+
+def test_vmap_sdpa_backends_run_forward_and_backward_under_vmap():
+    """The probed list ends with the math backend, and a stacked fused forward with it equals the explicit path
+    and backpropagates (a kernel whose backward fails under vmap, like the memory-efficient one on CUDA, is never
+    used for stacked seeds without a successful probe)."""
+    import torch.nn.functional as F
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+
+    from theorylab.nn.models import vmap_sdpa_backends
+
+    g = torch.Generator().manual_seed(0)
+    q, k, v = (
+        torch.randn(3, 2, 2, 16, 8, generator=g, dtype=torch.float64, requires_grad=True) for _ in "qkv"
+    )
+    backends = vmap_sdpa_backends(q, True)
+    assert backends[-1] == SDPBackend.MATH
+    with sdpa_kernel(backends):
+        out = torch.vmap(lambda a, b, c: F.scaled_dot_product_attention(a, b, c, is_causal=True))(q, k, v)
+    scores = (q @ k.transpose(-1, -2)) / 8**0.5
+    mask = torch.ones(16, 16, dtype=torch.bool).tril()
+    ref = scores.masked_fill(~mask, float("-inf")).softmax(-1) @ v
+    assert torch.allclose(out, ref, atol=1e-12)
+    (gq,) = torch.autograd.grad(out.sum(), [q])
+    assert gq.shape == q.shape and torch.isfinite(gq).all()

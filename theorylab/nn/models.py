@@ -98,6 +98,39 @@ def _use_sdpa(cfg: TransformerConfig, x: torch.Tensor, need_weights: bool) -> bo
     return mode == "sdpa" or (mode == "auto" and x.device.type == "cuda")
 
 
+_VMAP_SDPA: dict[tuple, list] = {}
+
+
+def vmap_sdpa_backends(q: torch.Tensor, causal: bool) -> list:
+    """The fused-attention backends whose forward and backward run under ``vmap`` on ``q``'s device and dtype,
+    probed once per (device, dtype, head size, causal) on a 2-seed stack of tiny inputs. PyTorch's memory-efficient
+    kernel fails its backward under ``vmap`` ("LSE is not correctly aligned"; seen on an H100 with torch 2.11), so
+    stacked seeds must not reach it; the math backend always runs and closes the list."""
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+
+    key = (q.device.type, q.device.index, q.dtype, q.shape[-1], causal)
+    if key not in _VMAP_SDPA:
+        names = ("FLASH_ATTENTION", "CUDNN_ATTENTION", "EFFICIENT_ATTENTION")
+        found = [getattr(SDPBackend, n) for n in names if hasattr(SDPBackend, n)]
+        ok = []
+        for backend in found:
+            try:
+                with sdpa_kernel([backend]), torch.inference_mode(False), torch.enable_grad():
+                    shape = (2, 2, 2, 64, q.shape[-1])
+                    leaves = [
+                        torch.randn(shape, device=q.device, dtype=q.dtype, requires_grad=True) for _ in "qkv"
+                    ]
+                    out = torch.vmap(
+                        lambda a, b, c: F.scaled_dot_product_attention(a, b, c, is_causal=causal)
+                    )(*leaves)
+                    torch.autograd.grad(out.float().square().sum(), leaves)
+                ok.append(backend)
+            except RuntimeError:
+                continue
+        _VMAP_SDPA[key] = ok + [SDPBackend.MATH]
+    return _VMAP_SDPA[key]
+
+
 def _under_vmap(x: torch.Tensor) -> bool:
     """Whether ``x`` is a vmapped (batched) tensor: ``torch.lstm`` has no batching rule, so stacked seeds keep the
     loop (an unstacked forward, e.g. an evaluation, takes the fused op)."""
@@ -286,7 +319,13 @@ class Attention(nn.Module):
             k = self.k(x).reshape(B, T, H, dh).transpose(1, 2)
             if cfg.pos == "rope":
                 q, k = rope_rotate(q), rope_rotate(k)
-            out = F.scaled_dot_product_attention(q, k, v, is_causal=cfg.causal, scale=scale)
+            if _under_vmap(q):
+                from torch.nn.attention import sdpa_kernel
+
+                with sdpa_kernel(vmap_sdpa_backends(q, cfg.causal)):
+                    out = F.scaled_dot_product_attention(q, k, v, is_causal=cfg.causal, scale=scale)
+            else:
+                out = F.scaled_dot_product_attention(q, k, v, is_causal=cfg.causal, scale=scale)
             return self.o(out.transpose(1, 2).reshape(B, T, d)), None
         allowed = attention_mask(T, cfg.causal, x.device)
         if cfg.uniform_attention:
