@@ -23,18 +23,46 @@ from theorylab.nn import train
 from theorylab.trained.catalog import _r1
 
 
-def measure(steps: int, seeds: int, device: str, fast: bool, smoke: bool) -> dict:
+def measure(steps: int, seeds: int, device: str, fast: bool, smoke: bool, **kw) -> dict:
     t = _r1()[0]
     cfg, budget = t.config, dataclasses.replace(t.budget, steps=steps, eval_every=0, eval_batches=0)
     if smoke:
         cfg = dataclasses.replace(cfg, n_layers=1, d_model=32, n_heads=2, d_ff=64)
         budget = dataclasses.replace(budget, seq_len=32, batch_size=2)
     res = train(t.task, cfg, budget, seeds=tuple(range(seeds)), device=device, progress=False,
-                fast=fast, graph=None if fast else False)  # fmt: skip
+                fast=fast, graph=None if fast else False, **kw)  # fmt: skip
     tp = res.throughput
-    return {"seeds": seeds, "code": "after" if fast else "before", "steps": steps,
+    return {"seeds": seeds, "code": "after" if fast else "before", "steps": steps, **{k: str(v) for k, v in kw.items()},
             "marginal_step_ms": tp.get("marginal_step_ms"), "mfu": tp.get("mfu"),
             "cuda_graph": tp.get("cuda_graph"), "final_loss": [float(x) for x in res.final.get("loss", [])]}  # fmt: skip
+
+
+def diagnose(a) -> None:
+    """Where the 8-seed stack's time goes: the stack against sequential seeds, explicit against fused attention,
+    bf16 autocast against fp32, and the top CUDA kernels of a profiled stacked step."""
+    from theorylab.nn.models import attention_backend
+
+    rows = [measure(a.steps, 1, a.device, True, a.smoke)]
+    rows.append(measure(a.steps, 8, a.device, True, a.smoke, vectorize=False))
+    rows.append(measure(a.steps, 8, a.device, True, a.smoke, max_stack=2))
+    with attention_backend("explicit"):
+        rows.append(measure(a.steps, 8, a.device, True, a.smoke) | {"attention": "explicit"})
+        rows.append(measure(a.steps, 1, a.device, True, a.smoke) | {"attention": "explicit"})
+    rows.append(measure(a.steps, 1, a.device, True, a.smoke, amp=False))
+    for row in rows:
+        print(json.dumps(row), flush=True)
+    profile = ""
+    if a.device.startswith("cuda"):
+        from torch.profiler import ProfilerActivity
+        from torch.profiler import profile as prof
+
+        with prof(activities=[ProfilerActivity.CUDA]) as p:
+            measure(4, 8, a.device, True, a.smoke, graph=False)
+        profile = p.key_averages().table(sort_by="cuda_time_total", row_limit=15)
+        print(profile)
+    if a.json:
+        with open(a.json, "w") as f:
+            json.dump({"rows": rows, "profile": profile}, f, indent=1)
 
 
 def main() -> None:
@@ -43,7 +71,13 @@ def main() -> None:
     ap.add_argument("--steps", type=int, default=30)
     ap.add_argument("--json")
     ap.add_argument("--smoke", action="store_true")
+    ap.add_argument(
+        "--diagnose", action="store_true", help="8 seeds: sequential, explicit attention, fp32; profile"
+    )
     a = ap.parse_args()
+    if a.diagnose:
+        diagnose(a)
+        return
     rows = []
     for fast in (False, True):
         for seeds in (1, 8):

@@ -60,7 +60,9 @@ class StaticStep:
         graph = torch.cuda.CUDAGraph()
         try:
             torch.cuda.synchronize(self.device)
-            with torch.cuda.graph(graph):
+            # thread_local: the feed's prefetch thread pins host memory meanwhile (cudaHostAlloc), which the
+            # default "global" mode forbids process-wide (seen on an H100: the capture was invalidated)
+            with torch.cuda.graph(graph, capture_error_mode="thread_local"):
                 self.body(*self.static, zero_grad=False)
         except Exception as exc:  # noqa: BLE001 - reported and recorded; training goes on eagerly
             optimizer.zero_grad(set_to_none=True)
