@@ -96,6 +96,7 @@ def _model_shape(config) -> dict:
     from theorylab._extras import require
 
     torch = require("torch", extra="trained")
+    from theorylab.nn.models import _BACKEND
 
     with torch.device("meta"):
         model = config.build(0)
@@ -111,6 +112,7 @@ def _model_shape(config) -> dict:
         "transformer": type(inner).__name__ == "TransformerConfig",
         "lstm": type(inner).__name__ == "LSTMConfig",
         "fused_ok": type(inner).__name__ == "TransformerConfig"
+        and _BACKEND["mode"] != "explicit"
         and inner.attention == "softmax"
         and inner.pos != "alibi"
         and not inner.uniform_attention
