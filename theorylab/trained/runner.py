@@ -245,7 +245,7 @@ def rehearse(only=None, device: str = "cuda", out=print) -> list[dict]:
 # ------------------------------------------------------------------------------------------------ running
 
 
-THROUGHPUT_STEPS = 12  # warm-up (eager steps, capture) then at least 2 marginal steps
+THROUGHPUT_STEPS = 30  # as the baseline benchmark: 3 timing warm-up steps, then 27 marginal ones (~0.5 s)
 
 
 def measure_throughput(device: str, steps: int = THROUGHPUT_STEPS) -> dict:
