@@ -289,7 +289,8 @@ def test_auto_stack_size_on_cuda_follows_the_h100_measurements():
     assert auto_stack_size(lstm, lb, 16, cuda) == 1
     with lstm_backend("loop"):
         assert auto_stack_size(lstm, lb, 16, cuda) == 16
-    assert auto_stack_size(lstm, lb, 16, torch.device("cpu")) == 1  # the CPU rule is unchanged: 16 MiB per seed
+    # the CPU rule is unchanged: 16 MiB per seed trains alone
+    assert auto_stack_size(lstm, lb, 16, torch.device("cpu")) == 1
 
 
 def test_the_deterministic_choice_is_validated_recorded_and_restored():
@@ -304,7 +305,8 @@ def test_the_deterministic_choice_is_validated_recorded_and_restored():
     off = train(probe, TF, small, seeds=(0, 1), deterministic=False)
     assert default.throughput["deterministic"] is True and off.throughput["deterministic"] is False
     assert np.array_equal(default.final["loss"], on.final["loss"])
-    assert seen[: 2 * 3] == [True] * 6 and seen[-2 * 3 :] == [False] * 6  # the mode while each batch was drawn
+    # the mode while each batch was drawn (2 seeds x 3 steps per run)
+    assert seen[: 2 * 3] == [True] * 6 and seen[-2 * 3 :] == [False] * 6
     assert torch.are_deterministic_algorithms_enabled() == prev
     with pytest.raises(TypeError, match="deterministic must be None or a bool"):
         train(TASK, TF, small, deterministic=1)

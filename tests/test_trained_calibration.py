@@ -77,7 +77,8 @@ def test_the_calibrated_plan_uses_each_checks_own_measurements():
     r1 = trainings_of(next(c for c in CATALOG if c.name == "flipflop.R1"))[0]
     steps = r1.budget.steps * r1.n_seeds  # 8 seeds in turn, 10,000 steps each
     assert rows["flipflop.R1"]["seconds"] > steps * 15.707e-3
-    assert 0.8 < model["flipflop.R1"]["seconds"] / rows["flipflop.R1"]["seconds"] < 1.2  # the calibrated model
+    # the calibrated model agrees with the measurement to 20%
+    assert 0.8 < model["flipflop.R1"]["seconds"] / rows["flipflop.R1"]["seconds"] < 1.2
     assert rows["verifier.dyck"]["source"] == "measured" and rows["verifier.dyck"]["seconds"] == 66.653
     assert rows["hmm.thm7"]["source"] == "measured" and rows["hmm.thm7"]["step_ms"][0] == 1.431
     for name in ("flipflop.lstm", "automata.E3", "distill.R6"):
