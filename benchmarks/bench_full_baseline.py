@@ -5,9 +5,13 @@ captured as a CUDA graph), all in the same run. The MFU counts model FLOPs again
 
 The peer of the stacked run is the single-seed run of the same code: ``stack_speedup`` is 8 x (1-seed step) /
 (8-seed step), i.e. how much faster the stack trains 8 seeds than 8 sequential runs.
+The 8 seeds are stacked explicitly (``max_stack=8``): on CUDA the harness's default now trains these seeds one
+after another (:func:`theorylab.nn.train.auto_stack_size`), because on an H100 the stack lost (2026-11-27).
 
 Usage: ``python benchmarks/bench_full_baseline.py --device cuda [--steps 30] [--json out.json]``;
 ``--smoke`` runs a 1-layer d=32 T=32 version on the CPU (a test that the script runs, not a measurement).
+``--diagnose`` first times one seed with deterministic algorithms on and off (``train(deterministic=)``), each in a
+fresh process: cuBLAS reads ``CUBLAS_WORKSPACE_CONFIG`` (set by the deterministic mode) once per process.
 """
 
 from __future__ import annotations
@@ -15,7 +19,10 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import os
 import platform
+import subprocess
+import sys
 
 import torch
 
@@ -37,19 +44,37 @@ def measure(steps: int, seeds: int, device: str, fast: bool, smoke: bool, **kw) 
             "cuda_graph": tp.get("cuda_graph"), "final_loss": [float(x) for x in res.final.get("loss", [])]}  # fmt: skip
 
 
+def measure_in_child(a, seeds: int, deterministic: bool) -> dict:
+    """:func:`measure` of the fast harness in a fresh process without ``CUBLAS_WORKSPACE_CONFIG`` in its
+    environment, so that the deterministic mode's cuBLAS workspace is what the child's own training sets."""
+    cmd = [sys.executable, os.path.abspath(__file__), "--device", a.device, "--steps", str(a.steps),
+           "--row", str(seeds), "--deterministic", "on" if deterministic else "off"] + (["--smoke"] if a.smoke else [])  # fmt: skip
+    env = {k: v for k, v in os.environ.items() if k != "CUBLAS_WORKSPACE_CONFIG"}
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH")) if p)
+    proc = subprocess.run(cmd, env=env, capture_output=True, text=True)
+    if proc.returncode:
+        return {"seeds": seeds, "deterministic": str(deterministic), "error": proc.stderr[-1500:]}
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
 def diagnose(a) -> None:
-    """Where the 8-seed stack's time goes: the stack against sequential seeds, explicit against fused attention,
-    bf16 autocast against fp32, and the top CUDA kernels of a profiled single-seed run (6 eager steps)."""
+    """Where the time goes: one seed with deterministic algorithms on and off (fresh processes), the 8-seed stack
+    against sequential seeds and stacks of 2, explicit against fused attention, bf16 autocast against fp32, and the
+    top CUDA kernels of a profiled single-seed run (6 eager steps)."""
     from theorylab.nn.models import attention_backend
 
-    rows = [measure(a.steps, 1, a.device, True, a.smoke)]
+    rows = [measure_in_child(a, 1, det) for det in (True, False)]
+    for row in rows:
+        print(json.dumps(row), flush=True)
+    rows.append(measure(a.steps, 1, a.device, True, a.smoke))
     rows.append(measure(a.steps, 8, a.device, True, a.smoke, vectorize=False))
     rows.append(measure(a.steps, 8, a.device, True, a.smoke, max_stack=2))
     with attention_backend("explicit"):
-        rows.append(measure(a.steps, 8, a.device, True, a.smoke) | {"attention": "explicit"})
+        rows.append(measure(a.steps, 8, a.device, True, a.smoke, max_stack=8) | {"attention": "explicit"})
         rows.append(measure(a.steps, 1, a.device, True, a.smoke) | {"attention": "explicit"})
     rows.append(measure(a.steps, 1, a.device, True, a.smoke, amp=False))
-    for row in rows:
+    for row in rows[2:]:
         print(json.dumps(row), flush=True)
     profile = ""
     if a.device.startswith("cuda"):
@@ -72,16 +97,29 @@ def main() -> None:
     ap.add_argument("--json")
     ap.add_argument("--smoke", action="store_true")
     ap.add_argument(
-        "--diagnose", action="store_true", help="8 seeds: sequential, explicit attention, fp32; profile"
+        "--diagnose",
+        action="store_true",
+        help="1 seed deterministic on/off; 8 seeds: sequential, stacks of 2, explicit attention; fp32; profile",
     )
+    ap.add_argument("--row", type=int, metavar="SEEDS", help="one row of the fast harness (printed as JSON)")
+    ap.add_argument("--deterministic", choices=("on", "off"), default="on", help="with --row")
     a = ap.parse_args()
+    if a.row:
+        print(
+            json.dumps(
+                measure(a.steps, a.row, a.device, True, a.smoke, deterministic=a.deterministic == "on")
+            )
+        )
+        return
     if a.diagnose:
         diagnose(a)
         return
     rows = []
     for fast in (False, True):
         for seeds in (1, 8):
-            row = measure(a.steps, seeds, a.device, fast, a.smoke)
+            row = measure(
+                a.steps, seeds, a.device, fast, a.smoke, max_stack=seeds
+            )  # the stack, whatever the rule
             rows.append(row)
             print(json.dumps(row), flush=True)
     by = {(r["code"], r["seeds"]): r["marginal_step_ms"] for r in rows}

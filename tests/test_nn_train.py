@@ -265,6 +265,58 @@ def test_auto_stack_size_is_cache_sized_on_cpu():
     assert auto_stack_size(dataclasses.replace(cfg, max_len=128), wide, 8, torch.device("cuda")) == 8
 
 
+def test_auto_stack_size_on_cuda_follows_the_h100_measurements():
+    """The CUDA rule, on cuda-typed devices (no GPU needed): the 19M baseline (128 MiB of activations per seed, its
+    8-seed stack lost 1.4-1.6x on an H100) trains its seeds one after another; the same seeds with explicit
+    attention (the stack won 1.6x) and smaller seeds stack; LSTMs train unstacked (cuDNN) unless the loop is forced."""
+    from theorylab.nn.models import attention_backend, lstm_backend
+    from theorylab.nn.recipes import flipflop_baseline
+    from theorylab.nn.regularizers import AttentionSharpening
+    from theorylab.nn.train import CUDA_SEED_BYTES_ALONE, _seed_bytes, auto_stack_size
+
+    cuda = torch.device("cuda")
+    r = flipflop_baseline(T=512)
+    assert _seed_bytes(r.config, r.budget) == CUDA_SEED_BYTES_ALONE == 128 * 2**20
+    assert auto_stack_size(r.config, r.budget, 8, cuda) == 1
+    assert auto_stack_size(r.config, r.budget, 8, torch.device("cuda:1")) == 1
+    # just under the threshold (15 sequences instead of 16): all seeds in one stack
+    assert auto_stack_size(r.config, dataclasses.replace(r.budget, batch_size=15), 8, cuda) == 8
+    assert auto_stack_size(AttentionSharpening(r.config, 0.1), r.budget, 8, cuda) == 8  # needs the weights
+    assert auto_stack_size(dataclasses.replace(r.config, pos="alibi"), r.budget, 8, cuda) == 8
+    with attention_backend("explicit"):
+        assert auto_stack_size(r.config, r.budget, 8, cuda) == 8
+    lstm, lb = LSTMConfig(5, 5, hidden=128), Budget(steps=1, batch_size=16, seq_len=512, lr=1e-3)
+    assert auto_stack_size(lstm, lb, 16, cuda) == 1
+    with lstm_backend("loop"):
+        assert auto_stack_size(lstm, lb, 16, cuda) == 16
+    # the CPU rule is unchanged: 16 MiB per seed trains alone
+    assert auto_stack_size(lstm, lb, 16, torch.device("cpu")) == 1
+
+
+def test_the_deterministic_choice_is_validated_recorded_and_restored():
+    """``deterministic`` defaults to True (the CPU result is the same bit for bit as asking for it), False runs with
+    torch's deterministic mode off during training; the caller's mode is restored either way; a non-bool is refused."""
+    prev = torch.are_deterministic_algorithms_enabled()
+    seen = []
+    probe = FunctionTask("probe", 5, 5, "ce", lambda rng, b, t: _probe_batch(rng, b, t, seen))
+    small = dataclasses.replace(BUDGET, steps=3, eval_every=0, eval_batches=0)
+    default = train(probe, TF, small, seeds=(0, 1))
+    on = train(probe, TF, small, seeds=(0, 1), deterministic=True)
+    off = train(probe, TF, small, seeds=(0, 1), deterministic=False)
+    assert default.throughput["deterministic"] is True and off.throughput["deterministic"] is False
+    assert np.array_equal(default.final["loss"], on.final["loss"])
+    # the mode while each batch was drawn (2 seeds x 3 steps per run)
+    assert seen[: 2 * 3] == [True] * 6 and seen[-2 * 3 :] == [False] * 6
+    assert torch.are_deterministic_algorithms_enabled() == prev
+    with pytest.raises(TypeError, match="deterministic must be None or a bool"):
+        train(TASK, TF, small, deterministic=1)
+
+
+def _probe_batch(rng, batch, T, seen):
+    seen.append(torch.are_deterministic_algorithms_enabled())
+    return TASK.sample_batch(rng, batch, T)
+
+
 def test_dropout_runs_are_reproducible_and_leave_the_global_rng_alone():
     cfg = dataclasses.replace(TF, dropout=0.3, emb_dropout=0.2)
     torch.manual_seed(7)

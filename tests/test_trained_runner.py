@@ -39,8 +39,52 @@ def test_kernel_count_of_the_19m_baseline_matches_the_count_on_the_cpu():
     after = kernels_per_step(shape, 512, "after", False, "adamw")
     assert abs(before - 1681) / 1681 < 0.1 and after < before - 800
     est = estimate_training(t, profile_for("h100-sxm"), "after")
-    assert 0.3 < est["mfu"] < 0.7 and est["bound"] == "compute"
+    assert 0.05 < est["mfu"] < 0.1 and est["bound"] == "compute" and est["stack"] == 1 and est["groups"] == 8
     assert estimate_training(t, profile_for("h100-sxm"), "before")["step_ms"] > est["step_ms"]
+
+
+@pytest.mark.parametrize(
+    "what, low, high",
+    [
+        (
+            "19M, 1 seed",
+            12.2,
+            16.3,
+        ),  # 12.2 (bench, 30 steps), 16.3 (--diagnose, 20 steps), 15.7 per seed (8 in turn)
+        ("19M, 8-seed stack", 152.8, 180.8),  # bench 152.8; the runner's throughput probe 180.8 and 179.3
+        ("19M, stacks of 2", 47.6 * 0.8, 47.6 * 1.2),
+        ("19M explicit attention, 8-seed stack", 131.9 * 0.9, 131.9 * 1.1),
+        ("19M before the fast paths, 1 seed", 43.2 * 0.95, 47.5 * 1.05),
+        ("verifier Dyck LM, 1 seed", 2.99 * 0.9, 2.99 * 1.1),
+    ],
+)
+def test_the_cost_model_reproduces_the_h100_step_times(what, low, high, monkeypatch):
+    """The efficiency constants are calibrated on one H100 80GB HBM3 (2026-11-27): each estimate lies in the
+    measured range (or within the stated percentage of the one measurement). The constants they replace (55% of peak
+    for the matmuls, one stack for all seeds) gave 14.8 ms for the 8-seed stack: 10x optimistic, caught here."""
+    import dataclasses
+
+    from theorylab.nn.models import attention_backend
+    from theorylab.trained import cost
+    from theorylab.trained.catalog import _r1, _verifier
+
+    prof, r1 = profile_for("h100-sxm"), _r1()[0]
+    code, t, explicit = "after", dataclasses.replace(r1, n_seeds=1), False
+    if "stack" in what:
+        n = 2 if "stacks of 2" in what else 8
+        t = dataclasses.replace(r1, n_seeds=n)
+        monkeypatch.setattr(cost, "stack_size", lambda tr, code="after": tr.n_seeds)
+        explicit = "explicit" in what
+    if "before" in what:
+        code = "before"
+    if "verifier" in what:
+        t = _verifier()[0]
+    with attention_backend("explicit" if explicit else "auto"):
+        est = estimate_training(t, prof, code)
+    assert low <= est["step_ms"] <= high, (what, est["step_ms"])
+    old = dataclasses.replace(prof, matmul_efficiency=0.55, vmap_sdpa_efficiency=1.0)
+    if "8-seed stack" in what and not explicit:
+        assert estimate_training(t, old, code)["step_ms"] < low / 5  # the old constants: not within 5x
 
 
 def _node_check(tmp_path) -> FullCheck:
@@ -88,11 +132,12 @@ def test_the_captured_step_cuts_the_launch_bound_depth_table_but_not_the_compute
     e1 = next(c for c in CATALOG if c.name == "automata.E1_depth_table")
     deep = trainings_of(e1)[3]  # depth 8
     fused, after = (estimate_training(deep, prof, code) for code in ("fused", "after"))
-    assert after["step_ms"] < fused["step_ms"] / 2 and after["bound"] == "graph kernels"
+    assert after["step_ms"] < fused["step_ms"] / 2 and fused["bound"] == "launches"
     slow = dataclasses.replace(prof, graph_kernel_s=prof.launch_s)
     assert estimate_training(deep, slow, "after")["step_ms"] >= 0.95 * fused["step_ms"]
     r1 = trainings_of(next(c for c in CATALOG if c.name == "flipflop.R1"))[0]
-    assert estimate_training(r1, prof, "after")["step_ms"] == estimate_training(r1, prof, "fused")["step_ms"]
+    r1_after, r1_fused = (estimate_training(r1, prof, code) for code in ("after", "fused"))
+    assert r1_after["bound"] == "compute" and r1_fused["bound"] == "launches"  # 766 eager launches at 28 us
     # evaluations are counted: the depth table evaluates 2,048 sequences every 2,000 steps
     assert after["eval_seconds"] > 0 and deep.budget.eval_every == 2000
 

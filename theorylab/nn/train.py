@@ -9,8 +9,9 @@ seed; gradient clipping is per seed. Seed ``s`` draws its training batches from 
 other seeds share its stack. Held-out evaluation uses fixed sets shared by all seeds and all runs.
 
 Determinism: on the same device, thread count and library versions, a rerun gives identical metrics and weights
-(deterministic torch algorithms are switched on during training; dropout under ``vmap`` draws from the global torch
-generator, seeded from the seeds, so with dropout a seed's run does depend on the stack it was trained in).
+(deterministic torch algorithms are switched on during training unless ``deterministic=False``; dropout under
+``vmap`` draws from the global torch generator, seeded from the seeds, so with dropout a seed's run does depend on
+the stack it was trained in).
 """
 
 from __future__ import annotations
@@ -259,33 +260,79 @@ CPU_STACK_BYTES = 8 * 2**20  # on CPU, keep the largest stacked activation near 
 CPU_SEED_BYTES_ALONE = 2**20
 
 
-def auto_stack_size(model_config, budget: Budget, n_seeds: int, device: torch.device) -> int:
-    """How many seeds to train in one vmapped stack: all of them on CUDA; on CPU one at a time when a seed's
-    largest activation reaches ``CPU_SEED_BYTES_ALONE`` (stacking loses there), else as many as keep the largest
-    activation tensor of the stack under ``CPU_STACK_BYTES`` (on a loaded machine, one stack of 32 small
-    Transformers ran 3x slower than 32 sequential runs, stacks of 8 ran 1.7-2.8x faster). A fixed rule, not a
-    timed probe: the grouping changes a seed's numbers at float rounding, so it must not depend on the load."""
-    if device.type == "cuda":
-        return n_seeds
+#: on CUDA, a seed whose largest activation reaches this size trains alone (fused attention): measured on one H100
+#: 80GB HBM3 (torch 2.11, bf16 autocast, CUDA graphs) with the 19M flip-flop baseline (6 layers, d = 512, T = 512,
+#: batch 16: 128 MiB of activations per seed), a stack of 8 seeds took 152.8-180.8 ms per step against 12.2-16.3 ms
+#: for one seed and 15.7 ms per seed for 8 seeds one after another (126 ms for 8), and stacks of 2 took 47.6 ms
+#: (23.8 per seed): stacking lost 1.4-1.6x. Smaller seeds were not measured and keep stacking.
+CUDA_SEED_BYTES_ALONE = 128 * 2**20
+
+
+def _explicit_attention(model_config) -> bool:
+    """Whether a Transformer config trains through the explicit attention path (it needs the weights, or its
+    attention has no fused kernel): on the same H100, 8 stacked 19M seeds with explicit attention took 131.9 ms per
+    step against 26.8 ms for one (stacking won 1.6x), so those keep stacking on CUDA."""
+    from theorylab.nn.models import _BACKEND
+
+    if type(model_config).__name__ in ("AttentionSharpening", "SharpenedTransformerConfig"):
+        return True
+    return (
+        _BACKEND["mode"] == "explicit"
+        or getattr(model_config, "uniform_attention", False)
+        or getattr(model_config, "attention", "softmax") != "softmax"
+        or getattr(model_config, "pos", None) == "alibi"
+    )
+
+
+def _seed_bytes(model_config, budget: Budget) -> int:
+    """Bytes of a seed's largest activation: batch x T x the config's largest per-token width, float32."""
     T = budget.seq_len
     per_token = getattr(model_config, "activation_floats_per_token", None)
     floats = per_token(T) if callable(per_token) else 1024
-    per_seed = budget.batch_size * T * floats * 4
+    return budget.batch_size * T * floats * 4
+
+
+def auto_stack_size(model_config, budget: Budget, n_seeds: int, device: torch.device) -> int:
+    """How many seeds to train in one vmapped stack. A fixed rule, not a timed probe: the grouping changes a seed's
+    numbers at float rounding, so it must not depend on the load.
+
+    CUDA: an LSTM trains one seed at a time (unstacked, its recurrence takes ``torch.lstm``, i.e. cuDNN; under
+    ``vmap`` it is a Python loop over positions: 16 stacked LSTMs at T = 512 took 266.7 ms per step on an H100),
+    unless :func:`~theorylab.nn.models.lstm_backend` is ``"loop"``; a seed whose largest activation reaches
+    ``CUDA_SEED_BYTES_ALONE`` trains alone when its attention is fused (the 19M baseline: stacking lost 1.4-1.6x on
+    an H100) and keeps stacking on the explicit path (stacking won 1.6x there); every other config stacks all seeds.
+    CPU: one at a time when a seed's largest activation reaches ``CPU_SEED_BYTES_ALONE`` (stacking loses there), else
+    as many as keep the largest activation tensor of the stack under ``CPU_STACK_BYTES`` (on a loaded machine, one
+    stack of 32 small Transformers ran 3x slower than 32 sequential runs, stacks of 8 ran 1.7-2.8x faster)."""
+    per_seed = _seed_bytes(model_config, budget)
+    if device.type == "cuda":
+        from theorylab.nn.models import _LSTM_BACKEND, LSTMConfig
+
+        if isinstance(model_config, LSTMConfig) and _LSTM_BACKEND["mode"] != "loop":
+            return 1
+        if per_seed >= CUDA_SEED_BYTES_ALONE and not _explicit_attention(model_config):
+            return 1
+        return n_seeds
     if per_seed >= CPU_SEED_BYTES_ALONE:
         return 1
     return max(1, min(n_seeds, CPU_STACK_BYTES // max(per_seed, 1)))
 
 
 @contextmanager
-def _training_environment(device: str, threads: int):
-    """Deterministic algorithms on and ``threads`` CPU threads during training; restored afterwards."""
+def _training_environment(device: str, threads: int, deterministic: bool = True):
+    """``threads`` CPU threads during training and, if ``deterministic``, deterministic torch algorithms (with
+    ``CUBLAS_WORKSPACE_CONFIG=:4096:8`` on CUDA, which cuBLAS needs for them); restored afterwards (the cuBLAS
+    variable stays: cuBLAS reads it once per process)."""
     prev_det = torch.are_deterministic_algorithms_enabled()
     prev_warn = torch.is_deterministic_algorithms_warn_only_enabled()
     prev_threads = torch.get_num_threads()
     torch.set_num_threads(threads)
-    if str(device).startswith("cuda"):
-        os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
-    torch.use_deterministic_algorithms(True, warn_only=True)
+    if deterministic:
+        if str(device).startswith("cuda"):
+            os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
+        torch.use_deterministic_algorithms(True, warn_only=True)
+    else:
+        torch.use_deterministic_algorithms(False)
     try:
         yield
     finally:
@@ -862,6 +909,7 @@ def train(
     fast: bool | None = None,
     graph: bool | None = None,
     stop: Callable[[int, dict[str, np.ndarray]], bool] | None = None,
+    deterministic: bool | None = None,
 ) -> TrainResult:
     """Train one model per seed on ``task`` and return the trained models, a metrics history and final metrics.
 
@@ -874,7 +922,7 @@ def train(
     ``budget.checkpoint_every``, a resumable state is saved; ``resume=True`` continues from it. ``threads``: CPU
     threads during training (default: :func:`cpu_threads`). ``compile=True`` wraps the per-step loss (vmap included)
     in ``torch.compile``: it pays on CUDA for larger models, costs compile time for small ones. ``max_stack``: at
-    most this many seeds per vmapped stack (default :func:`auto_stack_size`: all on CUDA, cache-sized on CPU);
+    most this many seeds per vmapped stack (default :func:`auto_stack_size`: a fixed rule per device, measured);
     a seed's result does not depend on how the seeds are grouped. ``fast`` (default: on CUDA only) switches on the
     fused AdamW / multi-tensor SGD, multi-tensor clipping and the prefetching batch feed; the CPU default keeps
     the per-tensor paths, bit-identical to earlier versions. ``graph`` (default: on CUDA with ``fast``, AdamW and
@@ -882,8 +930,13 @@ def train(
     a few eager steps and replays it (:mod:`theorylab.nn.graphs`); on the CPU ``graph=True`` runs the same
     static-buffer step eagerly (the rehearsal). ``stop(step, record)`` is asked after each evaluation (``record``:
     per-seed arrays, ``eval_acc`` among them); when it returns True the stack stops there
-    (``throughput["steps_run"]``), e.g. at a document's stopping rule. ``throughput`` reports the marginal step
-    time (after the warm-up steps, evaluations excluded) and the MFU computed from it with the device's bf16 peak.
+    (``throughput["steps_run"]``), e.g. at a document's stopping rule. ``deterministic`` (default True on every
+    device) switches torch's deterministic algorithms on during training (and, on CUDA, the restricted cuBLAS
+    workspace ``CUBLAS_WORKSPACE_CONFIG=:4096:8``); False leaves the library's fastest kernels (e.g. the atomic
+    embedding backward), so reruns on CUDA may differ at float rounding. The CUDA default stays True until a GPU
+    measures what it costs (``benchmarks/bench_full_baseline.py --diagnose`` times both); the CPU default is
+    unchanged. ``throughput`` reports the marginal step time (after the warm-up steps, evaluations
+    excluded) and the MFU computed from it with the device's bf16 peak.
     """
     check_task(task)
     if not isinstance(budget, Budget):
@@ -918,6 +971,9 @@ def train(
         )
     elif graph and budget.optimizer != "adamw":
         raise ValueError(f"graph=True needs Budget.optimizer 'adamw', got {budget.optimizer!r}")
+    if deterministic is not None and not isinstance(deterministic, bool):
+        raise TypeError(f"deterministic must be None or a bool, got {type(deterministic).__name__}")
+    deterministic = True if deterministic is None else deterministic
     if stop is not None and not callable(stop):
         raise TypeError("stop must be a callable (step, record) -> bool or None")
     if stop is not None and not (budget.eval_every and budget.eval_batches):
@@ -926,7 +982,10 @@ def train(
     n_threads = threads or cpu_threads(fpt * step_tokens)
     note_training(n_threads, k_guess, len(seeds), str(dev))  # the environment of a trained check's numbers
     rng_devices = [dev.index or 0] if dev.type == "cuda" else []
-    with torch.random.fork_rng(devices=rng_devices), _training_environment(str(dev), n_threads):
+    with (
+        torch.random.fork_rng(devices=rng_devices),
+        _training_environment(str(dev), n_threads, deterministic),
+    ):
         eval_sets = _eval_sets(task, budget, T, dict(eval_tasks or {}))
         groups = [seeds[i : i + k_guess] for i in range(0, len(seeds), k_guess)]
         models, parts, finals, train_seconds, timing = [], [], [], 0.0, {}
@@ -978,6 +1037,7 @@ def train(
         "stack_size": k_guess,
         "steps_run": steps_run,
         "cuda_graph": timing.get("graph", "off") if graph else "off",
+        "deterministic": deterministic,
     }
     if not sum(steps_run):  # everything came from a checkpoint: no step was timed
         throughput.update(marginal_step_ms=None, marginal_tokens_per_s=None, mfu=None)

@@ -2,7 +2,7 @@
 
 At ``--theorylab-scale full`` the full-size trained checks of the catalog (:data:`theorylab.trained.CATALOG`) run
 in order of value while their estimated cost (:func:`theorylab.trained.runner.plan`, for the attached GPU or an
-H100 SXM) fits the budget; the others are skipped with the reason, and the catalog's checks move to the end of the
+H100 SXM, calibrated by the packaged measurements of that device) fits the budget; the others are skipped with the reason, and the catalog's checks move to the end of the
 session in that order. Other tests are untouched. Nothing is measured first (``theorylab trained`` does that and
 records results in the run store); this option only chooses.
 """
@@ -36,7 +36,10 @@ def apply_budget(items: list, budget_s: float, scale: str, device: str) -> list[
     present = {by_node[i.nodeid] for i in items if i.nodeid in by_node}
     if not present:
         return []
-    rows = {r["check"]: r for r in plan(_plan_device(device), budget_s, only=sorted(present))}
+    from theorylab.trained.calibration import load
+
+    dev = _plan_device(device)
+    rows = {r["check"]: r for r in plan(dev, budget_s, only=sorted(present), measured=load(dev))}
     lines = []
     for name, r in rows.items():
         lines.append(f"{'run ' if r['fits'] else 'skip'} {name:26s} ~{r['seconds']:.0f} s")

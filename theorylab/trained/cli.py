@@ -1,7 +1,7 @@
 """The ``theorylab trained`` and ``theorylab runs`` subcommands (registered by :mod:`theorylab.cli`).
 
 theorylab trained [--scale full|small] [--device cpu|cuda] [--budget SECONDS] [--resume] [--store PATH]
-                  [--only NAME ...] [--dry-run [--code before|fused|after|both|all]] [--rehearse]
+                  [--only NAME ...] [--dry-run [--code before|fused|after|both|all] [--model-only]] [--rehearse]
 theorylab runs [--store PATH] [--kind K] [--name N] [--export FILE.json|FILE.csv]
 """
 
@@ -20,6 +20,7 @@ def _error(msg: str):
 
 def _trained(args: argparse.Namespace) -> int:
     from theorylab.trained import runner
+    from theorylab.trained.calibration import load
 
     if args.budget is not None and args.budget <= 0:
         raise _error(f"--budget must be > 0 seconds, got {args.budget}")
@@ -30,9 +31,10 @@ def _trained(args: argparse.Namespace) -> int:
                 args.code, (args.code,)
             )
             host = runner.host_samples(args.only, codes)  # measured once, shared by the plans
+            measured = None if args.model_only else load(device, args.store)
             for code in codes:
-                rows = runner.plan(device, args.budget, code, only=args.only, host=host)
-                print(runner.format_plan(rows, device, code))
+                rows = runner.plan(device, args.budget, code, only=args.only, host=host, measured=measured)
+                print(runner.format_plan(rows, device, code, measured))
             return 0
         if args.rehearse:
             rows = runner.rehearse(args.only, args.device_name or "cuda")
@@ -83,6 +85,9 @@ def add_subcommands(sub) -> None:
     p.add_argument("--code", choices=("before", "fused", "after", "both", "all"), default="after",
                    help="dry run: the harness before the CUDA fast paths, with them (fused), with them and CUDA "
                         "graphs (after); both: before and after; all: the three")  # fmt: skip
+    p.add_argument("--model-only", action="store_true",
+                   help="dry run: the cost model alone, without the measurements of the device (run store and the "
+                        "packaged measurements of earlier GPU windows)")  # fmt: skip
     p.add_argument("--rehearse", action="store_true",
                    help="every full-size configuration for 2 steps on the CPU, with a memory estimate")  # fmt: skip
     p.set_defaults(run=_trained)

@@ -13,6 +13,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from theorylab.trained.calibration import Calibration, training_shape
 from theorylab.trained.catalog import CATALOG, FullCheck, Training, host_seconds_of, trainings_of
 from theorylab.trained.checkpoints import ENV as CHECKPOINT_ENV
 from theorylab.trained.cost import estimate_check, host_sample_seconds, profile_for
@@ -45,44 +46,80 @@ def host_samples(only=None, codes=("after",)) -> dict[str, dict[str, tuple[float
     return out
 
 
-def plan(device: str, budget_s: float | None, code: str = "after", scale_factor: float = 1.0,
-         only=None, host: dict | None = None) -> list[dict]:  # fmt: skip
-    """One row per check in order of value: estimated seconds on ``device`` (x ``scale_factor``, the ratio of a
-    measured to an estimated step time) and whether it fits the remaining ``budget_s`` (greedy in value order)."""
+def plan(device: str, budget_s: float | None, code: str = "after", only=None, host: dict | None = None,
+         measured: Calibration | None = None) -> list[dict]:  # fmt: skip
+    """One row per check in order of value: estimated seconds on ``device`` and whether it fits the remaining
+    ``budget_s`` (greedy in value order). With ``measured`` (:mod:`theorylab.trained.calibration`; the ``after``
+    harness only), a check's seconds come from its measurements on that device where there are any: ``source`` says
+    "measured", "partly measured" or "model"."""
+    from theorylab.trained.cost import stack_size
+
     prof = profile_for(device)
     rows, left = [], budget_s
+    use = measured if measured and code == "after" else None
     for check in _ordered(only):
         trainings = trainings_of(check, code)
         hs = (host or {}).get(check.name)
-        est = estimate_check(trainings, prof, code, host_seconds_of(check, code), hs)
-        seconds = est["train_seconds"] * scale_factor + est["host_seconds"]
+        host_s = host_seconds_of(check, code)
+        est = estimate_check(trainings, prof, code, host_s, hs)
+        seconds, source = est["seconds"], "model"
+        step_ms = [r["step_ms"] for r in est["trainings"]]
+        mfu = [r["mfu"] for r in est["trainings"]]
+        bound = [r["bound"] for r in est["trainings"]]
+        if use is not None:
+            shapes = [training_shape(t) for t in trainings]
+            stacks = {sh: stack_size(t, code) for sh, t in zip(shapes, trainings, strict=True)}
+            n_measured, train_s = 0, 0.0
+            for i, (sh, r) in enumerate(zip(shapes, est["trainings"], strict=True)):
+                ms = use.step_ms(sh, r["stack"])
+                if ms is None:
+                    train_s += r["seconds"]
+                    continue
+                n_measured += 1
+                train_s += r["groups"] * r["steps"] * ms / 1e3 + r["eval_seconds"]
+                step_ms[i], bound[i] = ms, "measured"
+                mfu[i] = r["flops"] / (r["groups"] * r["steps"]) / (ms / 1e3) / prof.peak_flops
+            whole = use.check_seconds(check.name, stacks)
+            if whole is not None:
+                seconds, source = whole, "measured"
+            elif n_measured:
+                seconds = train_s + est["host_seconds"]
+                source = "measured" if n_measured == len(trainings) else "partly measured"
         fits = left is None or seconds <= left
         if fits and left is not None:
             left -= seconds
         rows.append({
-            "check": check.name, "claims": list(check.claims), "seconds": seconds, "fits": fits,
+            "check": check.name, "claims": list(check.claims), "seconds": seconds, "fits": fits, "source": source,
             "flops": est["flops"], "memory_gb": est["memory_bytes"] / 1e9,
-            "step_ms": [round(r["step_ms"] * scale_factor, 3) for r in est["trainings"]],
-            "mfu": [round(r["mfu"] / scale_factor, 3) for r in est["trainings"]],
-            "bound": [r["bound"] for r in est["trainings"]], "note": check.note,
+            "step_ms": [round(x, 3) for x in step_ms], "mfu": [round(x, 3) for x in mfu],
+            "bound": bound, "note": check.note,
         })  # fmt: skip
     return rows
 
 
-def format_plan(rows: list[dict], device: str, code: str) -> str:
+def format_plan(rows: list[dict], device: str, code: str, measured: Calibration | None = None) -> str:
     prof = profile_for(device)
     lines = [f"plan for {prof.name} (peak {prof.peak_flops / 1e12:.0f} TFLOP/s bf16), harness {code!r}:"]
-    lines.append(f"{'check':26s} {'est. s':>9s} {'fits':>5s} {'mem GB':>7s} {'MFU':>6s}  step ms / bound")
+    if measured and code == "after":
+        lines.append(f"measured on this device: {', '.join(sorted(measured.sources)) or 'this window'}")
+    lines.append(
+        f"{'check':26s} {'est. s':>9s} {'fits':>5s} {'source':>15s} {'mem GB':>7s} {'MFU':>6s}  step ms / bound"
+    )
     for r in rows:
         mfu = max(r["mfu"], default=0.0)
         steps = ", ".join(f"{s:g}/{b}" for s, b in zip(r["step_ms"][:3], r["bound"][:3], strict=True))
         more = " ..." if len(r["step_ms"]) > 3 else ""
         lines.append(
-            f"{r['check']:26s} {r['seconds']:9.0f} {'yes' if r['fits'] else 'no':>5s} {r['memory_gb']:7.1f} "
-            f"{mfu:6.2f}  {steps}{more}"
+            f"{r['check']:26s} {r['seconds']:9.0f} {'yes' if r['fits'] else 'no':>5s} {r['source']:>15s} "
+            f"{r['memory_gb']:7.1f} {mfu:6.2f}  {steps}{more}"
         )
     total = sum(r["seconds"] for r in rows)
-    lines.append(f"total {total:.0f} s ({total / 60:.1f} min), {sum(r['flops'] for r in rows):.3g} FLOPs")
+    by = {
+        s: sum(r["seconds"] for r in rows if r["source"] == s)
+        for s in ("measured", "partly measured", "model")
+    }
+    lines.append(f"total {total:.0f} s ({total / 60:.1f} min), {sum(r['flops'] for r in rows):.3g} FLOPs; "
+                 + ", ".join(f"{s} {v / 60:.1f} min" for s, v in by.items() if v))  # fmt: skip
     return "\n".join(lines)
 
 
@@ -208,20 +245,26 @@ def rehearse(only=None, device: str = "cuda", out=print) -> list[dict]:
 # ------------------------------------------------------------------------------------------------ running
 
 
-def measure_throughput(device: str, steps: int = 6) -> dict:
-    """Step time of the 19M flip-flop baseline (8 seeds, T = 512) on ``device`` against the cost model's estimate:
-    the ratio scales the plan. Only on CUDA (on the CPU the plan is not in device seconds)."""
+THROUGHPUT_STEPS = 30  # as the baseline benchmark: 3 timing warm-up steps, then 27 marginal ones (~0.5 s)
+
+
+def measure_throughput(device: str, steps: int = THROUGHPUT_STEPS) -> dict:
+    """Marginal step time of one stack of the 19M flip-flop baseline (T = 512; one seed: the CUDA rule trains its
+    seeds one after another) on ``device``, against the cost model's estimate. It calibrates the 19M trainings of
+    the plan (R1, R4, R6, prop3), not the others (their shapes differ: :mod:`theorylab.trained.calibration`)."""
     from theorylab.nn.train import train
     from theorylab.trained.catalog import _r1
-    from theorylab.trained.cost import estimate_training
+    from theorylab.trained.cost import estimate_training, stack_size
 
     t = _r1()[0]
+    k = stack_size(t)
     budget = dataclasses.replace(t.budget, steps=steps, eval_every=0, eval_batches=0)
-    res = train(t.task, t.config, budget, seeds=tuple(range(t.n_seeds)), device=device, progress=False)
-    est = estimate_training(dataclasses.replace(t, budget=budget), profile_for(_device_name(device)), "after")
+    one = dataclasses.replace(t, budget=budget, n_seeds=k)
+    res = train(t.task, t.config, budget, seeds=tuple(range(k)), device=device, progress=False)
+    est = estimate_training(one, profile_for(_device_name(device)), "after")
     measured = res.throughput["marginal_step_ms"]
     return {"measured_step_ms": measured, "estimated_step_ms": est["step_ms"], "mfu": res.throughput["mfu"],
-            "factor": measured / est["step_ms"]}  # fmt: skip
+            "stack": k, "shape": training_shape(t)}  # fmt: skip
 
 
 def _device_name(device: str) -> str:
@@ -270,7 +313,8 @@ def run_check(
         verdict = "skipped"
     step_ms = [t["marginal_step_ms"] for t in trains if t.get("marginal_step_ms")]
     mfus = [t["mfu"] for t in trains if t.get("mfu") is not None]
-    metrics = {"claims": claims, "trainings": trains, "tail": proc.stdout[-2000:] + proc.stderr[-1000:]}
+    metrics = {"claims": claims, "trainings": trains, "tail": proc.stdout[-2000:] + proc.stderr[-1000:],
+               "device_name": _device_name(device)}  # fmt: skip
     done = Run("check", check.name, config, None, version, status="done" if verdict != "error" else "failed",
                verdict=verdict, metrics=metrics, device=device, seconds=seconds,
                step_ms=max(step_ms) if step_ms else None, mfu=max(mfus) if mfus else None,
@@ -298,25 +342,29 @@ def _all_skipped(claim: dict) -> bool:
 
 def run(scale: str, device: str, budget_s: float | None, store_path: str, resume: bool, only=None,
         out=print) -> int:  # fmt: skip
-    """Measure throughput (CUDA), plan, run what fits in order of value, record each result; 1 if any failed."""
+    """Measure the 19M baseline's step (CUDA), plan from the measurements of this device (run store, packaged
+    measurements, this window's), run what fits in order of value, record each result; 1 if any failed."""
     from theorylab.runs import RunStore
+    from theorylab.trained.calibration import load
 
     start = time.perf_counter()
-    factor = 1.0
+    name = _device_name(device) if device.startswith("cuda") else "cuda"
+    measured = load(name, store_path)
     if device.startswith("cuda") and scale == "full":
         tp = measure_throughput(device)
-        factor = tp["factor"]
-        out(f"throughput: 19M baseline step {tp['measured_step_ms']:.1f} ms (model {tp['estimated_step_ms']:.1f} ms, "
-            f"MFU {tp['mfu']}), plan scaled by {factor:.2f}")  # fmt: skip
-    rows = {r["check"]: r for r in plan(_device_name(device) if device.startswith("cuda") else "cuda", None,
-                                        scale_factor=factor, only=only)}  # fmt: skip
+        measured.add_step(tp["shape"], tp["stack"], tp["measured_step_ms"])
+        out(f"throughput: 19M baseline step {tp['measured_step_ms']:.1f} ms per stack of {tp['stack']} "
+            f"(model {tp['estimated_step_ms']:.1f} ms, MFU {tp['mfu']}); it calibrates the 19M trainings only")  # fmt: skip
+    rows = {r["check"]: r for r in plan(name, None, only=only, measured=measured)}
     failed = 0
     with RunStore(store_path) as store:
         for check in _ordered(only):
             left = None if budget_s is None else budget_s - (time.perf_counter() - start)
             cost = rows[check.name]["seconds"] if scale == "full" else 0.0
             if left is not None and cost > left:
-                out(f"later   {check.name:26s} needs ~{cost:.0f}s, {left:.0f}s left")
+                out(
+                    f"later   {check.name:26s} needs ~{cost:.0f}s ({rows[check.name]['source']}), {left:.0f}s left"
+                )
                 continue
             res = run_check(check, scale, device, store, resume, out=out)
             failed += res.get("verdict") in ("failed", "error")
