@@ -25,11 +25,14 @@ def best_of(fn, repeat: int) -> tuple[float, object]:
 def best_cpu_of(fns: dict, budget: float = 0.3, repeat: int = 3) -> dict[str, float]:
     """The smallest CPU time (``time.process_time``: this process only, so less at the mercy of a loaded
     machine than the wall clock) of cold calls of each ``fns[name]()``, interleaved (one call of each per
-    round) for at least ``repeat`` rounds and until ``budget`` seconds of CPU have passed (at most 200 rounds)."""
+    round, the order rotated every round so that none always runs first) for at least ``repeat`` rounds and
+    until ``budget`` seconds of CPU have passed (at most 200 rounds)."""
     best = dict.fromkeys(fns, float("inf"))
+    names = list(fns)
     start, rounds = time.process_time(), 0
     while rounds < repeat or (rounds < 200 and time.process_time() - start < budget):
-        for name, fn in fns.items():
+        for name in names[rounds % len(names) :] + names[: rounds % len(names)]:
+            fn = fns[name]
             clear_caches()
             t = time.process_time()
             fn()
