@@ -9,8 +9,12 @@ peaks are measured in separate runs (tracemalloc slows pure Python down). The li
 (``None``) when the optional extra ``semigroups`` is not installed. ``PermutationGroup`` is also timed against
 the sympy group it wraps (order, 200 membership tests, solvability), and the holonomy decomposition against the
 semigroup enumeration it needs. Every timed call is cold (``timing.best_of`` empties the library's caches).
+Semigroup rows also report CPU time (``timing.best_cpu_of``, interleaved, best of many: this process only, so
+less at the mercy of a loaded machine); ``paths`` times the two enumeration paths (plain Python levels, numpy
+levels) against the rule that chooses between them.
 
-Usage: python benchmarks/bench_algebra.py [--quick] [--only semigroups|holonomy|sympy|groups] [--out results.json]
+Usage: python benchmarks/bench_algebra.py [--quick] [--only semigroups|paths|holonomy|sympy|groups]
+[--out results.json]
 """
 
 from __future__ import annotations
@@ -21,9 +25,10 @@ import random
 import tracemalloc
 
 import numpy as np
-from timing import best_of
+from timing import best_cpu_of, best_of
 
 import theorylab.algebra.groups as groups_module
+import theorylab.algebra.semigroup as semigroup_module
 from theorylab.algebra import (
     PermutationGroup,
     holonomy_decomposition,
@@ -251,12 +256,53 @@ def semigroup_rows(quick: bool) -> list[dict]:
                "libsemigroups_s": t_ls if n_ls is not None else None}  # fmt: skip
         row["theorylab/plain_loop"] = t_ours / t_loop
         row["theorylab/libsemigroups"] = t_ours / t_ls if n_ls is not None else None
+        cpu = best_cpu_of({"theorylab": lambda a=aut: transformation_semigroup(a),
+                           "libsemigroups": lambda a=aut: libsemigroups_size(a)}, repeat=rep)  # fmt: skip
+        row["theorylab_cpu_s"] = cpu["theorylab"]
+        if n_ls is not None:
+            row["libsemigroups_cpu_s"] = cpu["libsemigroups"]
+            row["theorylab/libsemigroups_cpu"] = cpu["theorylab"] / cpu["libsemigroups"]
         if n_ls is not None and S.size <= 150_000:  # the whole object through libsemigroups (read back)
             t_full, S2 = best_of(lambda a=aut: transformation_semigroup(a, backend="libsemigroups"), 1)
             assert np.array_equal(S2.elements, S.elements) and np.array_equal(S2.right, S.right)
             row["libsemigroups_object_s"] = t_full
         rows.append(row)
         print(json.dumps({k: (round(v, 5) if isinstance(v, float) else v) for k, v in row.items()}))
+    return rows
+
+
+def path_rows(quick: bool) -> list[dict]:
+    """The rule that picks the enumeration path (plain Python for levels of fewer than ``_VECTOR_FROM``
+    products, numpy from the first level with more; more than 15 states: plain Python) against each path
+    forced for the whole enumeration, in CPU time (interleaved, best of many): ``rule/best`` near 1 (or below:
+    the rule mixes the paths) says the threshold is where the two cross."""
+    members = {"T4": full_transformation_monoid(4), "Grid9": zoo.gridworld(9), "S5 on points": symmetric(5)}
+    members |= {"T5": full_transformation_monoid(5), "random(7,3,4)": zoo.random(7, 3, seed=4)}
+    members |= {"random(8,3)": zoo.random(8, 3, seed=0), "random(9,2,3)": zoo.random(9, 2, seed=3)}
+    if not quick:
+        members |= {"random(9,3)": zoo.random(9, 3, seed=0), "T6": full_transformation_monoid(6)}
+    rule = semigroup_module._VECTOR_FROM
+
+    def forced(aut, vector_from):
+        semigroup_module._VECTOR_FROM = vector_from
+        try:
+            return semigroup_module._enumerate(aut, 10**7)
+        finally:
+            semigroup_module._VECTOR_FROM = rule
+
+    rows = []
+    for name, aut in members.items():
+        aut = aut if isinstance(aut, Semiautomaton) else Semiautomaton(np.array(aut))
+        S = forced(aut, rule)
+        levels = np.bincount([len(w) for w in S.words]) * aut.n_symbols
+        fns = {"rule": lambda a=aut: forced(a, rule), "python": lambda a=aut: forced(a, 10**12),
+               "numpy": lambda a=aut: forced(a, 1)}  # fmt: skip
+        cpu = best_cpu_of(fns, budget=0.05 if quick else 0.5, repeat=1 if quick else 5)
+        row = {"automaton": name, "size": S.size, "max_level_products": int(levels.max()), "threshold": rule}
+        row |= {f"{k}_cpu_s": v for k, v in cpu.items()}
+        row["rule/best"] = cpu["rule"] / min(cpu["python"], cpu["numpy"])
+        rows.append(row)
+        print(json.dumps({k: (round(v, 6) if isinstance(v, float) else v) for k, v in row.items()}))
     return rows
 
 
@@ -285,11 +331,12 @@ def holonomy_rows(quick: bool) -> list[dict]:
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true")
-    ap.add_argument("--only", choices=["semigroups", "holonomy", "sympy", "groups"], default=None)
+    ap.add_argument("--only", choices=["semigroups", "paths", "holonomy", "sympy", "groups"], default=None)
     ap.add_argument("--out", default=None)
     args = ap.parse_args()
     parts = {
         "semigroups": semigroup_rows,
+        "paths": path_rows,
         "holonomy": holonomy_rows,
         "sympy": sympy_rows,
         "groups": group_rows,

@@ -341,30 +341,6 @@ def test_cascade_from_functions_bad_input():
     assert c.levels == ((0,),) and c.encode(1).tolist() == [1] and c.step((1,), 1) == (0,)
 
 
-def _queue_reference(delta: np.ndarray):
-    """The plain queue over tuples (the definition of the order): elements, right Cayley graph, words."""
-    gens = [tuple(int(x) for x in row) for row in delta]
-    index, rows, words, right = {}, [], [], []
-    for s, g in enumerate(gens):
-        if g not in index:
-            index[g] = len(rows)
-            rows.append(g)
-            words.append((s,))
-    i = 0
-    while i < len(rows):
-        r = []
-        for s, g in enumerate(gens):
-            h = tuple(g[x] for x in rows[i])
-            if h not in index:
-                index[h] = len(rows)
-                rows.append(h)
-                words.append(words[i] + (s,))
-            r.append(index[h])
-        right.append(r)
-        i += 1
-    return np.array(rows), np.array(right), tuple(words)
-
-
 def _semigroup_cases():
     """Direct-address codes (<= 7 states), sorted codes (8-15 states), tuples (> 15 states), duplicate and
     constant generators."""
@@ -374,32 +350,7 @@ def _semigroup_cases():
     return cases
 
 
-@pytest.mark.parametrize("vector_from", [1, 64, 10**9])
-def test_vectorised_enumeration_keeps_the_queue_order(monkeypatch, vector_from):
-    """Whole levels in numpy (from the first level, from 64 products, never) give the queue's elements, right
-    Cayley graph and shortest words, in the same order."""
-    import theorylab.algebra.semigroup as sg
-
-    monkeypatch.setattr(sg, "_VECTOR_FROM", vector_from)
-    for aut in _semigroup_cases():
-        elements, right, words = _queue_reference(aut.delta)
-        S = sg._enumerate(aut, 10**6)
-        assert np.array_equal(S.elements, elements) and np.array_equal(S.right, right), aut
-        assert tuple(S.words) == words and S.words[-1] == words[-1] and len(S.words) == len(words)
-    with pytest.raises(ValueError, match="more than 100 elements"):
-        sg._enumerate(zoo.random(7, 3, seed=0), 100)
-
-
-def test_hash_collisions_fall_back_to_the_exact_queue(monkeypatch):
-    """Beyond 15 states the codes are a 64-bit hash; with a hash that collides all the time (the row sum) the
-    final Cayley-graph check catches it and the result is still the exact one."""
-    import theorylab.algebra.semigroup as sg
-
-    aut = zoo.dyck(2, 4)  # 32 states
-    elements, right, words = _queue_reference(aut.delta)
-    monkeypatch.setattr(sg, "_hash_multipliers", lambda n: np.ones(n, dtype=np.uint64))
-    S = sg._enumerate(aut, 10**6)
-    assert np.array_equal(S.elements, elements) and np.array_equal(S.right, right) and tuple(S.words) == words
+# the enumeration paths against the plain queue: tests/test_semigroup_paths.py
 
 
 def test_libsemigroups_backend_gives_the_same_object():

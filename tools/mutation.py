@@ -76,6 +76,8 @@ FAMILIES: dict[str, tuple[list[str], list[str]]] = {
             "checks/test_automata_constructions.py",
             "checks/test_automata_experiments.py",
             "checks/test_automata_definitions.py",
+            # both enumeration paths of the transformation semigroup against the plain queue (and the switch)
+            "tests/test_semigroup_paths.py",
         ],
     ),
     # the PCFG modules serve the distill (Liu §4.2.3) and flat (paper 000) claims: checks/test_pcfg.py holds both

@@ -161,42 +161,46 @@ _CACHE: MemoCache[TransformationSemigroup] = MemoCache("algebra.transformation_s
 
 
 def _enumerate(aut, max_size: int) -> TransformationSemigroup:
-    """Breadth first in short-lex order. Small levels element by element over tuples; once a level has
-    :data:`_VECTOR_FROM` products or more, one whole level at a time: the products ``g_s o f`` of every
-    frontier element ``f`` and symbol ``s`` (in the order ``(f, s)``), encoded as integers; unseen codes become
-    new elements in order of first occurrence, as in a queue. Up to :data:`_MAX_CODE_STATES` states the code is
-    the mixed-radix number of the transformation (injective); beyond, a random 64-bit linear hash, and the
-    finished right Cayley graph is checked against the products themselves (a collision would map some
-    product to a different transformation: then the tuple queue redoes it)."""
+    """Breadth first in short-lex order (the order of a queue): level by level in plain Python
+    (:func:`_enumerate_small`, exact keys: the transformations as byte strings) until a level has
+    :data:`_VECTOR_FROM` products or more, from then on a whole level per numpy step
+    (:func:`_enumerate_levels`). Semiautomata of more than :data:`_MAX_CODE_STATES` states stay in plain
+    Python (no exact integer code; measured no slower there, ``benchmarks/README.md``)."""
     d = np.ascontiguousarray(aut.delta, dtype=np.int64)
     k, n = d.shape
-    hashed = n > _MAX_CODE_STATES
-    rows, parents, symbols, right = _enumerate_tuples(d, max_size, _VECTOR_FROM)
-    size, done = len(rows), len(right)
-    elements = np.array(rows, dtype=np.int64).reshape(-1, n)
-    rights = [np.array(right, dtype=np.int64).reshape(-1, k)]
+    switch = _VECTOR_FROM if n <= _MAX_CODE_STATES else None
+    rows, parents, symbols, right = _enumerate_small(d, max_size, switch)
+    elements = _rows_array(rows, n)
+    blocks, rights = [elements], [np.array(right, dtype=np.int64).reshape(-1, k)]
     parents, symbols = [np.array(parents, dtype=np.int64)], [np.array(symbols, dtype=np.int64)]
-    blocks, frontier = [elements], elements[done:]
-    if len(frontier):
-        if hashed:
-            radix = _hash_multipliers(n)
-            d = d.astype(np.uint64)  # products are gathered from d: codes in wrap-around uint64 arithmetic
-            elements = elements.astype(np.uint64)
-            blocks, frontier = [elements], elements[done:]
-        else:
-            radix = n ** np.arange(n - 1, -1, -1, dtype=np.int64)
-        index = _DirectIndex(n**n) if not hashed and n**n <= _DIRECT_LIMIT else _SortedIndex()
-        codes = elements @ radix
-        order = np.argsort(codes)
-        index.insert(codes[order], order)
+    if len(rights[0]) < len(elements):
+        _enumerate_levels(d, elements, len(rights[0]), max_size, (blocks, rights, parents, symbols))
+    words = Words(np.concatenate(parents), np.concatenate(symbols))
+    return TransformationSemigroup(aut, np.concatenate(blocks), np.concatenate(rights), words)
+
+
+def _enumerate_levels(d: np.ndarray, elements: np.ndarray, done: int, max_size: int, out: tuple) -> None:
+    """The queue continued one whole level per numpy step from ``elements`` (the first ``done`` multiplied,
+    the rest the last level): the products ``g_s o f`` of every frontier element ``f`` and symbol ``s`` (in
+    the order ``(f, s)``) as mixed-radix integer codes (injective up to :data:`_MAX_CODE_STATES` states);
+    unseen codes become new elements in order of first occurrence. Appends each level's new elements, right
+    Cayley graph rows, parents and symbols to the four lists of ``out``."""
+    blocks, rights, parents, symbols = out
+    k, n = d.shape
+    dt = np.ascontiguousarray(d.T)  # dt[q, s] = g_s(q)
+    radix = n ** np.arange(n - 1, -1, -1, dtype=np.int64)
+    index = _DirectIndex(n**n) if n**n <= _DIRECT_LIMIT else _SortedIndex()
+    codes = elements @ radix
+    order = np.argsort(codes)
+    index.insert(codes[order], order)
+    size, frontier = len(elements), elements[done:]
     while len(frontier):
         m = len(frontier)
-        prods = np.take(d, frontier, axis=1)  # [s, f]: g_s o f
-        codes = (prods @ radix).T.reshape(-1)  # position f*k + s
+        prods = np.take(dt, frontier, axis=0)  # prods[f, q, s] = g_s(f(q))
+        codes = (radix @ prods).reshape(-1)  # position f*k + s
         mk = len(codes)
-        if not hashed and n**n < (1 << 62) // mk:  # one plain sort of (code, position) pairs
-            keys = np.sort(codes * mk + np.arange(mk))
-            order, srt = keys % mk, keys // mk
+        if n**n < (1 << 62) // mk:  # one plain sort of (code, position) pairs
+            srt, order = np.divmod(np.sort(codes * mk + np.arange(mk)), mk)
         else:
             order = np.argsort(codes, kind="stable")  # equal codes: first occurrence first
             srt = codes[order]
@@ -209,38 +213,25 @@ def _enumerate(aut, max_size: int) -> TransformationSemigroup:
         if len(new):
             if size + len(new) > max_size:
                 raise ValueError(f"transformation semigroup has more than {max_size} elements")
-            idx_u[new[np.argsort(first[new])]] = size + np.arange(len(new))  # numbered by first occurrence
+            by_first = np.argsort(first[new])
+            idx_u[new[by_first]] = size + np.arange(len(new))  # numbered by first occurrence
             index.insert(uniq[new], idx_u[new])  # keys ascending
-            found = np.sort(first[new])
-            frontier = prods[found % k, found // k]
+            f, s = np.divmod(first[new][by_first], k)
+            frontier = prods[f, :, s]
             blocks.append(frontier)
-            parents.append(base + found // k)
-            symbols.append(found % k)
+            parents.append(base + f)
+            symbols.append(s)
             size += len(new)
         else:
             frontier = frontier[:0]
-        idx = np.empty(m * k, dtype=np.int64)
+        idx = np.empty(mk, dtype=np.int64)
         idx[order] = idx_u[np.cumsum(starts) - 1]
         rights.append(idx.reshape(m, k))
-    elements, right = np.concatenate(blocks).astype(np.int64), np.concatenate(rights)
-    if hashed and not np.array_equal(
-        elements[right], np.take(aut.delta, elements, axis=1).transpose(1, 0, 2)
-    ):
-        rows, parents, symbols, right = _enumerate_tuples(d.astype(np.int64), max_size)  # a hash collision
-        elements, right = np.array(rows, dtype=np.int64), np.array(right, dtype=np.int64).reshape(-1, k)
-        parents, symbols = [np.array(parents, dtype=np.int64)], [np.array(symbols, dtype=np.int64)]
-    words = Words(np.concatenate(parents), np.concatenate(symbols))
-    return TransformationSemigroup(aut, elements, right, words)
-
-
-def _hash_multipliers(n: int) -> np.ndarray:
-    """Odd random 64-bit multipliers of the linear hash of transformations on ``n > 15`` points (fixed seed)."""
-    return np.random.default_rng(n).integers(1, 2**63, n, dtype=np.uint64) | np.uint64(1)
 
 
 _MAX_CODE_STATES = 15  # n**n < 2**63: a transformation of up to 15 points is one int64 code
 _DIRECT_LIMIT = 1 << 20  # up to 7 points (7**7 codes) the index is a direct-address array
-_VECTOR_FROM = 64  # products per level from which a whole level is one numpy step
+_VECTOR_FROM = 512  # products per level from which a whole level is one numpy step
 
 
 class _DirectIndex:
@@ -318,46 +309,72 @@ def _enumerate_libsemigroups(aut, max_size: int) -> TransformationSemigroup:
     return TransformationSemigroup(aut, elements, right, Words(parent, symbol))
 
 
-def _enumerate_tuples(d: np.ndarray, max_size: int, switch: int | None = None) -> tuple[list, ...]:
-    """The queue over tuples: ``(rows, parents, symbols, right)``, ``right`` for the processed elements. With
-    ``switch``, stops at the first level boundary where the next level has ``>= switch`` products (the rest of
-    ``rows`` is that level)."""
-    k = d.shape[0]
-    gens = [tuple(row) for row in d.tolist()]
-    index: dict[tuple, int] = {}
-    rows: list[tuple] = []
+def _byte_dtype(n: int) -> np.dtype:
+    """The unsigned integer type of one state of ``n`` (one byte up to 256 states)."""
+    return np.dtype(np.uint8 if n <= 1 << 8 else np.uint16 if n <= 1 << 16 else np.uint32)
+
+
+def _rows_array(rows: list[bytes], n: int) -> np.ndarray:
+    """Transformations stored as byte strings (:func:`_enumerate_small`) as an ``int64`` array ``[len, n]``."""
+    return np.frombuffer(b"".join(rows), dtype=_byte_dtype(n)).reshape(len(rows), n).astype(np.int64)
+
+
+def _level_products(d: np.ndarray, tables: list, level: list[bytes], s: int) -> list[bytes]:
+    """``g_s o f`` for every ``f`` of ``level`` (byte strings): one ``bytes.translate`` each up to 256 states
+    (``tables[s]`` maps byte ``q`` to ``g_s(q)``), beyond one numpy gather for the whole level."""
+    if tables:
+        t = tables[s]
+        return [f.translate(t) for f in level]
+    dt = _byte_dtype(d.shape[1])
+    w = dt.itemsize * d.shape[1]
+    flat = d[s].astype(dt)[np.frombuffer(b"".join(level), dtype=dt)].tobytes()
+    return [flat[i : i + w] for i in range(0, len(flat), w)]
+
+
+def _enumerate_small(d: np.ndarray, max_size: int, switch: int | None = None) -> tuple[list, ...]:
+    """The queue in plain Python, one breadth-first level at a time: ``(rows, parents, symbols, right)`` with
+    transformations as byte strings (``rows``; keys of one dict from transformation to index) and ``right`` the
+    flat right Cayley graph (position ``f*k + s``) of the processed elements. A level's products, in the
+    queue's order ``(f, s)``, go through dicts in C (the first position of each distinct product, then the
+    index); Python visits only the distinct products, numbering the unseen ones by first position. With
+    ``switch``, stops before the first level of ``>= switch`` products (the rest of ``rows`` is that level)."""
+    k, n = d.shape
+    dt = _byte_dtype(n)
+    tables = [bytes(row) + bytes(256 - n) for row in d.tolist()] if dt.itemsize == 1 else []
+    index: dict[bytes, int] = {}
+    rows: list[bytes] = []
     parents: list[int] = []
     symbols: list[int] = []
-    right: list[list[int]] = []
-    for s, g in enumerate(gens):
+    right: list[int] = []
+    for s, g in enumerate(d.astype(dt)):
+        g = g.tobytes()
         if g not in index:
             index[g] = len(rows)
             rows.append(g)
             parents.append(-1)
             symbols.append(s)
-    if len(rows) > max_size:
-        raise ValueError(f"transformation semigroup has more than {max_size} elements")
-    i, level_end = 0, len(rows)
-    while i < len(rows):
-        if i == level_end:
-            if switch is not None and (len(rows) - i) * k >= switch:
-                break
-            level_end = len(rows)
-        f = rows[i]
-        r = []
-        for s, g in enumerate(gens):
-            h = tuple([g[x] for x in f])  # g o f: the word of f, then s
-            j = index.get(h)
-            if j is None:
-                j = index[h] = len(rows)
-                rows.append(h)
-                parents.append(i)
-                symbols.append(s)
-                if len(rows) > max_size:
-                    raise ValueError(f"transformation semigroup has more than {max_size} elements")
-            r.append(j)
-        right.append(r)
-        i += 1
+    start = 0
+    while start < len(rows):
+        if len(rows) > max_size:
+            raise ValueError(f"transformation semigroup has more than {max_size} elements")
+        level = rows[start:]  # the last level: every element not yet multiplied
+        m = len(level)
+        if switch is not None and m * k >= switch:
+            break
+        prods: list = [None] * (m * k)
+        for s in range(k):
+            prods[s::k] = _level_products(d, tables, level, s)
+        first = dict(zip(reversed(prods), range(m * k - 1, -1, -1), strict=True))  # product -> first position
+        fresh = sorted([p for h, p in first.items() if h not in index])  # unseen, in the queue's order (f, s)
+        if fresh:
+            new = [prods[p] for p in fresh]
+            index.update(zip(new, range(len(rows), len(rows) + len(new)), strict=True))
+            rows += new
+            parents += [start + p // k for p in fresh]
+            symbols += [p % k for p in fresh]
+        out = list(map(index.__getitem__, prods))
+        right += out
+        start += m
     return rows, parents, symbols, right
 
 
