@@ -1365,19 +1365,26 @@ def _sgd_excess_samples(W1, W2, P, eta, steps, rng, full_batch=False):
 
 def _drift_run(model, theta, P, W1, W2, eta, steps, rng, full_batch=False):
     """The drift run and its derived prediction: SGD (or GD) for ``steps``, 2000 full-batch GD steps back to Gamma,
-    then the Hessian spectrum there. Returns (end stats, mean SGD-phase excess, predicted mean, predicted sd)."""
+    then the Hessian spectrum there (its sum is Tr H). Returns (end stats, mean SGD-phase excess, predicted mean, predicted sd)."""
     import torch
 
     from theorylab.landscape import cross_entropy_loss
     from theorylab.landscape.hessian import hessian_matrix
     from theorylab.landscape.rescaling_sgd import sgd_fresh_samples, sgd_stationary_excess
 
-    A, B, samples, spacing = _sgd_excess_samples(W1, W2, P, eta, steps, rng, full_batch)
-    A, B = sgd_fresh_samples(
-        A, B, P, 0.5, 2000, SGD_BATCH, rng, full_batch=True
-    )  # return to Gamma to measure
     loss = cross_entropy_loss(model.logits, model.inputs(), P)
-    lam = np.linalg.eigvalsh(hessian_matrix(loss, model.join(torch.as_tensor(A), torch.as_tensor(B))).numpy())
+
+    def spectrum(A, B):
+        return np.linalg.eigvalsh(
+            hessian_matrix(loss, model.join(torch.as_tensor(A), torch.as_tensor(B))).numpy()
+        )
+
+    A, B, samples, spacing = _sgd_excess_samples(W1, W2, P, eta, steps, rng, full_batch)
+    # return to Gamma to measure: step 0.5, or 1 / lambda_max where the point is sharper (GD is stable only for
+    # step * lambda_max < 2; at a sharp point a step of 0.5 would move it along Gamma at the edge of stability)
+    step = min(0.5, 1.0 / spectrum(A, B).max())
+    A, B = sgd_fresh_samples(A, B, P, step, 2000, SGD_BATCH, rng, full_batch=True)
+    lam = spectrum(A, B)
     mean, sd = sgd_stationary_excess(eta, SGD_BATCH, lam, EXCESS_SAMPLES, spacing)
     return _orbit_stats(model, theta, P, A, B), float(samples.mean()), mean, sd
 
