@@ -1352,7 +1352,7 @@ def _sgd_excess_samples(W1, W2, P, eta, steps, rng, full_batch=False):
     spaced ``steps // (5 EXCESS_SAMPLES)`` apart over the last fifth of the run; returns (W1, W2, samples, spacing)."""
     from theorylab.landscape.rescaling_sgd import excess_loss, sgd_fresh_samples
 
-    spacing = steps // (5 * EXCESS_SAMPLES)
+    spacing = max(1, steps // (5 * EXCESS_SAMPLES))
     A, B = sgd_fresh_samples(
         W1, W2, P, eta, steps - EXCESS_SAMPLES * spacing, SGD_BATCH, rng, full_batch=full_batch
     )
@@ -1365,7 +1365,8 @@ def _sgd_excess_samples(W1, W2, P, eta, steps, rng, full_batch=False):
 
 def _drift_run(model, theta, P, W1, W2, eta, steps, rng, full_batch=False):
     """The drift run and its derived prediction: SGD (or GD) for ``steps``, 2000 full-batch GD steps back to Gamma,
-    then the Hessian spectrum there (its sum is Tr H). Returns (end stats, mean SGD-phase excess, predicted mean, predicted sd)."""
+    then the Hessian spectrum there (its sum is Tr H). Returns (end stats, mean SGD-phase excess, predicted mean,
+    predicted sd)."""
     import torch
 
     from theorylab.landscape import cross_entropy_loss
