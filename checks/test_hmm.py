@@ -1852,10 +1852,10 @@ def test_E5_control_identifying_task_and_baselines_are_rejected(scale, measure):
     c1 = run["runs"]["case1"]
     measure("case1:twin_excess_loss", float(bayes["x2x3|x1"][1] - bayes["x2x3|x1"][0]))
     ok, r = _e5_judge(run, c1, "x2x3|x1", bayes["x2x3|x1"][0])
-    measure(
-        "case1:seeds_near_twin",
-        int(_e5_basins(c1.distances["model"], c1.distances["twin"], r["model"], r["twin"])[1].sum()),
-    )
+    at_min1 = c1.losses <= bayes["x2x3|x1"][0] + E5_LOSS
+    measure("case1:seeds_at_min", int(at_min1.sum()))
+    in_twin1 = _e5_basins(c1.distances["model"], c1.distances["twin"], r["model"], r["twin"])[1]
+    measure("case1:seeds_near_twin", int((in_twin1 & at_min1).sum()))  # at the minimal loss and in its basin
     assert not ok
     for name in ("untrained", "10% budget"):
         f = run["runs"][name]
