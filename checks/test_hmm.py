@@ -1747,17 +1747,22 @@ def _e5_runs(scale: str) -> dict:
 # of eps would have to change it by a factor 4 to matter).
 E5_LOSS = 1e-3
 
-_E5_CURVATURE: dict = {}
+_E5_MOMENTS: dict = {}
+
+
+def _e5_moments(ref: GHMM, task: str) -> tuple[np.ndarray, np.ndarray]:
+    """(G, V) of the ``task`` predictor error on the tangent space at ``ref`` (cached per instance)."""
+    from theorylab.hmm.basins import ghmm_tangent_moments
+
+    key = (ref.M.tobytes(), ref.T.tobytes(), task)
+    if key not in _E5_MOMENTS:
+        _E5_MOMENTS[key] = ghmm_tangent_moments(ref, task)
+    return _E5_MOMENTS[key]
 
 
 def _e5_mu(ref: GHMM, task: str) -> float:
-    """Smallest tangent curvature of the ``task`` predictor error at ``ref`` (cached per instance)."""
-    from theorylab.hmm.basins import ghmm_tangent_curvatures
-
-    key = (ref.M.tobytes(), ref.T.tobytes(), task)
-    if key not in _E5_CURVATURE:
-        _E5_CURVATURE[key] = float(ghmm_tangent_curvatures(ref, task)[0])
-    return _E5_CURVATURE[key]
+    """Smallest tangent curvature of the ``task`` predictor error at ``ref``."""
+    return float(np.linalg.eigvalsh(_e5_moments(ref, task)[0])[0])
 
 
 def _e5_radii(refs: dict, candidates, task: str) -> dict:
@@ -1800,7 +1805,7 @@ def test_E5_case2_training_reaches_the_model_and_its_twin_at_equal_loss(scale, m
     is derived per seed from its predictor error and the instance's curvature (see the thresholds above). Also
     measured: the statistical floor tr(G^-1 V) / N of a least-squares fit on the N = steps x batch triples the run
     drew (the error the fits approach when the optimiser has converged), against the seeds' errors."""
-    from theorylab.hmm.basins import ghmm_predictor_error, ghmm_tangent_moments, statistical_floor
+    from theorylab.hmm.basins import ghmm_predictor_error, statistical_floor
 
     run = _e5_runs(scale)
     fit, bayes = run["runs"]["case2"], run["bayes"]["x1x3|x2"]
@@ -1812,7 +1817,7 @@ def test_E5_case2_training_reaches_the_model_and_its_twin_at_equal_loss(scale, m
     dist = np.minimum(fit.distances["model"], fit.distances["twin"])
     radius = np.where(near == "model", radii["model"], radii["twin"])
     kw = _e5_budget(scale)
-    floor = statistical_floor(*ghmm_tangent_moments(run["model"], "x1x3|x2"), kw["steps"] * kw["batch_size"])
+    floor = statistical_floor(*_e5_moments(run["model"], "x1x3|x2"), kw["steps"] * kw["batch_size"])
     err = ghmm_predictor_error(
         run["model"], [m for m, a in zip(fit.models, at_min, strict=True) if a], "x1x3|x2"
     )[0]
