@@ -74,7 +74,8 @@ def test_lemma1_minimiser_and_excess_identity():
     # footnote 5: (h - h*)^2 with p = h q/(1 - h) equals q^2 (p - p*)^2/((p + q)^2 (p* + q)^2)
     p, ps, q = sp.symbols("p p_s q", positive=True)
     hh, hs = p / (p + q), ps / (ps + q)
-    assert sp.simplify((hh - hs) ** 2 - q**2 * (p - ps) ** 2 / ((p + q) ** 2 * (ps + q) ** 2)) == 0
+    # a rational identity: sp.cancel decides it exactly (zero iff the difference is), sp.simplify only tries
+    assert sp.cancel((hh - hs) ** 2 - q**2 * (p - ps) ** 2 / ((p + q) ** 2 * (ps + q) ** 2)) == 0
     # OU: the quadratic model at the true weights is h*, excess risk 0; the risk identity R(h) - R(h*) holds
     task = C.ContrastivePairs(OU(1.0), 0.5, C.GaussianNoise(1.0))
     w = C.true_quadratic_weights(task)
@@ -100,11 +101,11 @@ def test_lemma1_control_wrong_minimiser_and_perturbed_weights():
     a, b, h = sp.symbols("a b h", positive=True)
     risk = a * (h - 1) ** 2 + b * h**2
     # the swapped Bayes rule b/(a + b) is not a stationary point (derivative 2(b - a), nonzero unless a = b)
-    assert sp.simplify(sp.diff(risk, h).subs(h, b / (a + b)) - 2 * (b - a)) == 0
+    assert sp.cancel(sp.diff(risk, h).subs(h, b / (a + b)) - 2 * (b - a)) == 0  # rational: cancel decides it
     # footnote 5 without its q^2 factor is not an identity
     p, ps, q = sp.symbols("p p_s q", positive=True)
     hh, hs = p / (p + q), ps / (ps + q)
-    assert sp.simplify((hh - hs) ** 2 - (p - ps) ** 2 / ((p + q) ** 2 * (ps + q) ** 2)) != 0
+    assert sp.cancel((hh - hs) ** 2 - (p - ps) ** 2 / ((p + q) ** 2 * (ps + q) ** 2)) != 0
     # OU: the verdict "excess risk < 1e-28" of the true weights rejects perturbed weights
     task = C.ContrastivePairs(OU(1.0), 0.5, C.GaussianNoise(1.0))
     w = C.true_quadratic_weights(task) + np.array([0.1, 0.05, -0.05, 0.02, 0.0, 0.0])
@@ -424,7 +425,7 @@ def test_thm2_r_second_derivative(measure):
 
     s, v, r, r2 = C.r_symbolic()
     closed = -2 * v**2 * (2 * v * s - v - 1) / ((v + 1) * (v * s + v + 1) ** 4)
-    assert sp.simplify(r2 - closed) == 0
+    assert sp.cancel(r2 - closed) == 0  # rational in s, varrho: sp.cancel decides the identity exactly
     # margins: min r'' over s in [-0.99, 1/6], varrho in [1/c, c] vs the proof's 2/(1+c)^5
     S = np.linspace(-0.99, 1 / 6, 801)
     mins = {}

@@ -166,3 +166,22 @@ def test_counterexample_generators_are_registered():
     }
     assert np.array_equal(generate("mple.derived.all_masks")["J"], ce.ALL_MASKS["J"])
     assert float(generate("gibbs.prop4.1.5")["delta"]) == ce.PROP_415["delta"]
+
+
+def test_group_labels_are_cached_per_mask_and_read_only():
+    """The classes x_{-K} depend on the mask only: computed once per mask (read-only, so no caller can spoil the
+    cache) and equal to the classes read off the states directly."""
+    from theorylab.ising import finite_sample
+
+    fam = IsingModel(np.zeros(4), np.zeros((4, 4))).exp_family()
+    X = spin_states(4)
+    for K in [(0,), (1, 3), [2, 0], (0, 1, 2, 3)]:
+        labels = fam.group_index(K)
+        assert fam.group_index(tuple(K)) is labels and not labels.flags.writeable
+        rest = [i for i in range(4) if i not in K]
+        same = (X[:, None, rest] == X[None, :, rest]).all(axis=-1)
+        assert np.array_equal(labels[:, None] == labels[None, :], same)
+        groups = finite_sample._groups(4, K)
+        assert not groups.flags.writeable and np.array_equal(groups[:, None] == groups[None, :], same)
+    with pytest.raises(ValueError):
+        fam.group_index(K)[0] = 1

@@ -289,3 +289,15 @@ def test_boundary_labels_and_span_task() -> None:
     assert len(items) == 5 and all(0 <= lab < 5 for _, lab in items)
     assert all(sents.lengths[k] == 8 for k, _ in items)
     rejects(lambda: span_task(g, s, 0), r"span length L must be >= 1")
+
+
+def test_span_label_keeps_only_the_last_sentence(tiny: PCFG) -> None:
+    """span_label reuses the label posteriors of the sentence it was last asked about and of no other: labels
+    asked in any interleaving equal those of a grammar asked about one sentence only."""
+    x, y = np.array([0, 1, 1, 0]), np.array([1, 1, 0, 0, 1])
+    spans = [(x, i, j) for i, j in itertools.combinations(range(5), 2)]
+    spans += [(y, i, j) for i, j in itertools.combinations(range(6), 2)]
+    fresh = [random_grammar(0).span_label(s, i, j) for s, i, j in spans]
+    interleaved = [tiny.span_label(s, i, j) for s, i, j in spans[::2] + spans[1::2]]
+    assert interleaved == fresh[::2] + fresh[1::2]
+    assert tiny.span_label(x.astype(np.int32), 0, 4) == random_grammar(0).span_label(x, 0, 4)

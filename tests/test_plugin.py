@@ -519,3 +519,25 @@ def test_trained_progress_is_quiet_in_logs_and_erased_on_a_terminal(demo: pytest
     writer.width_of_current_line = 79  # no room left on the line: nothing is shown
     sink("parity seeds 0..2", 130, 600)
     assert sink.shown == ""
+
+
+def test_static_scan_is_read_once_per_version_of_a_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """pytest asks about every file of a folder once per path argument: the static scan parses each version of
+    a file once, and an edit (new size or modification time) is read again."""
+    from theorylab import pytest_plugin as plugin
+
+    path = tmp_path / "test_x.py"
+    path.write_text(
+        'import pytest\n\n@pytest.mark.claim("demo.thm1", tier="exact")\ndef test_a():\n    pass\n'
+    )
+    reads = []
+    real = plugin._read_static_checks
+    monkeypatch.setattr(plugin, "_read_static_checks", lambda *a: reads.append(a) or real(*a))
+    first = plugin._static_checks(path)
+    first[0].append(("mutated", "by", "caller"))  # the caller's copy: the cache keeps its own
+    assert plugin._static_checks(path) == [[("demo.thm1", "exact", False)]] and len(reads) == 1
+    path.write_text(path.read_text().replace('tier="exact"', 'tier="property"') + "\n")
+    assert plugin._static_checks(path) == [[("demo.thm1", "property", False)]] and len(reads) == 2
+    assert plugin._static_checks(tmp_path / "missing.py") is None

@@ -312,3 +312,20 @@ def test_ratio_attention_and_embedding_model_bad_input():
     assert out.shape == (1, 4, p.V) and torch.allclose(out[0, 0], out[0, 3])  # uniform attention
     E = model.gram().detach().numpy()
     assert np.allclose(E, E.T) and 0 < top_eigen_share(E, 2) <= 1 and abs(top_eigen_share(E, p.V) - 1) < 1e-6
+
+
+def test_diagonal_loss_scalar_path_is_bit_identical_to_the_array_path():
+    """The optimiser's scalar evaluations (Python floats) give the 0-d-array values to the last bit, and the
+    optimum of Thm 2.1.5 does not depend on which path evaluated it."""
+    rng = np.random.default_rng(5)
+    for p in (TopicModel(20, 3, 4), TopicModel(10**4, 10, 30)):
+        for convention in ("thesis", "literal"):
+            loss = s2._diagonal_loss(p, convention)
+            al, be = 10.0 ** rng.uniform(-6, 6, 40), 10.0 ** rng.uniform(-4, 10, 40)
+            grid = s2.diagonal_attention_loss(al, be, p, convention)
+            assert [loss(float(a), float(b)) for a, b in zip(al, be, strict=True)] == grid.tolist()
+            assert [s2.diagonal_attention_loss(a, b, p, convention) for a, b in zip(al, be, strict=True)] == [
+                loss(float(a), float(b)) for a, b in zip(al, be, strict=True)
+            ]
+    with pytest.raises(ValueError, match="attention ratio alpha must be positive and finite"):
+        s2.optimal_diagonal_attention(TopicModel(20, 3, 4), log10_alpha=(-400.0, 0.0))

@@ -236,8 +236,8 @@ def _claim_marks(item: pytest.Item) -> list[tuple[str, str, bool]]:
     return marks
 
 
-def _validate(marks: list[tuple[str, str, bool]]) -> str | None:
-    claims = _registry()
+def _validate(marks: list[tuple[str, str, bool]], claims: dict) -> str | None:
+    """Why the claim marks of a check are invalid against the registry ``claims``, or ``None``."""
     for cid, tier, _ in marks:
         if not cid:
             return "claim marker without a claim id"
@@ -274,10 +274,11 @@ def _matches(cid: str, patterns: list[str]) -> bool:
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     tiers, patterns = _csv(_opt(config, "tier")), _csv(_opt(config, "claim"))
     selected, deselected = [], []
+    claims = _registry()  # once per collection: reading it stats every registry file
     for item in items:
         marks = _claim_marks(item)
         if marks:
-            error = _validate(marks)
+            error = _validate(marks, claims)
             if error:
                 setattr(item, _ERROR_ATTR, error)
             item.user_properties.append((_CLAIMS_KEY, marks))
@@ -343,7 +344,27 @@ def _static_checks(
 ) -> list[list[tuple[str, str, bool]]] | None:
     """The claim marks of every test function of a test file, read without importing it; ``None`` when some test
     has no claim marker that can be read statically (or the file cannot be parsed), so the file must be
-    imported."""
+    imported. Cached per version of the file (its modification time and size): pytest asks about every file of a
+    folder once per path it was given, so ``pytest a.py b.py ...`` would otherwise parse each file once per
+    argument."""
+    try:
+        stat = Path(path).stat()
+    except OSError:
+        return None
+    key = (str(path), stat.st_mtime_ns, stat.st_size, functions, classes)
+    if key not in _STATIC:
+        _STATIC[key] = _read_static_checks(path, functions, classes)
+    marks = _STATIC[key]
+    return None if marks is None else [list(m) for m in marks]
+
+
+_STATIC: dict[tuple, list[list[tuple[str, str, bool]]] | None] = {}
+
+
+def _read_static_checks(
+    path: Path, functions: tuple[str, ...], classes: tuple[str, ...]
+) -> list[list[tuple[str, str, bool]]] | None:
+    """:func:`_static_checks`, uncached."""
     import ast
 
     from theorylab.claims.checks import parse_file, scan_file

@@ -60,12 +60,19 @@ class FiniteExpFamily:
         return self.q ** np.arange(self.N - 1, -1, -1, dtype=np.int64)
 
     def group_index(self, K) -> np.ndarray:
-        """Group label of each state for the mask K: states with equal $x_{-K}$ share a label (0..G-1)."""
-        keep = np.ones(self.N, dtype=bool)
-        keep[list(K)] = False
-        key = self.states[:, keep] @ self._radix[keep]
-        _, inv = np.unique(key, return_inverse=True)
-        return inv.ravel()
+        """Group label of each state for the mask K: states with equal $x_{-K}$ share a label (0..G-1). It does
+        not depend on the parameters, so it is computed once per mask (read-only)."""
+        cache = self.__dict__.setdefault("_group_index", {})
+        mask = tuple(int(i) for i in K)
+        if mask not in cache:
+            keep = np.ones(self.N, dtype=bool)
+            keep[list(mask)] = False
+            key = self.states[:, keep] @ self._radix[keep]
+            _, inv = np.unique(key, return_inverse=True)
+            inv = inv.ravel()
+            inv.setflags(write=False)
+            cache[mask] = inv
+        return cache[mask]
 
     def _theta(self, theta) -> np.ndarray:
         t = np.asarray(theta, dtype=float)

@@ -11,6 +11,7 @@ finite state space ``{-1, +1}^N`` (states in product order, see ``theorylab.isin
 
 from __future__ import annotations
 
+import functools
 import math
 from fractions import Fraction
 from itertools import product
@@ -25,7 +26,18 @@ MAX_DRAWS = 2**62
 
 
 def _groups(N: int, K) -> np.ndarray:
-    """For each state (product order) the index of its class ``x_{-K}``."""
+    """For each state (product order) the index of its class ``x_{-K}`` (read-only; computed once per N and K)."""
+    return _groups_cached(int(N), tuple(int(i) for i in K))
+
+
+@functools.lru_cache(maxsize=256)
+def _groups_cached(N: int, K: tuple[int, ...]) -> np.ndarray:
+    out = _groups_uncached(N, K)
+    out.setflags(write=False)
+    return out
+
+
+def _groups_uncached(N: int, K) -> np.ndarray:
     X = spin_states(N)
     rest = [i for i in range(N) if i not in set(K)]
     if not rest:

@@ -346,11 +346,17 @@ class PCFG:
         return np.moveaxis(out, -1, -1)
 
     def span_label(self, tokens, i: int, j: int) -> int:
-        """The most likely class of the nonterminal spanning $[i,j)$ of ``tokens`` (-1 if no node can span it)."""
+        """The most likely class of the nonterminal spanning $[i,j)$ of ``tokens`` (-1 if no node can span it).
+        The label posteriors of the last sentence asked about are kept, so labelling its spans one by one runs
+        inside-outside once."""
         x = np.asarray(tokens)
         if not (0 <= i < j <= len(x)):
             raise ValueError(f"span must satisfy 0 <= i < j <= {len(x)}, got [{i}, {j})")
-        post = self.label_posteriors(self.evidence(x))[i, j]
+        key = (x.dtype.str, x.shape, x.tobytes())
+        last = self._cache.get("span_labels")
+        if last is None or last[0] != key:
+            last = self._cache["span_labels"] = (key, self.label_posteriors(self.evidence(x)))
+        post = last[1][i, j]
         return int(np.argmax(post)) if post.max() > 0 else -1
 
     def masked_conditional(self, tokens, observed, i: int) -> np.ndarray:

@@ -149,30 +149,45 @@ def diagonal_attention_loss(alpha, beta, params: TopicModel, convention: str = "
     D^V$."""
     _check_convention(convention)
     al, be = np.broadcast_arrays(_positive("alpha", alpha), _positive("beta", beta))
+    return _diagonal_loss(params, convention)(al, be)
+
+
+def _diagonal_loss(params: TopicModel, convention: str):
+    r"""$L(\alpha, \beta)$ of :func:`diagonal_attention_loss` as a function of validated ratios, with the
+    model's constants read once: on numpy arrays it is the vectorised loss; on Python floats the same operations
+    in the same order, a scalar path for the optimiser's many single evaluations (``x ** 2`` is ``pow`` for
+    Python and numpy scalars alike, so a float gives the value a 0-d array gives, to the last bit)."""
     T, v, tau = params.T, params.v, params.tau
     p_c, p_r = float(params.p_c), float(params.p_r)
     p1, p2, m0, b, c3, c1 = _floats(params)
     extra = m0 if convention == "literal" else 0.0
-    z1 = be * p1 + al * p1 * (v - 1) + p1 * v * (tau - 1) + p2 * v * (T - tau) + extra
-    z2 = be * p2 + al * p2 * (v - 1) + p1 * v * tau + p2 * v * (T - tau - 1) + extra
+    thesis = convention == "thesis"
 
-    def pred(x, z):
-        return c3 * x - (c3 * b if convention == "thesis" else c1 * m0 / z)
+    def loss(al, be):
+        z1 = be * p1 + al * p1 * (v - 1) + p1 * v * (tau - 1) + p2 * v * (T - tau) + extra
+        z2 = be * p2 + al * p2 * (v - 1) + p1 * v * tau + p2 * v * (T - tau - 1) + extra
 
-    f = lambda x, z: pred(x, z) ** 2
-    rest1 = v * (tau - 1) * f(p1 / z1, z1) + v * (T - tau) * f(p2 / z1, z1)
-    case1 = (1 - pred(p1 * be / z1, z1)) ** 2 + (v - 1) * f(p1 * al / z1, z1) + rest1
-    case2 = (1 - pred(p1 * al / z1, z1)) ** 2 + f(p1 * be / z1, z1) + (v - 2) * f(p1 * al / z1, z1) + rest1
-    case3 = (1 - pred(p1 / z1, z1)) ** 2 + f(p1 * be / z1, z1) + (v - 1) * f(p1 * al / z1, z1)
-    case3 = case3 + (v * (tau - 1) - 1) * f(p1 / z1, z1) + v * (T - tau) * f(p2 / z1, z1)
-    case4 = (1 - pred(p1 / z2, z2)) ** 2 + (v * tau - 1) * f(p1 / z2, z2) + f(p2 * be / z2, z2)
-    case4 = case4 + (v - 1) * f(p2 * al / z2, z2) + v * (T - tau - 1) * f(p2 / z2, z2)
-    return (
-        (p_c + p_r / (v * T)) * case1
-        + p_r / T * (1 - 1 / v) * case2
-        + p_r * (tau - 1) / T * case3
-        + p_r * (1 - tau / T) * case4
-    )
+        def pred(x, z):
+            return c3 * x - (c3 * b if thesis else c1 * m0 / z)
+
+        f = lambda x, z: pred(x, z) ** 2
+        rest1 = v * (tau - 1) * f(p1 / z1, z1) + v * (T - tau) * f(p2 / z1, z1)
+        case1 = (1 - pred(p1 * be / z1, z1)) ** 2 + (v - 1) * f(p1 * al / z1, z1) + rest1
+        case2 = (
+            (1 - pred(p1 * al / z1, z1)) ** 2 + f(p1 * be / z1, z1) + (v - 2) * f(p1 * al / z1, z1) + rest1
+        )
+        case3 = (1 - pred(p1 / z1, z1)) ** 2 + f(p1 * be / z1, z1) + (v - 1) * f(p1 * al / z1, z1)
+        case3 = case3 + (v * (tau - 1) - 1) * f(p1 / z1, z1) + v * (T - tau) * f(p2 / z1, z1)
+        case4 = (1 - pred(p1 / z2, z2)) ** 2 + (v * tau - 1) * f(p1 / z2, z2) + f(p2 * be / z2, z2)
+        case4 = case4 + (v - 1) * f(p2 * al / z2, z2) + v * (T - tau - 1) * f(p2 / z2, z2)
+        return (
+            (p_c + p_r / (v * T)) * case1
+            + p_r / T * (1 - 1 / v) * case2
+            + p_r * (tau - 1) / T * case3
+            + p_r * (1 - tau / T) * case4
+        )
+
+    return loss
 
 
 def denoiser_matrix(params: TopicModel, kind: str = "block") -> np.ndarray:
@@ -281,13 +296,20 @@ def optimal_diagonal_attention(
     """
     from scipy.optimize import minimize_scalar
 
+    _check_convention(convention)
+    _positive("alpha", 10.0 ** np.asarray(log10_alpha, dtype=float))  # the ends of the searched ranges: every
+    _positive("beta", 10.0 ** np.asarray(log10_beta, dtype=float))  # ratio searched lies between them
+    loss = _diagonal_loss(params, convention)
     lb = np.linspace(*log10_beta, 801)
+    betas = 10.0**lb
 
     def profile(la: float) -> tuple[float, float]:
-        losses = diagonal_attention_loss(10.0**la, 10.0**lb, params, convention)
+        alpha = 10.0**la
+        losses = loss(alpha, betas)
         j = int(np.argmin(losses))
+        alpha = float(alpha)
         res = minimize_scalar(
-            lambda x: float(diagonal_attention_loss(10.0**la, 10.0**x, params, convention)),
+            lambda x: loss(alpha, float(10.0**x)),
             bounds=(lb[max(j - 1, 0)], lb[min(j + 1, len(lb) - 1)]),
             method="bounded",
             options={"xatol": 1e-10},
@@ -304,8 +326,8 @@ def optimal_diagonal_attention(
         options={"xatol": 1e-8},
     )
     la = float(res.x) if res.fun <= values[i] else float(la_grid[i])
-    lb_best, loss = profile(la)
-    return 10.0**la, 10.0**lb_best, loss
+    lb_best, loss_best = profile(la)
+    return 10.0**la, 10.0**lb_best, loss_best
 
 
 def frozen_value_matrix(params: TopicModel, kind: str, convention: str) -> np.ndarray:

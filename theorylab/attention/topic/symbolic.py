@@ -8,6 +8,8 @@ formulas.
 
 from __future__ import annotations
 
+import functools
+
 
 def symbols():
     """The sympy symbols ``(p_m, p_c, p_r, T, v, tau)`` (positive)."""
@@ -21,8 +23,14 @@ def derive_block_values() -> dict[str, object]:
 
     The minimisation is done with $c_1, c_2, c_3$ as free symbols (the row norm is a quadratic in $u$); the
     simplification $W_{i0} = (c_2 + 1)/(c_2^2 + Tv)$ then uses their definitions in terms of the masking
-    rates.
+    rates. Derived once (sympy expressions are immutable); each call returns a fresh dict.
     """
+    derived = _derive_block_values()
+    return {**derived, "definitions": dict(derived["definitions"])}
+
+
+@functools.cache
+def _derive_block_values() -> dict[str, object]:
     import sympy as sp
 
     p_m, p_c, p_r, T, v, _ = symbols()
