@@ -35,10 +35,10 @@ FAMILIES: dict[str, tuple[list[str], list[str]]] = {
         [
             f"theorylab/hmm/{m}.py"
             for m in ("compare", "constructions", "fitting", "gaussian", "interop", "models", "predictors")
-            + ("recovery", "sampling", "symbolic", "training", "verify")
+            + ("recovery", "sampling", "symbolic", "training", "verify", "basins")
         ]
         + ["theorylab/tensors/*.py"],
-        ["checks/test_hmm.py", "checks/test_hmm_definitions.py"],
+        ["checks/test_hmm.py", "checks/test_hmm_definitions.py", "tests/test_hmm_basins.py"],
     ),
     "topic": (
         ["theorylab/languages/topic.py", "theorylab/attention/topic/*.py"],
