@@ -514,6 +514,30 @@ def with_value_offsets(sol: DyckSolution, offsets: np.ndarray) -> DyckSolution:
     return replace(sol, weights=replace(w, W_V=W_V), offsets=offsets)
 
 
+def _distinct_codes(columns: list[np.ndarray]) -> tuple[np.ndarray, list[np.ndarray]]:
+    """``(codes, keys)`` for equal-shape non-negative integer arrays: ``codes`` (flat) numbers the distinct
+    tuples of ``columns`` ``0..u-1`` and ``keys[j][codes]`` recovers ``columns[j]`` (a dense mixed-radix table
+    when it is small, ``np.unique`` otherwise)."""
+    flat = [np.ravel(c).astype(np.int64) for c in columns]
+    radix = [int(c.max(initial=0)) + 1 for c in flat]
+    code = np.zeros_like(flat[0])
+    for c, r in zip(flat, radix, strict=True):
+        code = code * r + c
+    size = int(np.prod(radix, dtype=object))
+    if size <= max(1 << 20, 4 * code.size):
+        seen = np.zeros(size, dtype=bool)
+        seen[code] = True
+        distinct = np.flatnonzero(seen)
+        codes = (np.cumsum(seen) - 1)[code]
+    else:
+        distinct, codes = np.unique(code, return_inverse=True)
+    keys, rest = [], distinct
+    for r in reversed(radix):
+        rest, digit = np.divmod(rest, r)
+        keys.append(digit)
+    return codes.reshape(-1), keys[::-1]
+
+
 # ----------------------------------------------------------------------------------------------- Cor 1
 @dataclass(frozen=True)
 class UniformAttentionSolution:
@@ -531,24 +555,36 @@ class UniformAttentionSolution:
     def language(self) -> Dyck:
         return self.layer2.language
 
-    def layer1_features(self, tokens: np.ndarray, start_token: bool = True) -> np.ndarray:
-        r"""Layer-1 outputs before $g^{(1)}$: ``[B, T+1, 2k+1]`` (start token first).
-
-        ``start_token=False`` drops $t_S$ (outputs ``[B, T, 2k+1]``): then $p$ and $p\oplus p$ get the same
-        features (footnote 53), and $\mathrm{LN}_0$ of a zero mean (depth 0) is 0.
-        """
+    def _layer1_counts(self, tokens: np.ndarray, start_token: bool) -> tuple[np.ndarray, ...]:
+        """``(tokens, signed, starts)`` ``[B, n]``: the token at each position (start token first) and the causal
+        counts that $W_V^{(1)}$ keeps up to it: opens minus closes, and start tokens."""
         k = self.layer2.weights.k
         arr = self.language._as_tokens(tokens, batch=True)
         if start_token:
             arr = np.concatenate([np.full((arr.shape[0], 1), 2 * k), arr], axis=1)
-        onehot = np.eye(2 * k + 1)[arr]
-        W1 = np.zeros((2 * k + 1, 2 * k + 1))
-        W1[0, 0 : 2 * k : 2], W1[0, 1 : 2 * k : 2], W1[1, 2 * k] = 1.0, -1.0, 1.0
-        mean = np.cumsum(onehot, axis=1) / np.arange(1, arr.shape[1] + 1)[None, :, None]
-        pre = mean @ W1.T
-        pre = pre - pre.mean(axis=-1, keepdims=True)
+        sign = np.zeros(2 * k + 1, dtype=np.int64)
+        sign[0 : 2 * k : 2], sign[1 : 2 * k : 2] = 1, -1
+        return arr, np.cumsum(sign[arr], axis=1), np.cumsum(arr == 2 * k, axis=1)
+
+    def _features_from_counts(self, tok, signed, starts, n) -> np.ndarray:
+        r"""$\mathrm{LN}_0\big((\text{signed}\,o_0+\text{starts}\,o_1)/n\big)+o_{\text{tok}}$, ``[..., 2k+1]``: the
+        layer-1 output at a position with ``n`` keys (the causal mean of $W_V^{(1)}o$ is that vector)."""
+        dim = 2 * self.layer2.weights.k + 1
+        pre = np.zeros((*np.shape(tok), dim))
+        pre[..., 0], pre[..., 1] = signed / n, starts / n
+        pre -= pre.mean(axis=-1, keepdims=True)
         norm = np.linalg.norm(pre, axis=-1, keepdims=True)  # > 0 with the start token (it keeps o_1 > 0)
-        return np.where(norm > 1e-12, pre / np.maximum(norm, 1e-300), 0.0) + onehot
+        return np.where(norm > 1e-12, pre / np.maximum(norm, 1e-300), 0.0) + np.eye(dim)[tok]
+
+    def layer1_features(self, tokens: np.ndarray, start_token: bool = True) -> np.ndarray:
+        r"""Layer-1 outputs before $g^{(1)}$: ``[B, T+1, 2k+1]`` (start token first).
+
+        ``start_token=False`` drops $t_S$ (outputs ``[B, T, 2k+1]``): then $p$ and $p\oplus p$ get the same
+        features (footnote 53), and $\mathrm{LN}_0$ of a zero mean (depth 0) is 0. Uniform attention averages
+        $W_V^{(1)}o_\kappa$ over the causal keys, so the output depends on them only through two counts.
+        """
+        arr, signed, starts = self._layer1_counts(tokens, start_token)
+        return self._features_from_counts(arr, signed, starts, np.arange(1, arr.shape[1] + 1)[None, :])
 
     @functools.cached_property
     def _feature_table(self) -> np.ndarray:
@@ -571,11 +607,17 @@ class UniformAttentionSolution:
 
     def layer1_indices(self, tokens: np.ndarray) -> np.ndarray:
         """$g^{(1)}$ as a lookup: the first-layer index ``[B, T+1]`` whose feature is nearest to each layer-1
-        output (start token first). Raises on non-prefixes."""
+        output (start token first). Raises on non-prefixes. Positions with the same (token, counts, position)
+        have the same output: each distinct one is computed and looked up once."""
         self.language._require_prefixes(self.language._as_tokens(tokens, batch=True))
-        feats = self.layer1_features(tokens)
+        arr, signed, starts = self._layer1_counts(tokens, True)
+        pos = np.broadcast_to(np.arange(arr.shape[1]), arr.shape)
+        low = int(signed.min(initial=0))
+        codes, (tok, sg, st, p) = _distinct_codes([arr, signed - low, starts, pos])
+        feats = self._features_from_counts(tok, sg + low, st, p + 1)
         table = self._feature_table
-        return np.argmin(np.sum(table**2, axis=-1) - 2.0 * feats @ table.T, axis=-1)  # nearest feature
+        nearest = np.argmin(np.sum(table**2, axis=-1) - 2.0 * (feats @ table.T), axis=-1)
+        return nearest[codes].reshape(arr.shape)
 
     def predict(self, tokens: np.ndarray) -> np.ndarray:
         tokens = np.asarray(tokens)
