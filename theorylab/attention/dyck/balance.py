@@ -379,13 +379,22 @@ class DyckSolution:
         counts = np.cumsum(np.eye(n)[idx], axis=1).reshape(-1, n)  # causal key counts at every position
         return self.hidden_from_counts(counts, idx.reshape(-1)).reshape(*idx.shape, self.weights.m)
 
-    def hidden_last(self, idx: np.ndarray) -> np.ndarray:
-        """$g^{(2)}$ inputs $h$ ``[B, m]`` at the last position only (the query attends to the whole sequence)."""
+    def _key_counts(self, idx: np.ndarray) -> np.ndarray:
+        """How often each first-layer index occurs in each sequence of ``idx`` ``[B, T+1]``: ``[B, 2kD+1]``."""
         n = self.weights.E.shape[1]
         B = idx.shape[0]
         flat = (np.arange(B)[:, None] * n + idx).reshape(-1)
-        counts = np.bincount(flat, minlength=B * n).reshape(B, n).astype(np.float64)
-        return self.hidden_from_counts(counts, idx[:, -1])
+        return np.bincount(flat, minlength=B * n).reshape(B, n)
+
+    def hidden_last(self, idx: np.ndarray) -> np.ndarray:
+        """$g^{(2)}$ inputs $h$ ``[B, m]`` at the last position only (the query attends to the whole sequence)."""
+        return self.hidden_from_counts(self._key_counts(idx).astype(np.float64), idx[:, -1])
+
+    def predict_last_indices(self, idx: np.ndarray) -> np.ndarray:
+        """Next-token distributions ``[B, 2k]`` after each whole first-layer index sequence ``[B, T+1]``. The
+        output depends on a sequence only through its key counts and last index: each distinct pair is run once."""
+        rows, inverse = _distinct_rows(np.concatenate([self._key_counts(idx), idx[:, -1:]], axis=1))
+        return self.decode(self.hidden_from_counts(rows[:, :-1].astype(np.float64), rows[:, -1]))[inverse]
 
     def decode(self, h: np.ndarray) -> np.ndarray:
         """The lookup $g^{(2)}$: next-token distributions ``[..., 2k]`` from hidden states ``[..., m]``."""
@@ -432,7 +441,7 @@ class DyckSolution:
     def predict_last(self, tokens: np.ndarray) -> np.ndarray:
         """Next-token distributions ``[B, 2k]`` after each whole prefix of a batch ``[B, T]`` (raises on
         non-prefixes); one query per sequence."""
-        return self.decode(self.hidden_last(token_indices(self.language, np.asarray(tokens))))
+        return self.predict_last_indices(token_indices(self.language, np.asarray(tokens)))
 
 
 def _orthonormal_frame(m: int, n_slots: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
@@ -512,6 +521,18 @@ def with_value_offsets(sol: DyckSolution, offsets: np.ndarray) -> DyckSolution:
     O[:, closes] = -np.exp(offsets.ravel())[None, :] * sol.slots
     W_V = O @ np.linalg.pinv(w.E)
     return replace(sol, weights=replace(w, W_V=W_V), offsets=offsets)
+
+
+def _distinct_rows(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(distinct, inverse)`` for a 2-D non-negative integer array: its distinct rows and, for each row, the
+    index of its copy in ``distinct`` (rows compared as bytes of the narrowest integer type that holds them)."""
+    top = int(rows.max(initial=0))
+    narrow = np.ascontiguousarray(
+        rows, dtype=np.int8 if top < 2**7 else np.int16 if top < 2**15 else np.int64
+    )
+    as_bytes = narrow.view(np.dtype((np.void, narrow.shape[1] * narrow.itemsize))).reshape(-1)
+    _, first, inverse = np.unique(as_bytes, return_index=True, return_inverse=True)
+    return rows[first], inverse.reshape(-1)
 
 
 def _distinct_codes(columns: list[np.ndarray]) -> tuple[np.ndarray, list[np.ndarray]]:
@@ -627,8 +648,7 @@ class UniformAttentionSolution:
 
     def predict_last(self, tokens: np.ndarray) -> np.ndarray:
         """Next-token distributions ``[B, 2k]`` after each whole prefix (layer 2 queried at the last position)."""
-        layer2 = self.layer2
-        return layer2.decode(layer2.hidden_last(self.layer1_indices(np.asarray(tokens))))
+        return self.layer2.predict_last_indices(self.layer1_indices(np.asarray(tokens)))
 
 
 def uniform_attention_solution(k: int, depth: int, q: float | Fraction = 0.5) -> UniformAttentionSolution:
