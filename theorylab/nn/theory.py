@@ -73,7 +73,7 @@ def causal_softmax(scores: np.ndarray, inplace: bool = False) -> np.ndarray:
     for r0 in range(0, n, rows):
         r1 = min(n, r0 + rows)
         part = s[..., r0:r1, :r1]
-        part += bias[r0:r1, :r1]
+        part[..., r0:] += bias[r0:r1, r0:r1]  # columns before r0 precede every row of the block
         part -= part.max(axis=-1, keepdims=True)
         zero = part < _EXP_UNDERFLOW  # exp is exactly 0 there: skip it (libm's exp is slowest on such inputs)
         np.exp(part, out=part, where=~zero)
