@@ -428,7 +428,16 @@ class DyckSolution:
         batch)."""
         n = self.weights.E.shape[1]
         step = max(1, max_chunk // (idx.shape[1] * (n + self.weights.m) + 1))
-        return np.concatenate([self.decode(self.hidden(idx[i : i + step])) for i in range(0, len(idx), step)])
+        return np.concatenate([self._predict_chunk(idx[i : i + step]) for i in range(0, len(idx), step)])
+
+    def _predict_chunk(self, idx: np.ndarray) -> np.ndarray:
+        """:meth:`predict_indices` of one chunk: the output at a position depends on the causal key counts and
+        the query index only, so each distinct pair (shared prefixes give many) runs through layer 2 once."""
+        n = self.weights.E.shape[1]
+        counts = np.cumsum(np.eye(n, dtype=np.int64)[idx], axis=1)  # causal key counts at every position
+        rows, inverse = _distinct_rows(np.concatenate([counts, idx[..., None]], axis=-1).reshape(-1, n + 1))
+        out = self.decode(self.hidden_from_counts(rows[:, :-1].astype(np.float64), rows[:, -1]))
+        return out[inverse].reshape(*idx.shape, -1)
 
     def predict(self, tokens: np.ndarray) -> np.ndarray:
         """Next-token distributions ``[B, T+1, 2k]`` after each prefix length ``0..T`` (raises on
