@@ -596,7 +596,9 @@ class UniformAttentionSolution:
         sign[0 : 2 * k : 2], sign[1 : 2 * k : 2] = 1, -1
         return arr, np.cumsum(sign[arr], axis=1), np.cumsum(arr == 2 * k, axis=1)
 
-    def _features_from_counts(self, tok, signed, starts, n) -> np.ndarray:
+    def _features_from_counts(
+        self, tok: np.ndarray, signed: np.ndarray, starts: np.ndarray, n: np.ndarray
+    ) -> np.ndarray:
         r"""$\mathrm{LN}_0\big((\text{signed}\,o_0+\text{starts}\,o_1)/n\big)+o_{\text{tok}}$, ``[..., 2k+1]``: the
         layer-1 output at a position with ``n`` keys (the causal mean of $W_V^{(1)}o$ is that vector)."""
         dim = 2 * self.layer2.weights.k + 1
