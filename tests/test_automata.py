@@ -156,6 +156,22 @@ def test_gadgets_and_theory_reject_bad_input():
         causal_softmax(np.zeros((2, 3)))
 
 
+def test_causal_softmax_blocks_equal_the_full_masked_softmax():
+    from theorylab.nn.theory import causal_softmax
+
+    rng = np.random.default_rng(0)
+    for shape in [(1, 1), (3, 3), (2, 5, 5), (2, 3, 70, 70), (2, 300, 300)]:  # one block, and several
+        for scale in (1.0, 1e3, 1e12):  # the largest scores underflow almost every exponential
+            x = rng.normal(size=shape) * scale
+            full = np.where(np.tri(shape[-1], dtype=bool), x, -np.inf)
+            want = np.exp(full - full.max(axis=-1, keepdims=True))
+            want /= want.sum(axis=-1, keepdims=True)
+            got = causal_softmax(x)
+            assert not np.shares_memory(got, x) and np.abs(got - want).max() <= 4e-16
+            above = np.triu_indices(shape[-1], 1)
+            assert np.all(got[..., above[0], above[1]] == 0)
+
+
 def test_sample_valid_and_verify_cascade_reject_bad_input():
     from theorylab.algebra.verify import verify_cascade
 

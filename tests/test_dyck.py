@@ -93,6 +93,38 @@ def test_scan_equals_the_token_by_token_automaton(k, depth):
     assert lang.scan(samples)[0].all() and 0 < lang.scan(noisy)[0][:, -1].mean() < 1
 
 
+def test_scan_without_the_transition_table_is_the_same(monkeypatch):
+    import theorylab.languages.dyck as dyck_module
+
+    rng = np.random.default_rng(7)
+    lang = Dyck(2, 3)
+    arr = np.vstack([lang.sample(rng, 600, 30), rng.integers(0, 4, (600, 30))])  # wide: the stepwise path
+    with_table = lang.scan(arr)
+    monkeypatch.setattr(dyck_module, "_STACK_TABLE_MAX", 0)  # the explicit stack arrays instead
+    for got, want in zip(lang.scan(arr), with_table, strict=True):
+        assert np.array_equal(got, want)
+    for got, want in zip(with_table, _scan_loop(lang, arr), strict=True):
+        assert np.array_equal(got, want)
+
+
+def test_uniform_layer1_lookup_per_distinct_position_is_the_nearest_feature(rng):
+    sol = db.uniform_attention_solution(2, 3)
+    seqs = np.vstack([sol.language.all_prefixes(7), sol.language.sample(rng, 4, 7)])
+    feats, table = sol.layer1_features(seqs), sol.feature_table()
+    nearest = np.argmin(np.linalg.norm(feats[..., None, :] - table, axis=-1), axis=-1)
+    assert np.array_equal(sol.layer1_indices(seqs), nearest)
+    small = [rng.integers(0, 50, (30, 4)), rng.integers(0, 9, (30, 4))]
+    for cols in (small, small + [rng.integers(0, 2**40, (30, 4))]):  # a dense code table, or np.unique
+        codes, keys = db._distinct_codes(cols)
+        for key, col in zip(keys, cols, strict=True):
+            assert np.array_equal(key[codes], col.ravel())
+        assert (
+            codes.max() + 1 == len(keys[0]) == len(set(zip(*(c.ravel().tolist() for c in cols), strict=True)))
+        )
+    rows, inverse = db._distinct_rows(np.array([[3, 300], [1, 2], [3, 300], [1, 2], [0, 0]]))
+    assert len(rows) == 3 and np.array_equal(rows[inverse], [[3, 300], [1, 2], [3, 300], [1, 2], [0, 0]])
+
+
 def test_next_token_distribution_cases():
     lang = Dyck(2, 2, Fraction(1, 3))
     assert lang.next_token_distribution([], exact=True) == (Fraction(1, 2), 0, Fraction(1, 2), 0)

@@ -146,6 +146,29 @@ def test_relabeling():
         same_up_to_relabeling(m, random_ghmm(5, 3, rng))
 
 
+def test_relabeling_errors_are_those_of_the_best_permutation():
+    """Errors pinned against a brute force over all permutations (one emission column moved: the error is that
+    column's largest entry change, not the smallest over columns)."""
+    import itertools
+
+    rng = np.random.default_rng(3)
+    m = random_hmm(6, 4, rng)
+    O2 = m.relabel([3, 1, 0, 2]).emission.copy()
+    O2[:, 1] = 0.7 * O2[:, 1] + 0.3 * np.eye(6)[0]  # still a distribution
+    other = HMM(O2, m.relabel([3, 1, 0, 2]).T)
+    best = min(
+        (
+            max(np.abs(m.emission - O2[:, p]).max(), np.abs(m.T - other.T[np.ix_(p, p)]).max()),
+            np.abs(m.emission - O2[:, p]).max(),
+            np.abs(m.T - other.T[np.ix_(p, p)]).max(),
+        )
+        for p in map(list, itertools.permutations(range(4)))
+    )
+    rel = relabeling_distance(m, other)
+    assert (rel.error, rel.emission_error, rel.transition_error) == best
+    assert rel.emission_error > 0.01 and rel.transition_error < 1e-15
+
+
 def test_recover_api_errors():
     m = HMM(O, T)
     with pytest.raises(NotIdentifiableError, match="Theorem 4"):

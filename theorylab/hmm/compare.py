@@ -43,7 +43,10 @@ def relabeling_distance(m1: HMM | GHMM, m2: HMM | GHMM) -> Relabeling:
     k = E1.shape[1]
     if k <= 7:
         perms = np.array(list(itertools.permutations(range(k))))
-        e = np.max(np.abs(E1[None] - E2[:, perms].transpose(1, 0, 2)), axis=(1, 2))
+        column_gap = np.max(
+            np.abs(E1[:, :, None] - E2[:, None, :]), axis=0
+        )  # [i, j] = max|E1[:, i] - E2[:, j]|
+        e = np.max(column_gap[np.arange(k), perms], axis=1)
         t = np.max(np.abs(m1.T[None] - m2.T[perms[:, :, None], perms[:, None, :]]), axis=(1, 2))
         best = int(np.argmin(np.maximum(e, t)))
         return Relabeling(perms[best], float(e[best]), float(t[best]))

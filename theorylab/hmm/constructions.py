@@ -79,10 +79,12 @@ def sinkhorn(U, iters: int = 5000, tol: float = 1e-14) -> np.ndarray:
     X = np.array(U, dtype=float)
     if X.ndim != 2 or X.shape[0] != X.shape[1] or np.any(X <= 0):
         raise ValueError("sinkhorn needs a square matrix with positive entries")
+    cols = X.sum(axis=0, keepdims=True)
     for _ in range(iters):
-        X /= X.sum(axis=0, keepdims=True)
+        X /= cols
         X /= X.sum(axis=1, keepdims=True)
-        if np.max(np.abs(X.sum(axis=0) - 1)) < tol:
+        cols = X.sum(axis=0, keepdims=True)  # tested here, divided by in the next sweep
+        if np.max(np.abs(cols - 1)) < tol:
             break
     return X
 

@@ -91,6 +91,19 @@ def claim1_symbolic_identities() -> Claim1Identities:
     return Claim1Identities(commutes, rows, cols, det_ok, closed, orth, without_T)
 
 
+@lru_cache(maxsize=2)
+def _entry_terms(symbolic_a: bool) -> tuple:
+    r"""The entries of $\tilde T=QT$ and $T$ (at $a=1/2$ unless ``symbolic_a``) as the terms of polynomials in
+    $c, s, \sqrt3$ (the same for every $t$)."""
+    sp, a, c, s, Q, T = _construction()
+    if not symbolic_a:
+        T = T.subs(a, sp.Rational(1, 2))
+    return tuple(
+        [[sp.Poly(sp.expand(e), c, s, sp.sqrt(3)).terms() for e in row] for row in X.tolist()]
+        for X in (Q * T, T)
+    )
+
+
 @lru_cache(maxsize=64)
 def claim1_power_identity(t: int, symbolic_a: bool = False, angle_q: int | None = None) -> dict:
     """Exactly compare $\\tilde T^t$ and $T^t$ for $\\tilde T=Q(2\\pi/q)T$, $q=$ ``angle_q`` (default $t$), in
@@ -105,9 +118,7 @@ def claim1_power_identity(t: int, symbolic_a: bool = False, angle_q: int | None 
     q = int(t) if angle_q is None else int(angle_q)
     if q < 1:
         raise ValueError(f"angle_q must be a positive integer, got {angle_q}")
-    _, a, c, s, Q, T = _construction()
-    if not symbolic_a:
-        T = T.subs(a, sp.Rational(1, 2))
+    _, a, c, s, _, _ = _construction()
     N = lcm(q, 12)
     z = sp.symbols("z")
     phi_N = sp.Poly(sp.cyclotomic_poly(N, z), z)
@@ -125,9 +136,28 @@ def claim1_power_identity(t: int, symbolic_a: bool = False, angle_q: int | None 
     }
     domain = sp.QQ.frac_field(a) if symbolic_a else sp.QQ
 
-    def to_poly(e):
-        e = sp.expand(sp.sympify(e).subs(subs, simultaneous=True))
-        return sp.Poly(e, z, domain=domain).rem(sp.Poly(phi_N, z, domain=domain))
+    modulus_poly = sp.Poly(phi_N, z, domain=domain)
+    gens = (c, s, sp.sqrt(3))
+    images = [sp.Poly(sp.expand(subs[g]), z, domain=domain).rem(modulus_poly) for g in gens]
+    powers: dict = {}
+
+    def image_power(g: int, n: int):
+        if (g, n) not in powers:
+            base = sp.Poly(1, z, domain=domain) if n == 0 else image_power(g, n - 1) * images[g]
+            powers[g, n] = base.rem(modulus_poly)
+        return powers[g, n]
+
+    def to_poly(terms):
+        # an entry as the terms of a polynomial in c, s, sqrt(3) (coefficients in Q or Q(a)): substitute their
+        # images in Q(zeta_N) monomial by monomial, each power of an image reduced modulo Phi_N once
+        out = sp.Poly(0, z, domain=domain)
+        for exps, coef in terms:
+            mono = sp.Poly(coef, z, domain=domain)
+            for g, n in enumerate(exps):
+                if n:
+                    mono = mono * image_power(g, n)
+            out = out + mono
+        return out.rem(modulus_poly)
 
     def matmul(X, Y):
         return [
@@ -151,8 +181,7 @@ def claim1_power_identity(t: int, symbolic_a: bool = False, angle_q: int | None 
                 X = matmul(X, X)
         return result
 
-    Tt = [[to_poly(e) for e in row] for row in (Q * T).tolist()]
-    Tp = [[to_poly(e) for e in row] for row in T.tolist()]
+    Tt, Tp = ([[to_poly(e) for e in row] for row in X] for X in _entry_terms(symbolic_a))
     differs = any(not (Tt[i][j] - Tp[i][j]).is_zero for i in range(3) for j in range(3))
     if not symbolic_a:  # the same products in exact integer arithmetic (numerators over a common denominator)
         modulus = [int(c) for c in reversed(phi_N.all_coeffs())]

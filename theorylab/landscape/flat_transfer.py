@@ -170,8 +170,17 @@ def min_norm_head(features: np.ndarray, targets: np.ndarray, rcond: float = 1e-1
 
 def downstream_mse(sol: OneLayerSolution, task: DyckTask, sample: np.ndarray, rcond: float = 1e-12) -> float:
     """Population downstream MSE over all $2^T$ strings of the min-norm head fitted on the strings ``sample``."""
+    Phi, g = _downstream_features(sol, task)
+    return _fit_mse(Phi, g, sample, rcond)
+
+
+def _downstream_features(sol: OneLayerSolution, task: DyckTask) -> tuple[np.ndarray, np.ndarray]:
+    """``(Phi, g)``: the features of all $2^T$ downstream strings under ``sol`` and their targets."""
     X, g = task.downstream_support()
-    Phi = np.maximum(attention_features(X) @ sol.V.T, 0) / sol.m
+    return np.maximum(attention_features(X) @ sol.V.T, 0) / sol.m, g
+
+
+def _fit_mse(Phi: np.ndarray, g: np.ndarray, sample: np.ndarray, rcond: float) -> float:
     u = min_norm_head(Phi[sample], g[sample], rcond)
     return float(np.mean((Phi @ u - g) ** 2))
 
@@ -194,8 +203,7 @@ def sol1_success_probability_exact(task: DyckTask, n: int, m: int = 2, tol: floa
     if int(n) < 1:
         raise ValueError(f"n must be >= 1, got {n}")
     T = task.T
-    sol = sol1(task, m)
-    X, g = task.downstream_support()
+    Phi, g = _downstream_features(sol1(task, m), task)  # computed once for every multiset below
     levels = sorted(set(g.tolist()))
     rep = {v: int(np.flatnonzero(g == v)[0]) for v in levels}
     prob = {v: Fraction(int(np.sum(g == v)), 2**T) for v in levels}
@@ -205,7 +213,7 @@ def sol1_success_probability_exact(task: DyckTask, n: int, m: int = 2, tol: floa
         w = Fraction(factorial(int(n)))
         for v, c in counts.items():
             w = w * prob[v] ** c / factorial(c)
-        if downstream_mse(sol, task, np.array([rep[v] for v in combo])) <= tol:
+        if _fit_mse(Phi, g, np.array([rep[v] for v in combo]), 1e-12) <= tol:
             total += w
     return total
 

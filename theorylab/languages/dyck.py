@@ -18,6 +18,7 @@ which is already normalised (the printed "$\propto$" is an equality).
 
 from __future__ import annotations
 
+import functools
 import itertools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -131,7 +132,27 @@ class Dyck:
         return valid, depths, tops
 
     def _scan_stepwise(self, arr: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """:meth:`scan` one token at a time (an explicit stack per sequence)."""
+        """:meth:`scan` one token at a time: one lookup per token in the transition table of the stack automaton
+        (states = stacks of depth <= D) while it is small, an explicit stack array per sequence beyond."""
+        n_states = sum(self.k**d for d in range(self.depth + 1))
+        if n_states > _STACK_TABLE_MAX:
+            return self._scan_stepwise_arrays(arr)
+        step, state_depth, state_top = _stack_automaton(self.k, self.depth)
+        B, T = arr.shape
+        flat, columns = step.ravel(), np.ascontiguousarray(arr.T)
+        ok = np.ones(B, dtype=bool)
+        valid = np.ones((T + 1, B), dtype=bool)
+        states = np.zeros((T + 1, B), dtype=np.int64)  # state 0: the empty stack
+        for i in range(T):
+            nxt = flat[states[i] * step.shape[1] + columns[i]]
+            ok &= nxt >= 0
+            states[i + 1] = np.where(ok, nxt, states[i])  # a rejected token freezes the automaton
+            valid[i + 1] = ok
+        states = states.T
+        return valid.T.copy(), state_depth[states], state_top[states]
+
+    def _scan_stepwise_arrays(self, arr: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """:meth:`scan` one token at a time (an explicit stack array per sequence)."""
         B, T = arr.shape
         stack = np.zeros((B, self.depth + 1), dtype=np.int64)
         depth = np.zeros(B, dtype=np.int64)
@@ -566,6 +587,26 @@ class DyckCompletionLM:
 
 
 _SCAN_STEPWISE_FROM = 2048  # batch x depth above which Dyck.scan goes token by token (measured crossover)
+
+_STACK_TABLE_MAX = 1 << 16  # states of the stack automaton up to which Dyck.scan uses its transition table
+
+
+@functools.cache
+def _stack_automaton(k: int, depth: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(step, depth_of, top_of)``: the stack automaton of Dyck_{k,D}. A stack of depth ``d`` with types
+    ``t_1..t_d`` (bottom first) is state ``sum_{j<d} k^j + (t_1 ... t_d in base k)``; ``step[s, token]`` is the
+    next state or -1 (a close that does not match the top, an open at depth D)."""
+    offset = np.concatenate([[0], np.cumsum([k**d for d in range(depth + 1)])])
+    d = np.repeat(np.arange(depth + 1), [k**j for j in range(depth + 1)])
+    code = np.arange(len(d)) - offset[d]
+    top = np.where(d > 0, code % k, -1)
+    step = np.full((len(d), 2 * k), -1, dtype=np.int64)
+    for typ in range(k):
+        can_open = d < depth
+        step[can_open, 2 * typ] = offset[d[can_open] + 1] + code[can_open] * k + typ
+        can_close = (d > 0) & (top == typ)
+        step[can_close, 2 * typ + 1] = offset[d[can_close] - 1] + code[can_close] // k
+    return step, d, top
 
 
 def _latest_open_types(dep: np.ndarray, typ: np.ndarray, is_open: np.ndarray, max_depth: int) -> np.ndarray:

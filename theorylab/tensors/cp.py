@@ -170,11 +170,16 @@ def _als_numpy(W: np.ndarray, R: int, init, n_iter: int, tol: float, seed: int):
     norm = max(np.linalg.norm(W), np.finfo(float).tiny)
     previous = np.inf
     with np.errstate(all="ignore"):
+        # each Gram matrix and the (B, C) Khatri-Rao product are computed once per change of their factors
+        gB, gC, krBC = B.T @ B, C.T @ C, _khatri_rao(B, C)
         for _ in range(n_iter):
-            A = np.linalg.lstsq((B.T @ B) * (C.T @ C), (unf[0] @ _khatri_rao(B, C)).T, rcond=None)[0].T
-            B = np.linalg.lstsq((A.T @ A) * (C.T @ C), (unf[1] @ _khatri_rao(A, C)).T, rcond=None)[0].T
-            C = np.linalg.lstsq((A.T @ A) * (B.T @ B), (unf[2] @ _khatri_rao(A, B)).T, rcond=None)[0].T
-            res = np.linalg.norm(unf[0] - A @ _khatri_rao(B, C).T) / norm
+            A = np.linalg.lstsq(gB * gC, (unf[0] @ krBC).T, rcond=None)[0].T
+            gA = A.T @ A
+            B = np.linalg.lstsq(gA * gC, (unf[1] @ _khatri_rao(A, C)).T, rcond=None)[0].T
+            gB = B.T @ B
+            C = np.linalg.lstsq(gA * gB, (unf[2] @ _khatri_rao(A, B)).T, rcond=None)[0].T
+            gC, krBC = C.T @ C, _khatri_rao(B, C)
+            res = np.linalg.norm(unf[0] - A @ krBC.T) / norm
             if not np.isfinite(res) or abs(previous - res) < tol:
                 break
             previous = res

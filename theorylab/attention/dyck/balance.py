@@ -379,13 +379,22 @@ class DyckSolution:
         counts = np.cumsum(np.eye(n)[idx], axis=1).reshape(-1, n)  # causal key counts at every position
         return self.hidden_from_counts(counts, idx.reshape(-1)).reshape(*idx.shape, self.weights.m)
 
-    def hidden_last(self, idx: np.ndarray) -> np.ndarray:
-        """$g^{(2)}$ inputs $h$ ``[B, m]`` at the last position only (the query attends to the whole sequence)."""
+    def _key_counts(self, idx: np.ndarray) -> np.ndarray:
+        """How often each first-layer index occurs in each sequence of ``idx`` ``[B, T+1]``: ``[B, 2kD+1]``."""
         n = self.weights.E.shape[1]
         B = idx.shape[0]
         flat = (np.arange(B)[:, None] * n + idx).reshape(-1)
-        counts = np.bincount(flat, minlength=B * n).reshape(B, n).astype(np.float64)
-        return self.hidden_from_counts(counts, idx[:, -1])
+        return np.bincount(flat, minlength=B * n).reshape(B, n)
+
+    def hidden_last(self, idx: np.ndarray) -> np.ndarray:
+        """$g^{(2)}$ inputs $h$ ``[B, m]`` at the last position only (the query attends to the whole sequence)."""
+        return self.hidden_from_counts(self._key_counts(idx).astype(np.float64), idx[:, -1])
+
+    def predict_last_indices(self, idx: np.ndarray) -> np.ndarray:
+        """Next-token distributions ``[B, 2k]`` after each whole first-layer index sequence ``[B, T+1]``. The
+        output depends on a sequence only through its key counts and last index: each distinct pair is run once."""
+        rows, inverse = _distinct_rows(np.concatenate([self._key_counts(idx), idx[:, -1:]], axis=1))
+        return self.decode(self.hidden_from_counts(rows[:, :-1].astype(np.float64), rows[:, -1]))[inverse]
 
     def decode(self, h: np.ndarray) -> np.ndarray:
         """The lookup $g^{(2)}$: next-token distributions ``[..., 2k]`` from hidden states ``[..., m]``."""
@@ -419,7 +428,16 @@ class DyckSolution:
         batch)."""
         n = self.weights.E.shape[1]
         step = max(1, max_chunk // (idx.shape[1] * (n + self.weights.m) + 1))
-        return np.concatenate([self.decode(self.hidden(idx[i : i + step])) for i in range(0, len(idx), step)])
+        return np.concatenate([self._predict_chunk(idx[i : i + step]) for i in range(0, len(idx), step)])
+
+    def _predict_chunk(self, idx: np.ndarray) -> np.ndarray:
+        """:meth:`predict_indices` of one chunk: the output at a position depends on the causal key counts and
+        the query index only, so each distinct pair (shared prefixes give many) runs through layer 2 once."""
+        n = self.weights.E.shape[1]
+        counts = np.cumsum(np.eye(n, dtype=np.int64)[idx], axis=1)  # causal key counts at every position
+        rows, inverse = _distinct_rows(np.concatenate([counts, idx[..., None]], axis=-1).reshape(-1, n + 1))
+        out = self.decode(self.hidden_from_counts(rows[:, :-1].astype(np.float64), rows[:, -1]))
+        return out[inverse].reshape(*idx.shape, -1)
 
     def predict(self, tokens: np.ndarray) -> np.ndarray:
         """Next-token distributions ``[B, T+1, 2k]`` after each prefix length ``0..T`` (raises on
@@ -432,7 +450,7 @@ class DyckSolution:
     def predict_last(self, tokens: np.ndarray) -> np.ndarray:
         """Next-token distributions ``[B, 2k]`` after each whole prefix of a batch ``[B, T]`` (raises on
         non-prefixes); one query per sequence."""
-        return self.decode(self.hidden_last(token_indices(self.language, np.asarray(tokens))))
+        return self.predict_last_indices(token_indices(self.language, np.asarray(tokens)))
 
 
 def _orthonormal_frame(m: int, n_slots: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
@@ -514,6 +532,42 @@ def with_value_offsets(sol: DyckSolution, offsets: np.ndarray) -> DyckSolution:
     return replace(sol, weights=replace(w, W_V=W_V), offsets=offsets)
 
 
+def _distinct_rows(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(distinct, inverse)`` for a 2-D non-negative integer array: its distinct rows and, for each row, the
+    index of its copy in ``distinct`` (rows compared as bytes of the narrowest integer type that holds them)."""
+    top = int(rows.max(initial=0))
+    narrow = np.ascontiguousarray(
+        rows, dtype=np.int8 if top < 2**7 else np.int16 if top < 2**15 else np.int64
+    )
+    as_bytes = narrow.view(np.dtype((np.void, narrow.shape[1] * narrow.itemsize))).reshape(-1)
+    _, first, inverse = np.unique(as_bytes, return_index=True, return_inverse=True)
+    return rows[first], inverse.reshape(-1)
+
+
+def _distinct_codes(columns: list[np.ndarray]) -> tuple[np.ndarray, list[np.ndarray]]:
+    """``(codes, keys)`` for equal-shape non-negative integer arrays: ``codes`` (flat) numbers the distinct
+    tuples of ``columns`` ``0..u-1`` and ``keys[j][codes]`` recovers ``columns[j]`` (a dense mixed-radix table
+    when it is small, ``np.unique`` otherwise)."""
+    flat = [np.ravel(c).astype(np.int64) for c in columns]
+    radix = [int(c.max(initial=0)) + 1 for c in flat]
+    code = np.zeros_like(flat[0])
+    for c, r in zip(flat, radix, strict=True):
+        code = code * r + c
+    size = int(np.prod(radix, dtype=object))
+    if size <= max(1 << 20, 4 * code.size):
+        seen = np.zeros(size, dtype=bool)
+        seen[code] = True
+        distinct = np.flatnonzero(seen)
+        codes = (np.cumsum(seen) - 1)[code]
+    else:
+        distinct, codes = np.unique(code, return_inverse=True)
+    keys, rest = [], distinct
+    for r in reversed(radix):
+        rest, digit = np.divmod(rest, r)
+        keys.append(digit)
+    return codes.reshape(-1), keys[::-1]
+
+
 # ----------------------------------------------------------------------------------------------- Cor 1
 @dataclass(frozen=True)
 class UniformAttentionSolution:
@@ -531,24 +585,38 @@ class UniformAttentionSolution:
     def language(self) -> Dyck:
         return self.layer2.language
 
-    def layer1_features(self, tokens: np.ndarray, start_token: bool = True) -> np.ndarray:
-        r"""Layer-1 outputs before $g^{(1)}$: ``[B, T+1, 2k+1]`` (start token first).
-
-        ``start_token=False`` drops $t_S$ (outputs ``[B, T, 2k+1]``): then $p$ and $p\oplus p$ get the same
-        features (footnote 53), and $\mathrm{LN}_0$ of a zero mean (depth 0) is 0.
-        """
+    def _layer1_counts(self, tokens: np.ndarray, start_token: bool) -> tuple[np.ndarray, ...]:
+        """``(tokens, signed, starts)`` ``[B, n]``: the token at each position (start token first) and the causal
+        counts that $W_V^{(1)}$ keeps up to it: opens minus closes, and start tokens."""
         k = self.layer2.weights.k
         arr = self.language._as_tokens(tokens, batch=True)
         if start_token:
             arr = np.concatenate([np.full((arr.shape[0], 1), 2 * k), arr], axis=1)
-        onehot = np.eye(2 * k + 1)[arr]
-        W1 = np.zeros((2 * k + 1, 2 * k + 1))
-        W1[0, 0 : 2 * k : 2], W1[0, 1 : 2 * k : 2], W1[1, 2 * k] = 1.0, -1.0, 1.0
-        mean = np.cumsum(onehot, axis=1) / np.arange(1, arr.shape[1] + 1)[None, :, None]
-        pre = mean @ W1.T
-        pre = pre - pre.mean(axis=-1, keepdims=True)
+        sign = np.zeros(2 * k + 1, dtype=np.int64)
+        sign[0 : 2 * k : 2], sign[1 : 2 * k : 2] = 1, -1
+        return arr, np.cumsum(sign[arr], axis=1), np.cumsum(arr == 2 * k, axis=1)
+
+    def _features_from_counts(
+        self, tok: np.ndarray, signed: np.ndarray, starts: np.ndarray, n: np.ndarray
+    ) -> np.ndarray:
+        r"""$\mathrm{LN}_0\big((\text{signed}\,o_0+\text{starts}\,o_1)/n\big)+o_{\text{tok}}$, ``[..., 2k+1]``: the
+        layer-1 output at a position with ``n`` keys (the causal mean of $W_V^{(1)}o$ is that vector)."""
+        dim = 2 * self.layer2.weights.k + 1
+        pre = np.zeros((*np.shape(tok), dim))
+        pre[..., 0], pre[..., 1] = signed / n, starts / n
+        pre -= pre.mean(axis=-1, keepdims=True)
         norm = np.linalg.norm(pre, axis=-1, keepdims=True)  # > 0 with the start token (it keeps o_1 > 0)
-        return np.where(norm > 1e-12, pre / np.maximum(norm, 1e-300), 0.0) + onehot
+        return np.where(norm > 1e-12, pre / np.maximum(norm, 1e-300), 0.0) + np.eye(dim)[tok]
+
+    def layer1_features(self, tokens: np.ndarray, start_token: bool = True) -> np.ndarray:
+        r"""Layer-1 outputs before $g^{(1)}$: ``[B, T+1, 2k+1]`` (start token first).
+
+        ``start_token=False`` drops $t_S$ (outputs ``[B, T, 2k+1]``): then $p$ and $p\oplus p$ get the same
+        features (footnote 53), and $\mathrm{LN}_0$ of a zero mean (depth 0) is 0. Uniform attention averages
+        $W_V^{(1)}o_\kappa$ over the causal keys, so the output depends on them only through two counts.
+        """
+        arr, signed, starts = self._layer1_counts(tokens, start_token)
+        return self._features_from_counts(arr, signed, starts, np.arange(1, arr.shape[1] + 1)[None, :])
 
     @functools.cached_property
     def _feature_table(self) -> np.ndarray:
@@ -571,11 +639,17 @@ class UniformAttentionSolution:
 
     def layer1_indices(self, tokens: np.ndarray) -> np.ndarray:
         """$g^{(1)}$ as a lookup: the first-layer index ``[B, T+1]`` whose feature is nearest to each layer-1
-        output (start token first). Raises on non-prefixes."""
+        output (start token first). Raises on non-prefixes. Positions with the same (token, counts, position)
+        have the same output: each distinct one is computed and looked up once."""
         self.language._require_prefixes(self.language._as_tokens(tokens, batch=True))
-        feats = self.layer1_features(tokens)
+        arr, signed, starts = self._layer1_counts(tokens, True)
+        pos = np.broadcast_to(np.arange(arr.shape[1]), arr.shape)
+        low = int(signed.min(initial=0))
+        codes, (tok, sg, st, p) = _distinct_codes([arr, signed - low, starts, pos])
+        feats = self._features_from_counts(tok, sg + low, st, p + 1)
         table = self._feature_table
-        return np.argmin(np.sum(table**2, axis=-1) - 2.0 * feats @ table.T, axis=-1)  # nearest feature
+        nearest = np.argmin(np.sum(table**2, axis=-1) - 2.0 * (feats @ table.T), axis=-1)
+        return nearest[codes].reshape(arr.shape)
 
     def predict(self, tokens: np.ndarray) -> np.ndarray:
         tokens = np.asarray(tokens)
@@ -585,8 +659,7 @@ class UniformAttentionSolution:
 
     def predict_last(self, tokens: np.ndarray) -> np.ndarray:
         """Next-token distributions ``[B, 2k]`` after each whole prefix (layer 2 queried at the last position)."""
-        layer2 = self.layer2
-        return layer2.decode(layer2.hidden_last(self.layer1_indices(np.asarray(tokens))))
+        return self.layer2.predict_last_indices(self.layer1_indices(np.asarray(tokens)))
 
 
 def uniform_attention_solution(k: int, depth: int, q: float | Fraction = 0.5) -> UniformAttentionSolution:

@@ -25,6 +25,7 @@ Every position-wise map is an exact Lemma-10/11 lookup on the finite set of valu
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -191,15 +192,18 @@ def compile_cascade(
             for i in comps
         }
 
-        def inputs(i, s, a):
+        @functools.cache
+        def action_inputs(i, act):
             plan = groups[i]
-            act = dependency(i, s, a)
             zeros = (0.0,) * plan.n_inputs
             if act in plan.resets:
                 return (0.0,) + zeros + (1.0, float(actions[i][act][0]))
             g = plan.index[act]
             tgt = float(initial[i]) if printed_lemma20 else 0.0
             return (float(g),) + plan.input_exponents(g) + (0.0, tgt)
+
+        def inputs(i, s, a):
+            return action_inputs(i, dependency(i, s, a))
 
         def at_bos(i):
             plan = groups[i]
@@ -223,9 +227,11 @@ def compile_cascade(
                 circ.previous_copy(next_layer, [q_ch[j] for j in lower], prev, vmax)
             table: dict = {}
             for s in reach:
+                acts = cascade.inputs[cascade.index_of(s)]  # [symbol, component]: the action each one gets
+                lower_key = tuple(float(s[j]) for j in lower)
                 for a in range(cascade.n_symbols):
-                    key = tuple(float(s[j]) for j in lower) + (float(a),)
-                    val = tuple(v for i in comps for v in inputs(i, s, a))
+                    key = lower_key + (float(a),)
+                    val = tuple(v for i in comps for v in action_inputs(i, int(acts[a, i])))
                     if table.setdefault(key, val) != val:
                         raise ValueError(f"level {lvl}: the dependency reads components of level >= {lvl}")
             key = tuple(float(initial[j]) for j in lower) + (float(cascade.n_symbols),)

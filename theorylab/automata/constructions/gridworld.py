@@ -48,16 +48,20 @@ def algorithm1(S: int, moves, n_pads: int | None = None, q0: int = 0) -> np.ndar
     $t_{\\rm uniq}$ is undefined)."""
     n_pads = S + 1 if n_pads is None else int(n_pads)
     pre = [-1] * n_pads + [1] * int(q0)
-    z = np.cumsum(pre + [int(m) for m in moves])
+    z = list(itertools.accumulate(pre + [int(m) for m in moves]))
+    last: dict[int, int] = {}  # value -> its latest position so far
     out = []
-    for t in range(len(pre), len(z)):
-        zz = z[: t + 1]
-        cands = [s for s in range(t + 1) if len(set(zz[s:].tolist())) >= S + 1]
-        if not cands:
+    for t, v in enumerate(z):
+        last[v] = t
+        if t < len(pre):
+            continue
+        # |{z_s..z_t}| counts the values last seen at or after s, so t_uniq is the (S+1)-th latest last visit
+        latest = sorted(last.values(), reverse=True)
+        if len(latest) <= S:
             out.append(-1)
             continue
-        tu = max(cands)
-        out.append(int(zz[-1] - zz[tu:].min()) if len(set(zz[tu:].tolist())) == S + 1 else -1)
+        tu = latest[S]
+        out.append(v - min(z[tu : t + 1]))
     return np.array(out, dtype=np.int64)
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import itertools
 from dataclasses import dataclass
 
 import numpy as np
@@ -37,7 +36,8 @@ def all_words(n_symbols: int, length: int) -> np.ndarray:
     """Every word of the given length, ``[n_symbols**length, length]`` (they cover all shorter prefixes too)."""
     if length == 0:
         return np.zeros((1, 0), dtype=np.int64)
-    return np.array(list(itertools.product(range(n_symbols), repeat=length)), dtype=np.int64)
+    place = n_symbols ** np.arange(length - 1, -1, -1, dtype=np.int64)  # base-n digits, the last one fastest
+    return np.arange(n_symbols**length, dtype=np.int64)[:, None] // place % n_symbols
 
 
 def adversarial_words(n_symbols: int, T: int) -> np.ndarray:
