@@ -9,7 +9,8 @@ The 8 seeds are stacked explicitly (``max_stack=8``): on CUDA the harness's defa
 after another (:func:`theorylab.nn.train.auto_stack_size`), because on an H100 the stack lost (2026-11-27).
 
 Usage: ``python benchmarks/bench_full_baseline.py --device cuda [--steps 30] [--json out.json]``;
-``--smoke`` runs a 1-layer d=32 T=32 version on the CPU (a test that the script runs, not a measurement).
+``--smoke`` runs a 1-layer d=32 T=32 version (a test that the script runs, not a measurement); ``--quick`` is
+``--smoke`` on the CPU for 4 steps.
 ``--diagnose`` first times one seed with deterministic algorithms on and off (``train(deterministic=)``), each in a
 fresh process: cuBLAS reads ``CUBLAS_WORKSPACE_CONFIG`` (set by the deterministic mode) once per process.
 """
@@ -96,6 +97,7 @@ def main() -> None:
     ap.add_argument("--steps", type=int, default=30)
     ap.add_argument("--json")
     ap.add_argument("--smoke", action="store_true")
+    ap.add_argument("--quick", action="store_true", help="= --smoke --device cpu --steps 4 (a test that it runs)")
     ap.add_argument(
         "--diagnose",
         action="store_true",
@@ -104,6 +106,8 @@ def main() -> None:
     ap.add_argument("--row", type=int, metavar="SEEDS", help="one row of the fast harness (printed as JSON)")
     ap.add_argument("--deterministic", choices=("on", "off"), default="on", help="with --row")
     a = ap.parse_args()
+    if a.quick:
+        a.smoke, a.device, a.steps = True, "cpu", 4
     if a.row:
         print(
             json.dumps(
