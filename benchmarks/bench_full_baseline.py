@@ -97,7 +97,9 @@ def main() -> None:
     ap.add_argument("--steps", type=int, default=30)
     ap.add_argument("--json")
     ap.add_argument("--smoke", action="store_true")
-    ap.add_argument("--quick", action="store_true", help="= --smoke --device cpu --steps 4 (a test that it runs)")
+    ap.add_argument(
+        "--quick", action="store_true", help="= --smoke --device cpu --steps 4 (a test that it runs)"
+    )
     ap.add_argument(
         "--diagnose",
         action="store_true",
