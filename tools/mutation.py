@@ -78,6 +78,8 @@ FAMILIES: dict[str, tuple[list[str], list[str]]] = {
             "checks/test_automata_definitions.py",
             # both enumeration paths of the transformation semigroup against the plain queue (and the switch)
             "tests/test_semigroup_paths.py",
+            # values no claim check reads: an error message, a default, height labels, an edge case, bounds
+            "tests/test_automata_pins.py",
         ],
     ),
     # the PCFG modules serve the distill (Liu §4.2.3) and flat (paper 000) claims: checks/test_pcfg.py holds both
