@@ -90,9 +90,13 @@ def attention_backend(mode: str):
         _BACKEND["mode"] = prev
 
 
-def _use_sdpa(cfg: TransformerConfig, x: torch.Tensor, need_weights: bool) -> bool:
+def fused_attention_applies(cfg: TransformerConfig) -> bool:
     """The fused kernel computes exactly softmax attention with a causal or full mask and no score bias."""
-    if need_weights or cfg.uniform_attention or cfg.attention != "softmax" or cfg.pos == "alibi":
+    return not (cfg.uniform_attention or cfg.attention != "softmax" or cfg.pos == "alibi")
+
+
+def _use_sdpa(cfg: TransformerConfig, x: torch.Tensor, need_weights: bool) -> bool:
+    if need_weights or not fused_attention_applies(cfg):
         return False
     mode = _BACKEND["mode"]
     return mode == "sdpa" or (mode == "auto" and x.device.type == "cuda")

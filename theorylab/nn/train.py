@@ -272,16 +272,14 @@ def _explicit_attention(model_config) -> bool:
     """Whether a Transformer config trains through the explicit attention path (it needs the weights, or its
     attention has no fused kernel): on the same H100, 8 stacked 19M seeds with explicit attention took 131.9 ms per
     step against 26.8 ms for one (stacking won 1.6x), so those keep stacking on CUDA."""
-    from theorylab.nn.models import _BACKEND
+    from theorylab.nn.models import _BACKEND, TransformerConfig, fused_attention_applies
+    from theorylab.nn.regularizers import AttentionSharpening, SharpenedTransformerConfig
 
-    if type(model_config).__name__ in ("AttentionSharpening", "SharpenedTransformerConfig"):
-        return True
-    return (
-        _BACKEND["mode"] == "explicit"
-        or getattr(model_config, "uniform_attention", False)
-        or getattr(model_config, "attention", "softmax") != "softmax"
-        or getattr(model_config, "pos", None) == "alibi"
-    )
+    if _BACKEND["mode"] == "explicit" or isinstance(
+        model_config, (AttentionSharpening, SharpenedTransformerConfig)
+    ):
+        return True  # a sharpening penalty reads the attention weights
+    return isinstance(model_config, TransformerConfig) and not fused_attention_applies(model_config)
 
 
 def _seed_bytes(model_config, budget: Budget) -> int:
