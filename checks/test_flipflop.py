@@ -812,17 +812,19 @@ def trained_lstms(scale, device):
     spec = LSTM[scale]
     cfg = LSTMConfig(vocab_size=5, n_outputs=5, **spec["model"])
     budget = Budget(seq_len=spec["T"], eval_batches=0, **spec["budget"])
-    return train(ff.FlipFlopTask.ffl(0.8), cfg, budget, seeds=spec["seeds"], device=device), spec
+    # float32 training and evaluation (no bf16 autocast on CUDA): the thesis names no precision, and the one
+    # full-scale run in bf16 made 3 read errors in one of 16 seeds (docs/gpu.md); float32 is the reference
+    return train(ff.FlipFlopTask.ffl(0.8), cfg, budget, seeds=spec["seeds"], device=device, amp=False), spec
 
 
 def _lstm_reports(models, spec, device):
     T = spec["T"]
     return [
         ff.verify_read_accuracy(
-            models, ff.FlipFlopTask.ffl(0.98), T, spec["sparse"], threshold=1.0, device=device
+            models, ff.FlipFlopTask.ffl(0.98), T, spec["sparse"], threshold=1.0, device=device, amp=False
         ),
         ff.verify_read_accuracy(
-            models, ff.FlipFlopTask.ffl(0.1), T, spec["dense"], threshold=1.0, device=device
+            models, ff.FlipFlopTask.ffl(0.1), T, spec["dense"], threshold=1.0, device=device, amp=False
         ),
     ]
 

@@ -176,6 +176,10 @@ def test_evaluate_counts_masked_positions():
     model = train(TASK, TF, dataclasses.replace(BUDGET, steps=40, lr=1e-2), seeds=(0,)).models[0]
     res = evaluate(TASK, model, np.random.default_rng(0), batches=3, T=8, batch_size=10)
     assert res["count"] == 3 * 10 * 7 and res["acc"] > 0.9
+    same = evaluate(TASK, model, np.random.default_rng(0), batches=3, T=8, batch_size=10, amp=False)
+    assert same == res  # amp=False is the CPU default
+    with pytest.raises(ValueError, match="only used on CUDA"):
+        evaluate(TASK, model, np.random.default_rng(0), batches=1, T=8, amp=True)
 
 
 def test_train_works_with_a_module_level_call_and_function_task():

@@ -240,11 +240,12 @@ def verify_read_accuracy(
     threshold: float,
     seed: int = 0,
     device: str = "cpu",
+    amp: bool | None = None,
 ) -> ReadReport:
     """Score each model's argmax prediction after every read of ``n_sequences`` fixed strings from ``task``.
 
     The same strings (``np.random.default_rng([seed, T])``) are used for every model. ``ok`` iff every model's read
-    accuracy is at least ``threshold``.
+    accuracy is at least ``threshold``. ``amp``: bf16 autocast of the forward (default: on for CUDA).
     """
     from theorylab.nn.train import evaluate
 
@@ -262,7 +263,14 @@ def verify_read_accuracy(
     accs, reads = [], 0
     for model in models:
         res = evaluate(
-            task, model, np.random.default_rng([seed, T]), batches, T, device=device, batch_size=batch
+            task,
+            model,
+            np.random.default_rng([seed, T]),
+            batches,
+            T,
+            device=device,
+            batch_size=batch,
+            amp=amp,
         )
         accs.append(res["acc"])
         reads = res["count"]

@@ -1064,12 +1064,14 @@ def evaluate(
     T: int,
     device: str = "cpu",
     batch_size: int = 64,
+    amp: bool | None = None,
 ) -> dict:
     """Masked loss and accuracy of one model on ``batches`` fresh batches drawn from ``rng``.
 
     Returns ``loss``, ``acc``, ``correct`` and ``count`` (the number of masked positions); ``1 - acc`` is the
-    error rate, e.g. the read error of a flip-flop model. On CUDA the forward runs in bf16 autocast (as in training)
-    and the totals come back in one transfer; the model is left on the device and in the mode it came in.
+    error rate, e.g. the read error of a flip-flop model. ``amp`` (default: on for CUDA, as in training) runs the
+    forward in bf16 autocast; the totals come back in one transfer; the model is left on the device and in the mode
+    it came in.
     """
     check_task(task)
     dev = _resolve_device(device)
@@ -1084,7 +1086,9 @@ def evaluate(
     else:
         fpt = 2.0 * sum(p.numel() for p in model.parameters())
     threads = cpu_threads(fpt * batch_size * T)
-    amp = dev.type == "cuda"
+    amp = (dev.type == "cuda") if amp is None else bool(amp)
+    if amp and dev.type != "cuda":
+        raise ValueError("amp (bf16 autocast) is only used on CUDA")
     try:
         with torch.no_grad(), _training_environment(str(dev), threads):
             for _ in range(batches):
