@@ -253,7 +253,7 @@ def _enumerate_levels(d: np.ndarray, elements: np.ndarray, done: int, max_size: 
 
 _MAX_CODE_STATES = 15  # n**n < 2**63: a transformation of up to 15 points is one int64 code
 _DIRECT_LIMIT = 1 << 20  # up to 7 points (7**7 codes) the index is a direct-address array
-_VECTOR_FROM = 512  # products per level from which a whole level is one numpy step
+_VECTOR_FROM = 256  # products per level from which a whole level is one numpy step
 _TABLE_ENTRIES = 1 << 15  # product table entries (rows x symbols) per chunk of a code, at most
 
 
@@ -270,11 +270,11 @@ class _Codes:
         ends = np.cumsum((0,) + self.sizes).tolist()
         self.spans = list(zip(ends[:-1], ends[1:], strict=True))  # digit columns of each chunk
         self.places = [n ** (n - b) for _, b in self.spans]
-        dt = np.ascontiguousarray(d.T)  # dt[q, s] = g_s(q)
-        tables = [np.zeros((1, k), dtype=np.int64)]
-        for _ in range(max(self.sizes)):  # T^(c)[x, s] from T^(c-1): one more low digit (C order throughout)
-            tables.append((tables[-1][:, None, :] * n + dt).reshape(-1, k))
-        self.tables = [tables[c] for c in self.sizes]
+        by_symbol = {1: d}  # T^(c) transposed, [s, x]: T^(1)[q, s] = g_s(q)
+        for c in sorted(set(self.sizes)):
+            _product_table(by_symbol, c, n)
+        # rows [x] of k entries gathered whole: C order [x, s] (stacking the k rows is the cheap transpose)
+        self.tables = [np.stack(list(by_symbol[c]), axis=1) for c in self.sizes]
 
     def encode(self, rows: np.ndarray) -> list[np.ndarray]:
         """The chunks of transformations ``rows`` ``[len, n]``."""
@@ -301,6 +301,16 @@ class _Codes:
         for (a, b), chunk in zip(self.spans, chunks, strict=True):
             out[:, a:b] = _digits(self.n, b - a).take(chunk, axis=0)
         return out
+
+
+def _product_table(by_symbol: dict, c: int, n: int) -> np.ndarray:
+    """$T^{(c)}$ transposed (``[s, x]``) into ``by_symbol`` (which holds $T^{(1)}$), by halving:
+    $T^{(a+b)}[x n^b + y] = T^{(a)}[x] n^b + T^{(b)}[y]$."""
+    if c not in by_symbol:
+        a, b = c - c // 2, c // 2
+        high, low = _product_table(by_symbol, a, n), _product_table(by_symbol, b, n)
+        by_symbol[c] = (high[:, :, None] * n**b + low[:, None, :]).reshape(len(high), -1)
+    return by_symbol[c]
 
 
 @functools.lru_cache(maxsize=64)
