@@ -174,33 +174,32 @@ def _enumerate(aut, max_size: int) -> TransformationSemigroup:
     elements = _rows_array(rows, n)
     right, parents, symbols = (np.array(x, dtype=np.int64) for x in (right, parents, symbols))
     if len(right) < len(elements) * k:
-        more = _enumerate_levels(d, elements, len(right) // k, max_size)
-        elements, right, parents, symbols = (
-            np.concatenate(pair) for pair in zip((elements, right, parents, symbols), more, strict=True)
-        )
+        head = (right, parents, symbols)
+        elements, right, parents, symbols = _enumerate_levels(d, elements, len(right) // k, max_size, head)
     return TransformationSemigroup(aut, elements, right.reshape(-1, k), Words(parents, symbols))
 
 
-def _enumerate_levels(d: np.ndarray, elements: np.ndarray, done: int, max_size: int) -> tuple:
+def _enumerate_levels(d: np.ndarray, elements: np.ndarray, done: int, max_size: int, head: tuple) -> tuple:
     """The queue continued one whole level per numpy step from ``elements`` (the first ``done`` multiplied,
-    the rest the last level), on mixed-radix integer codes (injective up to :data:`_MAX_CODE_STATES` states)
-    held in chunks (:class:`_Codes`): the products ``g_s o f`` of every frontier element ``f`` and symbol
-    ``s`` (in the order ``(f, s)``) are table look-ups; unseen codes become new elements in order of first
-    occurrence. Returns the new elements (decoded once at the end), the right Cayley graph of every element
-    from ``done`` on (flat, position ``f*k + s``), and the new elements' parents and symbols."""
+    the rest the last level; ``head``: their flat right Cayley graph, parents and symbols so far), on mixed-radix integer codes (injective up to :data:`_MAX_CODE_STATES` states):
+    the products ``g_s o f`` of every frontier element ``f`` and symbol ``s`` (in the order ``(f, s)``) are
+    table look-ups (:class:`_Codes`); unseen codes become new elements in order of first occurrence. A level
+    only sorts, looks up and numbers; the whole semigroup -- elements (decoded), right Cayley graph, parents
+    and symbols -- is built in one pass at the end."""
     k, n = d.shape
     coder = _Codes(d)
     free_bits = 62 - (n**n).bit_length()  # below every code: room for this many bits in an int64
     index = _DirectIndex(n**n) if n**n <= _DIRECT_LIMIT else _SortedIndex()
-    chunks = coder.encode(elements)
-    codes = coder.code(chunks)
+    codes = elements @ coder.radix
     order = np.argsort(codes)
     index.insert(codes[order], order)
+    chunks = coder.split(codes)
     size, frontier = len(elements), [c[done:] for c in chunks]
-    levels, rights, parents, symbols = [], [], [], []
+    # per level: its first element, right Cayley graph rows; positions and chunks of its new elements
+    bases, rights, fresh_, chunks_ = [], [head[0]], [head[1] * k + head[2]], [chunks]  # generators: -k + s
     positions = np.arange(len(frontier[0]) * k)  # 0, 1, ... at least as long as any level so far
     while len(frontier[0]):
-        m = len(frontier[0])
+        bases.append(size - len(frontier[0]))  # the frontier is the last level: elements base..size-1
         prods = coder.products(frontier)
         codes = coder.code(prods)  # position f*k + s
         mk = len(codes)
@@ -218,10 +217,10 @@ def _enumerate_levels(d: np.ndarray, elements: np.ndarray, done: int, max_size: 
         starts = np.empty(mk, dtype=bool)  # the first of each run of equal codes
         starts[0] = True
         np.not_equal(srt[1:], srt[:-1], out=starts[1:])
-        heads = np.flatnonzero(starts)
+        heads = starts.nonzero()[0]
         uniq = srt.take(heads)
         idx_u = index.lookup(uniq)
-        new = np.flatnonzero(idx_u < 0)
+        new = (idx_u < 0).nonzero()[0]
         if len(new):
             if size + len(new) > max_size:
                 raise ValueError(f"transformation semigroup has more than {max_size} elements")
@@ -230,11 +229,9 @@ def _enumerate_levels(d: np.ndarray, elements: np.ndarray, done: int, max_size: 
             idx_u[new.take(by_first)] = np.arange(size, size + len(new))  # numbered by first occurrence
             index.insert(uniq.take(new), idx_u.take(new))  # keys ascending
             fresh = first_new.take(by_first)
+            fresh_.append(fresh + bases[-1] * k)  # = parent * k + symbol
             frontier = [p.take(fresh) for p in prods]
-            f, s = np.divmod(fresh, k)
-            levels.append(frontier)
-            parents.append(f + (size - m))  # the frontier is the last level: elements size-m..size-1
-            symbols.append(s)
+            chunks_.append(frontier)
             size += len(new)
         else:
             frontier = [c[:0] for c in frontier]
@@ -243,12 +240,9 @@ def _enumerate_levels(d: np.ndarray, elements: np.ndarray, done: int, max_size: 
         idx = np.empty(mk, dtype=np.int64)
         idx[order] = idx_u.take(run)
         rights.append(idx)
-    new_elements = (
-        coder.decode([np.concatenate(c) for c in zip(*levels, strict=True)]) if levels else elements[:0]
-    )
-    empty = np.empty(0, dtype=np.int64)
-    parents, symbols = (np.concatenate(x) if x else empty for x in (parents, symbols))
-    return new_elements, np.concatenate(rights), parents, symbols
+    parents, symbols = np.divmod(np.concatenate(fresh_), k)
+    chunks = [np.concatenate(c) for c in zip(*chunks_, strict=True)]
+    return coder.decode(chunks), np.concatenate(rights), parents, symbols
 
 
 _MAX_CODE_STATES = 15  # n**n < 2**63: a transformation of up to 15 points is one int64 code
@@ -258,36 +252,22 @@ _TABLE_ENTRIES = 1 << 15  # product table entries (rows x symbols) per chunk of 
 
 
 class _Codes:
-    """Transformations of ``n`` points as base-``n`` integer codes (``f(0)`` the most significant digit), held
-    as chunks of ``c`` digits or fewer (:func:`_chunk_sizes`, high to low). A symbol acts digit by digit, so
-    chunk $j$ of $g_s \\circ f$ is a look-up on chunk $j$ of $f$ alone: $T^{(c)}[x, s]$, the code of $g_s$
-    applied to the digits of the $c$-digit $x$ (no division anywhere); the whole code is
-    $\\sum_j n^{e_j} \\mathrm{chunk}_j$ with $e_j$ the chunk's lowest place."""
+    """Transformations of ``n`` points as base-``n`` integer codes (``f(0)`` the most significant digit), cut
+    into chunks of ``c`` digits or fewer (:func:`_chunk_sizes`, high to low). A symbol acts digit by digit, so
+    a product is a sum of look-ups, one per chunk of ``f``: $\\mathrm{code}(g_s \\circ f) = \\sum_j n^{e_j}
+    T^{(c_j)}[\\mathrm{chunk}_j(f), s]$, with $T^{(c)}[x, s]$ the code of $g_s$ applied to the digits of the
+    $c$-digit $x$ and $e_j$ the chunk's lowest place."""
 
     def __init__(self, d: np.ndarray):
         k, n = d.shape
-        self.n, self.sizes = n, _chunk_sizes(n, k)
-        ends = np.cumsum((0,) + self.sizes).tolist()
+        self.n, sizes = n, _chunk_sizes(n, k)
+        ends = np.cumsum((0,) + sizes).tolist()
         self.spans = list(zip(ends[:-1], ends[1:], strict=True))  # digit columns of each chunk
         self.places = [n ** (n - b) for _, b in self.spans]
-        by_symbol = {1: d}  # T^(c) transposed, [s, x]: T^(1)[q, s] = g_s(q)
-        for c in sorted(set(self.sizes)):
-            _product_table(by_symbol, c, n)
-        # rows [x] of k entries gathered whole: C order [x, s] (stacking the k rows is the cheap transpose)
-        self.tables = [np.stack(list(by_symbol[c]), axis=1) for c in self.sizes]
-
-    def encode(self, rows: np.ndarray) -> list[np.ndarray]:
-        """The chunks of transformations ``rows`` ``[len, n]``."""
-        return [
-            rows[:, a:b] @ (self.n ** np.arange(b - a - 1, -1, -1, dtype=np.int64)) for a, b in self.spans
-        ]
-
-    def code(self, chunks: list[np.ndarray]) -> np.ndarray:
-        """The whole codes of chunks (any common shape)."""
-        out = chunks[-1]
-        for chunk, place in zip(chunks[:-1], self.places[:-1], strict=True):
-            out = chunk * place + out
-        return out
+        by_symbol = {1: d}  # T^(c) transposed, [s, x]: T^(1)[s, q] = g_s(q)
+        tables = {c: np.stack(list(_product_table(by_symbol, c, n)), axis=1) for c in set(sizes)}
+        self.tables = [tables[c] for c in sizes]  # C order [x, s]: rows gathered whole (stacking transposes)
+        self.radix = n ** np.arange(n - 1, -1, -1, dtype=np.int64)
 
     def products(self, chunks: list[np.ndarray]) -> list[np.ndarray]:
         """The chunks of ``g_s o f`` for every ``f`` of ``chunks`` and symbol ``s``, flat at ``f*k + s``."""
@@ -295,12 +275,29 @@ class _Codes:
             table.take(chunk, axis=0).reshape(-1) for table, chunk in zip(self.tables, chunks, strict=True)
         ]
 
-    def decode(self, chunks: list[np.ndarray]) -> np.ndarray:
-        """The transformations ``[len, n]`` (int64) of ``chunks``."""
-        out = np.empty((len(chunks[0]), self.n), dtype=np.int64)
-        for (a, b), chunk in zip(self.spans, chunks, strict=True):
-            out[:, a:b] = _digits(self.n, b - a).take(chunk, axis=0)
+    def code(self, chunks: list[np.ndarray]) -> np.ndarray:
+        """The whole codes of chunks."""
+        out = chunks[-1]
+        for chunk, place in zip(chunks[:-1], self.places[:-1], strict=True):
+            out = chunk * place + out
         return out
+
+    def split(self, codes: np.ndarray) -> list[np.ndarray]:
+        """The chunks of ``codes`` (high to low)."""
+        out = []
+        for a, b in self.spans[:0:-1]:  # peeled off from the low end
+            high = codes // self.n ** (b - a)
+            out.append(codes - high * self.n ** (b - a))
+            codes = high
+        return [codes, *out[::-1]]
+
+    def decode(self, chunks: list[np.ndarray]) -> np.ndarray:
+        """The transformations ``[len, n]`` (int64) of ``chunks``: one row look-up per chunk (bytes: a state
+        of at most 15 points fits one; small temporaries), widened once."""
+        out = _placed_digits(self.n, *self.spans[0]).take(chunks[0], axis=0)
+        for (a, b), chunk in zip(self.spans[1:], chunks[1:], strict=True):
+            out += _placed_digits(self.n, a, b).take(chunk, axis=0)
+        return out.astype(np.int64)
 
 
 def _product_table(by_symbol: dict, c: int, n: int) -> np.ndarray:
@@ -313,10 +310,13 @@ def _product_table(by_symbol: dict, c: int, n: int) -> np.ndarray:
     return by_symbol[c]
 
 
-@functools.lru_cache(maxsize=64)
-def _digits(n: int, c: int) -> np.ndarray:
-    """``out[x]``: the ``c`` base-``n`` digits of ``x`` (most significant first), for ``x < n**c``."""
-    out = np.indices((n,) * c, dtype=np.int64).reshape(c, -1).T.copy()
+@functools.lru_cache(maxsize=32)
+def _placed_digits(n: int, a: int, b: int) -> np.ndarray:
+    """``out[x]``: a row of ``n`` states, zero but for the ``b - a`` base-``n`` digits of ``x`` (most
+    significant first) in columns ``a..b-1``; ``x < n**(b-a)``."""
+    c = b - a
+    out = np.zeros((n**c, n), dtype=np.uint8)
+    out[:, a:b] = np.indices((n,) * c, dtype=np.uint8).reshape(c, -1).T
     out.setflags(write=False)
     return out
 
