@@ -181,11 +181,12 @@ def _enumerate(aut, max_size: int) -> TransformationSemigroup:
 
 def _enumerate_levels(d: np.ndarray, elements: np.ndarray, done: int, max_size: int, head: tuple) -> tuple:
     """The queue continued one whole level per numpy step from ``elements`` (the first ``done`` multiplied,
-    the rest the last level; ``head``: their flat right Cayley graph, parents and symbols so far), on mixed-radix integer codes (injective up to :data:`_MAX_CODE_STATES` states):
-    the products ``g_s o f`` of every frontier element ``f`` and symbol ``s`` (in the order ``(f, s)``) are
-    table look-ups (:class:`_Codes`); unseen codes become new elements in order of first occurrence. A level
-    only sorts, looks up and numbers; the whole semigroup -- elements (decoded), right Cayley graph, parents
-    and symbols -- is built in one pass at the end."""
+    the rest the last level; ``head``: their flat right Cayley graph, parents and symbols), on mixed-radix
+    integer codes (injective up to :data:`_MAX_CODE_STATES` states): the products ``g_s o f`` of every
+    frontier element ``f`` and symbol ``s`` (in the order ``(f, s)``) are table look-ups (:class:`_Codes`);
+    unseen codes become new elements in order of first occurrence. A level sorts, looks up, numbers and writes
+    its Cayley graph rows; the elements (decoded), parents and symbols of the whole semigroup, ``head``
+    included, are built in one pass at the end."""
     k, n = d.shape
     coder = _Codes(d)
     free_bits = 62 - (n**n).bit_length()  # below every code: room for this many bits in an int64
@@ -195,11 +196,12 @@ def _enumerate_levels(d: np.ndarray, elements: np.ndarray, done: int, max_size: 
     index.insert(codes[order], order)
     chunks = coder.split(codes)
     size, frontier = len(elements), [c[done:] for c in chunks]
-    # per level: its first element, right Cayley graph rows; positions and chunks of its new elements
-    bases, rights, fresh_, chunks_ = [], [head[0]], [head[1] * k + head[2]], [chunks]  # generators: -k + s
+    # per level: its right Cayley graph rows; parent * k + symbol and chunks of its new elements (generator:
+    # -k + s)
+    rights, fresh_, chunks_ = [head[0]], [head[1] * k + head[2]], [chunks]
     positions = np.arange(len(frontier[0]) * k)  # 0, 1, ... at least as long as any level so far
     while len(frontier[0]):
-        bases.append(size - len(frontier[0]))  # the frontier is the last level: elements base..size-1
+        base = size - len(frontier[0])  # the frontier is the last level: elements base..size-1
         prods = coder.products(frontier)
         codes = coder.code(prods)  # position f*k + s
         mk = len(codes)
@@ -229,7 +231,7 @@ def _enumerate_levels(d: np.ndarray, elements: np.ndarray, done: int, max_size: 
             idx_u[new.take(by_first)] = np.arange(size, size + len(new))  # numbered by first occurrence
             index.insert(uniq.take(new), idx_u.take(new))  # keys ascending
             fresh = first_new.take(by_first)
-            fresh_.append(fresh + bases[-1] * k)  # = parent * k + symbol
+            fresh_.append(fresh + base * k)  # = parent * k + symbol
             frontier = [p.take(fresh) for p in prods]
             chunks_.append(frontier)
             size += len(new)
