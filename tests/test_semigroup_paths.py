@@ -54,8 +54,8 @@ def full_transformation_monoid(n: int) -> Semiautomaton:
 
 def coded_zoo() -> dict[str, Semiautomaton]:
     """Semiautomata of at most 15 states (both paths apply): T3-T5, S4/S5 and A5 on points, grids, random
-    ones of 3-9 states (direct-address index up to 7 states, sorted index beyond), duplicate and identity
-    generators."""
+    ones of 3-9 states (direct-address index up to 7 states, sorted index beyond; codes in one to three
+    chunks), duplicate and identity generators, 15 points (five chunks, unpacked sorts)."""
     out = {f"T{n}": full_transformation_monoid(n) for n in (3, 4, 5)}
     out |= {"S4": zoo.symmetric(4, regular=False), "S5": zoo.symmetric(5, regular=False)}
     out |= {
@@ -66,6 +66,9 @@ def coded_zoo() -> dict[str, Semiautomaton]:
     for n, k, seed in [(3, 2, 0), (5, 3, 1), (6, 2, 2), (7, 3, 4), (8, 3, 0), (9, 2, 0), (9, 2, 3)]:
         out[f"random({n},{k},{seed})"] = zoo.random(n, k, seed=seed)
     out["duplicates"] = Semiautomaton(np.array([[1, 0, 2], [1, 0, 2], [0, 0, 1], [0, 1, 2]]))
+    # 15 points: five 3-digit chunks, and levels of 8 products or more too wide for (code, position) packing
+    c15 = [[(i + 1) % 15 for i in range(15)], [(i - 1) % 15 for i in range(15)], [3] * 15, [7] * 15]
+    out["15-cycles and constants"] = Semiautomaton(np.array(c15))
     out["one point"] = Semiautomaton(np.array([[0]]))
     return out
 
@@ -107,8 +110,8 @@ def test_the_zoo_exercises_both_paths(monkeypatch):
         calls.clear()
         sg._enumerate(aut, 10**6)
         switched[name] = bool(calls)
-    assert switched["T5"] and switched["random(8,3,0)"]
-    assert not switched["T3"] and not switched["random(7,3,4)"] and not switched["duplicates"]
+    assert switched["T5"] and switched["random(8,3,0)"] and switched["random(7,3,4)"]
+    assert not switched["T3"] and not switched["T4"] and not switched["duplicates"]
 
 
 def test_the_switch_is_at_the_first_level_of_enough_products(monkeypatch):
@@ -171,3 +174,31 @@ def test_public_entry_point_and_libsemigroups_agree_on_the_zoo():
         A, B = transformation_semigroup(aut), transformation_semigroup(aut, backend="libsemigroups")
         assert np.array_equal(A.elements, B.elements) and np.array_equal(A.right, B.right), name
         assert tuple(A.words) == tuple(B.words), name
+
+
+def test_chunk_sizes_are_the_fewest_within_the_table_budget():
+    """Chunks as equal as possible, the fewest whose product tables keep ``k * n**c`` within budget."""
+    assert sg._TABLE_ENTRIES == 1 << 15
+    cases = {(1, 1): (1,), (3, 3): (3,), (5, 3): (5,), (6, 3): (3, 3), (7, 3): (4, 3), (8, 3): (4, 4)}
+    cases |= {(8, 8): (4, 4), (8, 9): (3, 3, 2), (9, 3): (3, 3, 3), (10, 3): (4, 3, 3), (15, 2): (3,) * 5}
+    for (n, k), sizes in cases.items():
+        assert sg._chunk_sizes(n, k) == sizes, (n, k)
+        assert sum(sizes) == n and k * n ** max(sizes) <= sg._TABLE_ENTRIES or n == 1
+
+
+@pytest.mark.parametrize("n, k", [(4, 3), (7, 2), (9, 3), (13, 2)])
+def test_codes_round_trip_and_products_are_the_compositions(n, k):
+    """Chunked codes (seed 0): split then joined is the code, decoded is the transformation, and the table
+    products are the codes of ``g_s o f`` computed directly."""
+    rng = np.random.default_rng(0)
+    d = rng.integers(0, n, size=(k, n))
+    coder = sg._Codes(d)
+    rows = rng.integers(0, n, size=(50, n))
+    codes = rows @ coder.radix
+    chunks = coder.split(codes)
+    assert len(chunks) == len(sg._chunk_sizes(n, k))
+    assert np.array_equal(coder.code(chunks), codes)
+    decoded = coder.decode(chunks)
+    assert decoded.dtype == np.int64 and np.array_equal(decoded, rows)
+    composed = d[:, rows].transpose(1, 0, 2)  # [f, s, q] = g_s(f(q))
+    assert np.array_equal(coder.code(coder.products(chunks)), (composed @ coder.radix).reshape(-1))

@@ -12,6 +12,7 @@ exactly those of its maximal subgroups (Krohn-Rhodes).
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
@@ -171,67 +172,166 @@ def _enumerate(aut, max_size: int) -> TransformationSemigroup:
     switch = _VECTOR_FROM if n <= _MAX_CODE_STATES else None
     rows, parents, symbols, right = _enumerate_small(d, max_size, switch)
     elements = _rows_array(rows, n)
-    blocks, rights = [elements], [np.array(right, dtype=np.int64).reshape(-1, k)]
-    parents, symbols = [np.array(parents, dtype=np.int64)], [np.array(symbols, dtype=np.int64)]
-    if len(rights[0]) < len(elements):
-        _enumerate_levels(d, elements, len(rights[0]), max_size, (blocks, rights, parents, symbols))
-    words = Words(np.concatenate(parents), np.concatenate(symbols))
-    return TransformationSemigroup(aut, np.concatenate(blocks), np.concatenate(rights), words)
+    right, parents, symbols = (np.array(x, dtype=np.int64) for x in (right, parents, symbols))
+    if len(right) < len(elements) * k:
+        head = (right, parents, symbols)
+        elements, right, parents, symbols = _enumerate_levels(d, elements, len(right) // k, max_size, head)
+    return TransformationSemigroup(aut, elements, right.reshape(-1, k), Words(parents, symbols))
 
 
-def _enumerate_levels(d: np.ndarray, elements: np.ndarray, done: int, max_size: int, out: tuple) -> None:
+def _enumerate_levels(d: np.ndarray, elements: np.ndarray, done: int, max_size: int, head: tuple) -> tuple:
     """The queue continued one whole level per numpy step from ``elements`` (the first ``done`` multiplied,
-    the rest the last level): the products ``g_s o f`` of every frontier element ``f`` and symbol ``s`` (in
-    the order ``(f, s)``) as mixed-radix integer codes (injective up to :data:`_MAX_CODE_STATES` states);
-    unseen codes become new elements in order of first occurrence. Appends each level's new elements, right
-    Cayley graph rows, parents and symbols to the four lists of ``out``."""
-    blocks, rights, parents, symbols = out
+    the rest the last level; ``head``: their flat right Cayley graph, parents and symbols), on mixed-radix
+    integer codes (injective up to :data:`_MAX_CODE_STATES` states): the products ``g_s o f`` of every
+    frontier element ``f`` and symbol ``s`` (in the order ``(f, s)``) are table look-ups (:class:`_Codes`);
+    unseen codes become new elements in order of first occurrence. A level sorts, looks up, numbers and writes
+    its Cayley graph rows; the elements (decoded), parents and symbols of the whole semigroup, ``head``
+    included, are built in one pass at the end."""
     k, n = d.shape
-    dt = np.ascontiguousarray(d.T)  # dt[q, s] = g_s(q)
-    radix = n ** np.arange(n - 1, -1, -1, dtype=np.int64)
+    coder = _Codes(d)
+    free_bits = 62 - (n**n).bit_length()  # below every code: room for this many bits in an int64
     index = _DirectIndex(n**n) if n**n <= _DIRECT_LIMIT else _SortedIndex()
-    codes = elements @ radix
+    codes = elements @ coder.radix
     order = np.argsort(codes)
     index.insert(codes[order], order)
-    size, frontier = len(elements), elements[done:]
-    while len(frontier):
-        m = len(frontier)
-        prods = np.take(dt, frontier, axis=0)  # prods[f, q, s] = g_s(f(q))
-        codes = (radix @ prods).reshape(-1)  # position f*k + s
+    chunks = coder.split(codes)
+    size, frontier = len(elements), [c[done:] for c in chunks]
+    # per level: its right Cayley graph rows; parent * k + symbol and chunks of its new elements (generator:
+    # -k + s)
+    rights, fresh_, chunks_ = [head[0]], [head[1] * k + head[2]], [chunks]
+    positions = np.arange(len(frontier[0]) * k)  # 0, 1, ... at least as long as any level so far
+    while len(frontier[0]):
+        base = size - len(frontier[0])  # the frontier is the last level: elements base..size-1
+        prods = coder.products(frontier)
+        codes = coder.code(prods)  # position f*k + s
         mk = len(codes)
-        if n**n < (1 << 62) // mk:  # one plain sort of (code, position) pairs
-            srt, order = np.divmod(np.sort(codes * mk + np.arange(mk)), mk)
+        if len(positions) < mk:
+            positions = np.arange(2 * mk)
+        bits = mk.bit_length()
+        if bits <= free_bits:  # one plain sort of (code, position) pairs packed in one int64
+            key = codes << bits
+            key |= positions[:mk]
+            key.sort()
+            srt, order = key >> bits, key & ((1 << bits) - 1)
         else:
             order = np.argsort(codes, kind="stable")  # equal codes: first occurrence first
             srt = codes[order]
-        starts = np.ones(len(srt), dtype=bool)
-        starts[1:] = srt[1:] != srt[:-1]
-        uniq, first = srt[starts], order[starts]
+        starts = np.empty(mk, dtype=bool)  # the first of each run of equal codes
+        starts[0] = True
+        np.not_equal(srt[1:], srt[:-1], out=starts[1:])
+        heads = starts.nonzero()[0]
+        uniq = srt.take(heads)
         idx_u = index.lookup(uniq)
-        new = np.flatnonzero(idx_u < 0)
-        base = size - m  # the frontier is the last level: elements base..size-1
+        new = (idx_u < 0).nonzero()[0]
         if len(new):
             if size + len(new) > max_size:
                 raise ValueError(f"transformation semigroup has more than {max_size} elements")
-            by_first = np.argsort(first[new])
-            idx_u[new[by_first]] = size + np.arange(len(new))  # numbered by first occurrence
-            index.insert(uniq[new], idx_u[new])  # keys ascending
-            f, s = np.divmod(first[new][by_first], k)
-            frontier = prods[f, :, s]
-            blocks.append(frontier)
-            parents.append(base + f)
-            symbols.append(s)
+            first_new = order.take(heads.take(new))  # the first position of each unseen code
+            by_first = first_new.argsort()
+            idx_u[new.take(by_first)] = np.arange(size, size + len(new))  # numbered by first occurrence
+            index.insert(uniq.take(new), idx_u.take(new))  # keys ascending
+            fresh = first_new.take(by_first)
+            fresh_.append(fresh + base * k)  # = parent * k + symbol
+            frontier = [p.take(fresh) for p in prods]
+            chunks_.append(frontier)
             size += len(new)
         else:
-            frontier = frontier[:0]
+            frontier = [c[:0] for c in frontier]
+        run = starts.cumsum()
+        run -= 1
         idx = np.empty(mk, dtype=np.int64)
-        idx[order] = idx_u[np.cumsum(starts) - 1]
-        rights.append(idx.reshape(m, k))
+        idx[order] = idx_u.take(run)
+        rights.append(idx)
+    parents, symbols = np.divmod(np.concatenate(fresh_), k)
+    chunks = [np.concatenate(c) for c in zip(*chunks_, strict=True)]
+    return coder.decode(chunks), np.concatenate(rights), parents, symbols
 
 
 _MAX_CODE_STATES = 15  # n**n < 2**63: a transformation of up to 15 points is one int64 code
 _DIRECT_LIMIT = 1 << 20  # up to 7 points (7**7 codes) the index is a direct-address array
-_VECTOR_FROM = 512  # products per level from which a whole level is one numpy step
+_VECTOR_FROM = 256  # products per level from which a whole level is one numpy step
+_TABLE_ENTRIES = 1 << 15  # product table entries (rows x symbols) per chunk of a code, at most
+
+
+class _Codes:
+    """Transformations of ``n`` points as base-``n`` integer codes (``f(0)`` the most significant digit), cut
+    into chunks of ``c`` digits or fewer (:func:`_chunk_sizes`, high to low). A symbol acts digit by digit, so
+    a product is a sum of look-ups, one per chunk of ``f``: $\\mathrm{code}(g_s \\circ f) = \\sum_j n^{e_j}
+    T^{(c_j)}[\\mathrm{chunk}_j(f), s]$, with $T^{(c)}[x, s]$ the code of $g_s$ applied to the digits of the
+    $c$-digit $x$ and $e_j$ the chunk's lowest place."""
+
+    def __init__(self, d: np.ndarray):
+        k, n = d.shape
+        self.n, sizes = n, _chunk_sizes(n, k)
+        ends = np.cumsum((0,) + sizes).tolist()
+        self.spans = list(zip(ends[:-1], ends[1:], strict=True))  # digit columns of each chunk
+        self.places = [n ** (n - b) for _, b in self.spans]
+        by_symbol = {1: d}  # T^(c) transposed, [s, x]: T^(1)[s, q] = g_s(q)
+        tables = {c: np.stack(list(_product_table(by_symbol, c, n)), axis=1) for c in set(sizes)}
+        self.tables = [tables[c] for c in sizes]  # C order [x, s]: rows gathered whole (stacking transposes)
+        self.radix = n ** np.arange(n - 1, -1, -1, dtype=np.int64)
+
+    def products(self, chunks: list[np.ndarray]) -> list[np.ndarray]:
+        """The chunks of ``g_s o f`` for every ``f`` of ``chunks`` and symbol ``s``, flat at ``f*k + s``."""
+        return [
+            table.take(chunk, axis=0).reshape(-1) for table, chunk in zip(self.tables, chunks, strict=True)
+        ]
+
+    def code(self, chunks: list[np.ndarray]) -> np.ndarray:
+        """The whole codes of chunks."""
+        out = chunks[-1]
+        for chunk, place in zip(chunks[:-1], self.places[:-1], strict=True):
+            out = chunk * place + out
+        return out
+
+    def split(self, codes: np.ndarray) -> list[np.ndarray]:
+        """The chunks of ``codes`` (high to low)."""
+        out = []
+        for a, b in self.spans[:0:-1]:  # peeled off from the low end
+            high = codes // self.n ** (b - a)
+            out.append(codes - high * self.n ** (b - a))
+            codes = high
+        return [codes, *out[::-1]]
+
+    def decode(self, chunks: list[np.ndarray]) -> np.ndarray:
+        """The transformations ``[len, n]`` (int64) of ``chunks``: one row look-up per chunk (bytes: a state
+        of at most 15 points fits one; small temporaries), widened once."""
+        out = _placed_digits(self.n, *self.spans[0]).take(chunks[0], axis=0)
+        for (a, b), chunk in zip(self.spans[1:], chunks[1:], strict=True):
+            out += _placed_digits(self.n, a, b).take(chunk, axis=0)
+        return out.astype(np.int64)
+
+
+def _product_table(by_symbol: dict, c: int, n: int) -> np.ndarray:
+    """$T^{(c)}$ transposed (``[s, x]``) into ``by_symbol`` (which holds $T^{(1)}$), by halving:
+    $T^{(a+b)}[x n^b + y] = T^{(a)}[x] n^b + T^{(b)}[y]$."""
+    if c not in by_symbol:
+        a, b = c - c // 2, c // 2
+        high, low = _product_table(by_symbol, a, n), _product_table(by_symbol, b, n)
+        by_symbol[c] = (high[:, :, None] * n**b + low[:, None, :]).reshape(len(high), -1)
+    return by_symbol[c]
+
+
+@functools.lru_cache(maxsize=32)
+def _placed_digits(n: int, a: int, b: int) -> np.ndarray:
+    """``out[x]``: a row of ``n`` states, zero but for the ``b - a`` base-``n`` digits of ``x`` (most
+    significant first) in columns ``a..b-1``; ``x < n**(b-a)``."""
+    c = b - a
+    out = np.zeros((n**c, n), dtype=np.uint8)
+    out[:, a:b] = np.indices((n,) * c, dtype=np.uint8).reshape(c, -1).T
+    out.setflags(write=False)
+    return out
+
+
+def _chunk_sizes(n: int, k: int) -> tuple[int, ...]:
+    """Digits per chunk of a code (high to low, as equal as possible): the fewest chunks whose product tables
+    have at most :data:`_TABLE_ENTRIES` entries each (``k * n**c``)."""
+    c = n
+    while c > 1 and k * n**c > _TABLE_ENTRIES:
+        c -= 1
+    parts = -(-n // c)
+    q, r = divmod(n, parts)
+    return (q + 1,) * r + (q,) * (parts - r)
 
 
 class _DirectIndex:
@@ -253,24 +353,24 @@ class _SortedIndex:
     each code is moved O(log N) times)."""
 
     def __init__(self):
-        self.big = self.small = None
+        self.tiers: list[tuple] = []  # (ascending codes, their indices): the large tier, then the small one
 
     def lookup(self, codes: np.ndarray) -> np.ndarray:
         """``codes`` ascending (fast searches); ``-1`` where unseen."""
-        out = np.full(len(codes), -1, dtype=np.int64)
-        for keys, vals in (t for t in (self.big, self.small) if t is not None):
-            if len(keys):
-                pos = np.minimum(np.searchsorted(keys, codes), len(keys) - 1)
-                hit = keys[pos] == codes
-                out[hit] = vals[pos[hit]]
-        return out
+        out = -1
+        for keys, vals in self.tiers:
+            pos = keys.searchsorted(codes)  # past the end: clipped to the last key, a miss
+            out = np.where(keys.take(pos, mode="clip") == codes, vals.take(pos, mode="clip"), out)
+        return out if isinstance(out, np.ndarray) else np.full(len(codes), -1, dtype=np.int64)
 
     def insert(self, codes: np.ndarray, idx: np.ndarray) -> None:
         """``codes`` ascending and unseen."""
-        self.small = (codes, idx) if self.small is None else _merge(self.small, (codes, idx))
-        if self.big is None or 4 * len(self.small[0]) >= len(self.big[0]):
-            self.big = self.small if self.big is None else _merge(self.big, self.small)
-            self.small = (codes[:0], idx[:0])
+        tier = (codes, idx)
+        if len(self.tiers) == 2:
+            tier = _merge(self.tiers.pop(), tier)
+        if self.tiers and 4 * len(tier[0]) >= len(self.tiers[0][0]):
+            tier = _merge(self.tiers.pop(), tier)
+        self.tiers.append(tier)
 
 
 def _merge(a: tuple, b: tuple) -> tuple:
