@@ -585,6 +585,9 @@ def test_claim_table_counts_a_claim_whose_only_check_is_in_a_skipped_file(
     (demo.path / "checks" / "test_only2.py").write_text(
         'import pytest\n@pytest.mark.claim("demo.thm2", tier="exact")\ndef test_t():\n    pass\n'
     )
+    decoy = demo.mkdir("a_declared")  # a registry's check folder, sorted before checks/: read only if needed
+    (decoy / "test_decoy.py").write_text(CHECKS.replace('"demo.thm2", tier="exact"', '"demo.thm1"'))
+    monkeypatch.setattr(checks, "check_dirs", lambda: [decoy])
     parsed = []
     real = checks.parse_file
     monkeypatch.setattr(checks, "parse_file", lambda path: parsed.append(Path(path).name) or real(path))

@@ -767,14 +767,17 @@ class _Results:
         then the claim markers of the other files of those folders, read statically while some claim is left."""
         from theorylab.claims.checks import check_dirs, check_files, scan_file
 
-        folders = (
-            {Path(str(p)) for p in self.folders} | set(check_dirs()) | {Path(self.config.rootpath) / "checks"}
-        )
+        # the folders of this run first: their files skipped by the filters were read at collection already
+        folders = [
+            *sorted(Path(str(p)) for p in self.folders),
+            Path(self.config.rootpath) / "checks",
+            *check_dirs(),
+        ]
         # a file imported in this run counts with the claims of its collected checks (no second reading); the
         # others (not given, or skipped by the filters) are read statically until every claim is accounted for
         wanted = {c.id for c in _registry().values() if c.status != "open"}
         wanted -= {cid for claims in self.collected.values() for cid in claims}
-        for path in dict.fromkeys(p for d in sorted(folders) for p in check_files(d)):
+        for path in dict.fromkeys(p for d in dict.fromkeys(folders) for p in check_files(d)):
             if not wanted:
                 break
             if path.resolve() not in self.collected:
