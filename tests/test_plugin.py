@@ -569,6 +569,15 @@ def test_filters_parse_only_the_files_they_may_skip(demo: pytest.Pytester, monke
         ("demo.thm2", "exact"),
     )
     assert plugin._marker_lines(demo.path / "checks" / "missing.py") == ()
+    # a named id is evidence for a tier filter only: the claim filter reads the file
+    (demo.path / "checks" / "test_split.py").write_text(
+        'import pytest\nC = "demo.thm2"\n@pytest.mark.claim(C, tier="exact")\ndef test_s():\n    pass\n'
+    )
+    parsed.clear()
+    demo.runpytest("checks", "--theorylab-tier", "exact").assert_outcomes(passed=4, deselected=1)
+    assert parsed == []
+    demo.runpytest("checks", "--theorylab-claim", "demo.thm1").assert_outcomes(passed=3, deselected=1)
+    assert parsed == ["test_split.py"]
 
 
 def test_claim_table_counts_a_claim_whose_only_check_is_in_a_skipped_file(

@@ -405,8 +405,12 @@ def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool 
         return None
     if not any(fnmatch.fnmatch(collection_path.name, glob) for glob in config.getini("python_files")):
         return None
-    if any(_selected([(cid, tier, False)], tiers, patterns) for cid, tier in _marker_lines(collection_path)):
-        return None  # a check of this file passes the filters: it is imported anyway, no need to parse it
+    # a check of this file passes the filters: it is imported anyway, no need to parse it (a named id, read as "",
+    # passes a claim pattern only if the pattern matches every id)
+    if any(
+        _selected([(cid or "", tier, False)], tiers, patterns) for cid, tier in _marker_lines(collection_path)
+    ):
+        return None
     checks = _static_checks(
         collection_path, tuple(config.getini("python_functions")), tuple(config.getini("python_classes"))
     )
@@ -415,19 +419,23 @@ def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool 
     return None
 
 
-#: a claim marker written on one line with a literal id and tier: ``@pytest.mark.claim("id", tier="exact", ...)``
+#: a claim marker whose id (a string literal or a name) and tier keyword are on one line:
+#: ``@pytest.mark.claim("id", tier="exact", ...)``, ``@pytest.mark.claim(CLAIM, tier="exact", ...)``
 _MARKER_LINE = re.compile(
-    r"""^[ \t]*@(?:pytest\.)?mark\.claim\([ \t]*(["'])([^"'\\\n]+)\1[ \t]*,[ \t]*tier[ \t]*=[ \t]*(["'])(\w+)\3""",
+    r"""^[ \t]*@(?:pytest\.)?mark\.claim\([ \t]*(?:(["'])([^"'\\\n]+)\1|[A-Za-z_]\w*)"""
+    r"""[ \t]*,[ \t]*tier[ \t]*=[ \t]*(["'])(\w+)\3""",
     re.MULTILINE,
 )
 
 
-def _marker_lines(path: Path) -> tuple[tuple[str, str], ...]:
-    """The (claim id, tier) of every one-line claim marker of a test file, found by a regular expression on its
-    text (no parse): cheap evidence that the file has a check which passes the filters, so that
-    :func:`pytest_ignore_collect` needs no syntax tree for the files it will import anyway (parsing is ~20 ms a
-    file). A marker-like line inside a multi-line string only makes a file be imported, as without filters; a
-    marker split over lines, or with its tier positional, is left to the full static scan. Cached per version."""
+def _marker_lines(path: Path) -> tuple[tuple[str | None, str], ...]:
+    """The (claim id, tier) of every one-line claim marker of a test file (id ``None`` when it is a name), found by
+    a regular expression on its text (no parse): cheap evidence that the file has a check which passes the
+    filters, so that :func:`pytest_ignore_collect` needs no syntax tree for the files it will import anyway
+    (parsing is ~20-40 ms a file). A marker with a named id is evidence for a tier filter only (the static scan
+    imports such a file too, whatever the name holds). A marker-like line inside a multi-line string only makes a
+    file be imported, as without filters; a marker split over lines, or with its tier positional, is left to the
+    full static scan. Cached per version."""
     try:
         stat = Path(path).stat()
     except OSError:
@@ -438,11 +446,11 @@ def _marker_lines(path: Path) -> tuple[tuple[str, str], ...]:
             text = Path(path).read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError):
             text = ""
-        _MARKERS[key] = tuple((m[2], m[4]) for m in _MARKER_LINE.finditer(text))
+        _MARKERS[key] = tuple((m[2] or None, m[4]) for m in _MARKER_LINE.finditer(text))
     return _MARKERS[key]
 
 
-_MARKERS: dict[tuple, tuple[tuple[str, str], ...]] = {}
+_MARKERS: dict[tuple, tuple[tuple[str | None, str], ...]] = {}
 
 
 def pytest_runtest_setup(item: pytest.Item) -> None:
