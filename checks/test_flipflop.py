@@ -9,7 +9,6 @@ import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from scipy.stats import chisquare
 
 from theorylab.languages import flipflop as ff
 from theorylab.strategies.flipflop import ffl_lengths, ffl_probabilities, ffl_strings
@@ -50,6 +49,8 @@ def test_ffl_validity_rejects_a_wrong_read():
 
 
 def _chi_square_against_exact(samples: np.ndarray, T: int) -> float:
+    from scipy.stats import chisquare  # scipy.stats (~1 s) only where a check needs it, not at collection
+
     strings, probs = ff.enumerate_ffl(T, P_EXACT)
     index = {s.tobytes(): k for k, s in enumerate(strings)}
     counts = np.bincount([index.get(s.tobytes(), len(strings)) for s in samples], minlength=len(strings) + 1)
@@ -190,6 +191,8 @@ def test_ffl_shorthand_puts_p_on_ignores_and_splits_the_rest(p):
 
 
 def _batch_law_pvalue(task, T: int, n: int, seed: int) -> float:
+    from scipy.stats import chisquare  # scipy.stats (~1 s) only where a check needs it, not at collection
+
     x = task.sample_batch(np.random.default_rng(seed), n, T).inputs
     strings, probs = ff.enumerate_ffl(T, (Fraction(1, 4), Fraction(1, 4), Fraction(1, 2)))
     index = {s.tobytes(): k for k, s in enumerate(strings)}

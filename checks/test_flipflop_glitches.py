@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from scipy.stats import chisquare
 
 from theorylab.languages import flipflop as ff
 from theorylab.testing import rejects
@@ -121,6 +120,8 @@ def test_distance_probe_exposes_a_first_write_predictor():
 
 @pytest.mark.claim("flipflop.def_fflm_task", tier="property")
 def test_mixture_task_samples_the_three_distributions_equally(rng, measure):
+    from scipy.stats import chisquare  # scipy.stats (~1 s) only where a check needs it, not at collection
+
     task = ff.FlipFlopMixture()
     x, comp = task.sample_components(rng, 6000, 32)
     assert ff.is_valid(x).all()
@@ -140,6 +141,8 @@ def test_mixture_task_samples_the_three_distributions_equally(rng, measure):
 
 @pytest.mark.claim("flipflop.def_fflm_task", tier="property", control=True)
 def test_instruction_test_rejects_plain_ffl08(rng):
+    from scipy.stats import chisquare  # scipy.stats (~1 s) only where a check needs it, not at collection
+
     x = ff.FlipFlopTask.ffl(0.8).sample_batch(rng, 6000, 32).inputs
     instr = x[:, 2:-2:2]
     obs = np.array([(instr == a).sum() for a in (ff.W, ff.R, ff.I)])

@@ -13,7 +13,6 @@ import mpmath as mp
 import numpy as np
 import pytest
 from scipy.special import expit
-from scipy.stats import kstest, norm
 
 from theorylab.estimation.pseudolikelihood import asymptotic_covariance, information_matrix, pl_parts
 from theorylab.ising import IsingModel
@@ -96,6 +95,8 @@ def normality_verdict(Z: np.ndarray, Gamma: np.ndarray) -> dict[str, float]:
     """Does sqrt(n)(theta_hat - theta*) look like N(0, Gamma)? Mean of n|err|^2 against Tr Gamma (4 standard errors
     plus a 3% finite-n allowance), every covariance entry within 4 standard errors + 3% of max|Gamma|, and a KS test
     of the slowest direction's standardised projection against N(0, 1) (critical value 1.95/sqrt(R), level 1e-3)."""
+    from scipy.stats import kstest, norm  # scipy.stats (~1 s) only where a check needs it, not at collection
+
     R = Z.shape[0]
     z = (Z**2).sum(axis=1)
     trace_ok = abs(z.mean() - np.trace(Gamma)) <= 4 * z.std() / np.sqrt(R) + 0.03 * np.trace(Gamma)
@@ -315,6 +316,8 @@ def constant_points() -> list[tuple]:
 
 @pytest.mark.claim("mple.lem4.3.5", tier="exact")
 def test_lemma_4_3_5_and_cor_4_3_2_exact_mask_tails(measure) -> None:
+    from scipy.stats import norm  # scipy.stats (~1 s) only where a check needs it, not at collection
+
     # (i) the chain of constants: Cor 4.3.2 is Cor 4.3.1 at delta / C (union over the C cells) plus eps/2 + eps/2,
     # and Theorem 4.1.4's B is Cor 4.3.2's bracket at delta / 2 (both sides at 50 digits on random points)
     for N, q, m, n, d, C in constant_points():

@@ -541,3 +541,70 @@ def test_static_scan_is_read_once_per_version_of_a_file(
     path.write_text(path.read_text().replace('tier="exact"', 'tier="property"') + "\n")
     assert plugin._static_checks(path) == [[("demo.thm1", "property", False)]] and len(reads) == 2
     assert plugin._static_checks(tmp_path / "missing.py") is None
+
+
+def test_filters_parse_only_the_files_they_may_skip(demo: pytest.Pytester, monkeypatch) -> None:
+    """A file with a one-line claim marker that passes the filters is imported without a syntax tree; a file with
+    none is read statically (and skipped when none of its checks passes); the claim table then reads no file
+    twice and still counts the claims of the skipped file as checked."""
+    from theorylab import pytest_plugin as plugin
+    from theorylab.claims import checks
+
+    (demo.path / "checks" / "test_split.py").write_text(
+        'import pytest\n@pytest.mark.claim(\n    "demo.thm2", tier="exact"\n)\ndef test_s():\n    pass\n'
+    )
+    parsed = []
+    real = checks.parse_file
+    monkeypatch.setattr(checks, "parse_file", lambda path: parsed.append(Path(path).name) or real(path))
+    monkeypatch.setattr(plugin, "_STATIC", {})
+    monkeypatch.setattr(checks, "_SCANNED", {})
+    result = demo.runpytest("checks", "--theorylab-claim", "demo.thm1", "--theorylab-claims-json", "c.json")
+    result.assert_outcomes(passed=3, deselected=1)  # test_split.py: its marker spans lines, read and skipped
+    assert parsed == ["test_split.py"]  # test_demo.py has `@pytest.mark.claim("demo.thm1", tier="exact")`
+    assert json.loads((demo.path / "c.json").read_text())["unchecked"] == []  # demo.thm2: in test_split.py
+    assert plugin._marker_lines(demo.path / "checks" / "test_demo.py") == (
+        ("demo.thm1", "exact"),
+        ("demo.thm1", "exact"),
+        ("demo.thm1", "property"),
+        ("demo.thm2", "exact"),
+    )
+    assert plugin._marker_lines(demo.path / "checks" / "missing.py") == ()
+    # a named id is evidence for a tier filter only: the claim filter reads the file
+    (demo.path / "checks" / "test_split.py").write_text(
+        'import pytest\nC = "demo.thm2"\n@pytest.mark.claim(C, tier="exact")\ndef test_s():\n    pass\n'
+    )
+    parsed.clear()
+    demo.runpytest("checks", "--theorylab-tier", "exact").assert_outcomes(passed=4, deselected=1)
+    assert parsed == []
+    demo.runpytest("checks", "--theorylab-claim", "demo.thm1").assert_outcomes(passed=3, deselected=1)
+    assert parsed == ["test_split.py"]
+
+
+def test_claim_table_counts_a_claim_whose_only_check_is_in_a_skipped_file(
+    demo: pytest.Pytester, monkeypatch
+) -> None:
+    """The claim table's unchecked claims: those of the collected checks count, the skipped file is read (once,
+    at collection), the collected file is not read."""
+    from theorylab import pytest_plugin as plugin
+    from theorylab.claims import checks
+
+    (demo.path / "checks" / "test_demo.py").write_text(
+        CHECKS.replace('"demo.thm2", tier="exact"', '"demo.thm1"')
+    )
+    (demo.path / "checks" / "test_only2.py").write_text(
+        'import pytest\n@pytest.mark.claim("demo.thm2", tier="exact")\ndef test_t():\n    pass\n'
+    )
+    decoy = demo.mkdir("a_declared")  # a registry's check folder, sorted before checks/: read only if needed
+    (decoy / "test_decoy.py").write_text(CHECKS.replace('"demo.thm2", tier="exact"', '"demo.thm1"'))
+    monkeypatch.setattr(checks, "check_dirs", lambda: [decoy])
+    parsed = []
+    real = checks.parse_file
+    monkeypatch.setattr(checks, "parse_file", lambda path: parsed.append(Path(path).name) or real(path))
+    monkeypatch.setattr(plugin, "_STATIC", {})
+    monkeypatch.setattr(checks, "_SCANNED", {})
+    demo.runpytest("checks", "--theorylab-tier", "property", "--theorylab-claims-json", "c.json")
+    assert json.loads((demo.path / "c.json").read_text())["unchecked"] == []
+    assert parsed == ["test_only2.py"]
+    (demo.path / "checks" / "test_only2.py").unlink()
+    demo.runpytest("checks", "--theorylab-tier", "property", "--theorylab-claims-json", "c.json")
+    assert json.loads((demo.path / "c.json").read_text())["unchecked"] == ["demo.thm2"]

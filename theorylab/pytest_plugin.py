@@ -30,6 +30,7 @@ import fnmatch
 import functools
 import json
 import os
+import re
 import sys
 import time
 import zlib
@@ -404,12 +405,52 @@ def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool 
         return None
     if not any(fnmatch.fnmatch(collection_path.name, glob) for glob in config.getini("python_files")):
         return None
+    # a check of this file passes the filters: it is imported anyway, no need to parse it (a named id, read as "",
+    # passes a claim pattern only if the pattern matches every id)
+    if any(
+        _selected([(cid or "", tier, False)], tiers, patterns) for cid, tier in _marker_lines(collection_path)
+    ):
+        return None
     checks = _static_checks(
         collection_path, tuple(config.getini("python_functions")), tuple(config.getini("python_classes"))
     )
     if checks and not any(_selected(marks, tiers, patterns) for marks in checks):
         return True
     return None
+
+
+#: a claim marker whose id (a string literal or a name) and tier keyword are on one line:
+#: ``@pytest.mark.claim("id", tier="exact", ...)``, ``@pytest.mark.claim(CLAIM, tier="exact", ...)``
+_MARKER_LINE = re.compile(
+    r"""^[ \t]*@(?:pytest\.)?mark\.claim\([ \t]*(?:(["'])([^"'\\\n]+)\1|[A-Za-z_]\w*)"""
+    r"""[ \t]*,[ \t]*tier[ \t]*=[ \t]*(["'])(\w+)\3""",
+    re.MULTILINE,
+)
+
+
+def _marker_lines(path: Path) -> tuple[tuple[str | None, str], ...]:
+    """The (claim id, tier) of every one-line claim marker of a test file (id ``None`` when it is a name), found by
+    a regular expression on its text (no parse): cheap evidence that the file has a check which passes the
+    filters, so that :func:`pytest_ignore_collect` needs no syntax tree for the files it will import anyway
+    (parsing is ~20-40 ms a file). A marker with a named id is evidence for a tier filter only (the static scan
+    imports such a file too, whatever the name holds). A marker-like line inside a multi-line string only makes a
+    file be imported, as without filters; a marker split over lines, or with its tier positional, is left to the
+    full static scan. Cached per version."""
+    try:
+        stat = Path(path).stat()
+    except OSError:
+        return ()
+    key = (str(path), stat.st_mtime_ns, stat.st_size)
+    if key not in _MARKERS:
+        try:
+            text = Path(path).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            text = ""
+        _MARKERS[key] = tuple((m[2] or None, m[4]) for m in _MARKER_LINE.finditer(text))
+    return _MARKERS[key]
+
+
+_MARKERS: dict[tuple, tuple[tuple[str | None, str], ...]] = {}
 
 
 def pytest_runtest_setup(item: pytest.Item) -> None:
@@ -661,10 +702,15 @@ class _Results:
         self.config = config
         self.items: dict[str, dict] = {}
         self.folders: set[str] = set()
+        self.collected: dict[Path, set[str]] = {}  # test file imported in this run -> claims of its checks
         self.start = time.time()
 
     def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
-        self.folders |= {str(Path(str(item.path)).parent) for item in items if _claim_marks(item)}
+        for item in items:  # all collected items, before the filters deselect some
+            claims = {cid for cid, _, _ in _claim_marks(item)}
+            self.collected.setdefault(Path(str(item.path)).resolve(), set()).update(claims)
+            if claims:
+                self.folders.add(str(Path(str(item.path)).parent))
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         props = dict(report.user_properties) if report.user_properties else {}
@@ -725,14 +771,26 @@ class _Results:
 
     def unchecked(self) -> list[str]:
         """Registered claims that are not ``open`` but have no check in the folders of the collected checks, the
-        registry's declared check folders or ``<rootdir>/checks``."""
-        from theorylab.claims.checks import check_dirs, scan_checks
+        registry's declared check folders or ``<rootdir>/checks``: the claims of the checks collected in this run,
+        then the claim markers of the other files of those folders, read statically while some claim is left."""
+        from theorylab.claims.checks import check_dirs, check_files, scan_file
 
-        folders = (
-            {Path(str(p)) for p in self.folders} | set(check_dirs()) | {Path(self.config.rootpath) / "checks"}
-        )
-        checked = {ref.claim for d in sorted(folders) for ref in scan_checks(d)}
-        return sorted(c.id for c in _registry().values() if c.status != "open" and c.id not in checked)
+        # the folders of this run first: their files skipped by the filters were read at collection already
+        folders = [
+            *sorted(Path(str(p)) for p in self.folders),
+            Path(self.config.rootpath) / "checks",
+            *check_dirs(),
+        ]
+        # a file imported in this run counts with the claims of its collected checks (no second reading); the
+        # others (not given, or skipped by the filters) are read statically until every claim is accounted for
+        wanted = {c.id for c in _registry().values() if c.status != "open"}
+        wanted -= {cid for claims in self.collected.values() for cid in claims}
+        for path in dict.fromkeys(p for d in dict.fromkeys(folders) for p in check_files(d)):
+            if not wanted:
+                break
+            if path.resolve() not in self.collected:
+                wanted -= {ref.claim for ref in scan_file(path)}
+        return sorted(wanted)
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Config) -> None:

@@ -117,12 +117,15 @@ def _scan_tree(path: str, tree: ast.Module) -> list[CheckRef]:
     return refs
 
 
+def check_files(directory: str | Path = "checks") -> list[Path]:
+    """The check files ``directory/test_*.py``, sorted (empty if the directory does not exist)."""
+    directory = Path(directory)
+    return sorted(directory.glob("test_*.py")) if directory.is_dir() else []
+
+
 def scan_checks(directory: str | Path = "checks") -> list[CheckRef]:
     """Every claim marker in ``directory/test_*.py`` (empty if the directory does not exist)."""
-    directory = Path(directory)
-    if not directory.is_dir():
-        return []
-    return [ref for path in sorted(directory.glob("test_*.py")) for ref in scan_file(path)]
+    return [ref for path in check_files(directory) for ref in scan_file(path)]
 
 
 def check_dirs() -> list[Path]:

@@ -21,7 +21,6 @@ import math
 from itertools import combinations, product
 
 import numpy as np
-from scipy.stats import binom
 
 from theorylab.ising.model import IsingModel
 
@@ -85,6 +84,8 @@ def two_mask_deviation_tail(pi: float, draws: int, spread: float, threshold: flo
     """Exactly $P(|\\hat\\pi-\\pi|\\cdot\\mathrm{spread}\\ge\\mathrm{threshold})$ for $\\mathrm{draws}\\cdot\\hat\\pi\\sim
     \\mathrm{Bin}(\\mathrm{draws},\\pi)$: the law of $|\\hat L-\\tilde L|$ (sup over a class: spread = $\\max|D_0-D_1|$)
     when two masks are drawn w.p. $(\\pi,1-\\pi)$ and every data point is the same state."""
+    from scipy.stats import binom  # here, not at module level: scipy.stats takes ~1 s to import
+
     pi = _probability("pi", pi)
     draws = _count("draws", draws)
     spread, threshold = _positive("spread", spread), _positive("threshold", threshold)
