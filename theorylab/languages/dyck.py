@@ -400,6 +400,26 @@ class Dyck:
 # Li's Dyck completion task (Def 3.2.1 + Remark 3.2.1, `003_69b23422e33c905a.txt`)
 
 
+@functools.lru_cache(maxsize=1 << 16)
+def _completion_stack(max_depth: int, prefix: tuple[int, ...]) -> tuple[bool, tuple[int, ...]]:
+    """(valid, stack of bracket types) after ``prefix`` of plain ints, as :meth:`DyckCompletion._state` reads it:
+    the parent's state plus the last token; after the first invalid token the state (and the stack at that point)
+    stays as it was, the later tokens unread."""
+    if not prefix:
+        return True, ()
+    ok, stack = _completion_stack(max_depth, prefix[:-1])
+    if not ok:
+        return ok, stack
+    t = prefix[-1]
+    if not 0 <= t < 4:
+        raise ValueError(f"token {t} is not a bracket id in 0..3")
+    if t % 2 == 0:
+        return (False, stack) if len(stack) == max_depth else (True, (*stack, t // 2))
+    if not stack or stack[-1] != t // 2:
+        return False, stack
+    return True, stack[:-1]
+
+
 @dataclass(frozen=True)
 class DyckCompletion:
     r"""Li's $\mathrm{Dyck}_D$ distribution: balanced strings of exact (even) length $D$ over two bracket types,
@@ -436,9 +456,14 @@ class DyckCompletion:
 
     def _state(self, prefix: Sequence[int]) -> tuple[bool, int, int]:
         """(valid, depth, top type) after ``prefix`` (valid: no mismatch, depth within 0..D/2); pure Python, since
-        the exact calculators call it on every node of the prefix tree."""
+        the exact calculators call it on every node of the prefix tree. Prefixes of plain ints go through
+        :func:`_completion_stack`, cached per prefix and built from the state of the parent prefix."""
         if len(prefix) > self.D:
             raise ValueError(f"prefix of length {len(prefix)} is longer than D={self.D}")
+        key = tuple(prefix)
+        if all(type(t) is int for t in key):
+            ok, stack = _completion_stack(self.D // 2, key)
+            return ok, len(stack), stack[-1] if stack else -1
         stack: list[int] = []
         for t in prefix:
             if isinstance(t, bool) or not isinstance(t, int | np.integer) or not 0 <= t < 4:
