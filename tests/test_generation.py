@@ -110,3 +110,37 @@ def test_as_chain_needs_the_markov_module():
         assert "FiniteChain" in str(err)
     else:
         assert chain is not None
+
+
+def _state_by_scan(proc: DyckCompletion, prefix) -> tuple[bool, int, int]:
+    """The token-by-token scan the cached states must agree with (stack at the first invalid token)."""
+    stack: list[int] = []
+    for t in prefix:
+        if t % 2 == 0:
+            if len(stack) == proc.D // 2:
+                return False, len(stack), stack[-1]
+            stack.append(t // 2)
+        elif not stack or stack[-1] != t // 2:
+            return False, len(stack), stack[-1] if stack else -1
+        else:
+            stack.pop()
+    return True, len(stack), stack[-1] if stack else -1
+
+
+@pytest.mark.parametrize("D", [2, 4, 6])
+def test_dyck_completion_cached_states_equal_the_scan(D: int) -> None:
+    import itertools
+
+    proc = DyckCompletion(D)
+    for n in range(D + 1):
+        for w in itertools.product(range(4), repeat=n):
+            want = _state_by_scan(proc, w)
+            assert proc._state(w) == want == proc._state(list(w)), w
+            assert proc._state(np.array(w, dtype=np.int64)) == want  # numpy tokens take the uncached scan
+    # a bad token is rejected wherever it stands before the first invalid one, and read past it
+    for bad in ((4,), (0, -1), (True,), (0, np.int64(9))):
+        with pytest.raises(ValueError, match="is not a bracket id in 0..3"):
+            proc._state(bad)
+    assert proc._state((1, 7)) == (False, 0, -1)  # the close fails first; the 7 after it is never read
+    with pytest.raises(ValueError, match="longer than D"):
+        proc._state((0, 1) * (D // 2 + 1))

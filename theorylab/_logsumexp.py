@@ -42,5 +42,4 @@ def logsumexp(a, axis: int | None = None, keepdims: bool = False):
     out = np.log1p(s) + np.log(m) + a_max
     if keepdims:
         return out
-    out = out[..., 0]
-    return out[()] if out.ndim == 0 else out
+    return out[..., 0]  # a numpy scalar for a vector, as scipy returns
