@@ -144,3 +144,39 @@ def test_dyck_completion_cached_states_equal_the_scan(D: int) -> None:
     assert proc._state((1, 7)) == (False, 0, -1)  # the close fails first; the 7 after it is never read
     with pytest.raises(ValueError, match="longer than D"):
         proc._state((0, 1) * (D // 2 + 1))
+
+
+def _law_by_formula(proc: DyckCompletion, prefix, exact: bool) -> tuple:
+    """Remark 3.2.1 evaluated afresh for one prefix (what the cached laws must equal, value and type)."""
+    _, d, top = _state_by_scan(proc, prefix)
+    p, q = (Fraction(proc.p), Fraction(proc.q)) if exact else (float(proc.p), float(proc.q))
+    one, zero = p * 0 + 1, p * 0
+    law = [zero] * 4
+    if d == 0:
+        law[0], law[2] = p, one - p
+    elif d == proc.D - len(prefix):
+        law[2 * top + 1] = one
+    else:
+        law[0], law[2], law[2 * top + 1] = q * p, q * (one - p), one - q
+    return tuple(law)
+
+
+@pytest.mark.parametrize("p, q", [(Fraction(1, 5), Fraction(1, 2)), (0.3, 0.7), (0.5, Fraction(1, 3))])
+def test_dyck_completion_cached_laws_equal_the_formula(p, q) -> None:
+    import itertools
+
+    proc = DyckCompletion(6, p, q)
+    for noise in (0, Fraction(1, 10), 0.25):
+        oracle = proc.oracle(noise)
+        for n in range(proc.D):
+            for w in itertools.product(range(4), repeat=n):
+                if not proc.is_completable(w):
+                    continue
+                for exact in (True, False):
+                    got, want = proc.next_token_distribution(w, exact), _law_by_formula(proc, w, exact)
+                    assert got == want and [type(x) for x in got] == [type(x) for x in want], (w, exact)
+                exact = isinstance(noise, int | Fraction)
+                eta = Fraction(noise) if exact else noise
+                want = tuple((1 - eta) * b + eta / 4 for b in _law_by_formula(proc, w, exact))
+                got = oracle.probs(w)
+                assert got == want and [type(x) for x in got] == [type(x) for x in want], (w, noise)

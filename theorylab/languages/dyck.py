@@ -420,6 +420,23 @@ def _completion_stack(max_depth: int, prefix: tuple[int, ...]) -> tuple[bool, tu
     return True, stack[:-1]
 
 
+@functools.lru_cache(maxsize=1024)
+def _completion_law(p, q, exact: bool, case: int, top: int) -> tuple:
+    """Remark 3.2.1's next-token law in its three cases: 0 at depth 0, 1 when the depth equals the remaining
+    length (close ``top``), 2 otherwise; Fractions when ``exact``. A function of the values only, so it is computed
+    once per (p, q, case, top) instead of once per prefix."""
+    p, q = (Fraction(p), Fraction(q)) if exact else (float(p), float(q))
+    one, zero = p * 0 + 1, p * 0
+    law = [zero] * 4
+    if case == 0:
+        law[0], law[2] = p, one - p
+    elif case == 1:
+        law[2 * top + 1] = one
+    else:
+        law[0], law[2], law[2 * top + 1] = q * p, q * (one - p), one - q
+    return tuple(law)
+
+
 @dataclass(frozen=True)
 class DyckCompletion:
     r"""Li's $\mathrm{Dyck}_D$ distribution: balanced strings of exact (even) length $D$ over two bracket types,
@@ -497,17 +514,8 @@ class DyckCompletion:
         if len(prefix) >= self.D or not self.is_completable(prefix):
             raise ValueError(f"{tuple(prefix)} is not a completable prefix of length < D={self.D}")
         _, d, top = self._state(prefix)
-        p, q = (Fraction(self.p), Fraction(self.q)) if exact else (float(self.p), float(self.q))
-        one, zero = p * 0 + 1, p * 0
-        i = len(prefix) + 1
-        law = [zero] * 4
-        if d == 0:
-            law[0], law[2] = p, one - p
-        elif d == self.D - i + 1:
-            law[2 * top + 1] = one
-        else:
-            law[0], law[2], law[2 * top + 1] = q * p, q * (one - p), one - q
-        return tuple(law)
+        case = 0 if d == 0 else 1 if d == self.D - len(prefix) else 2
+        return _completion_law(self.p, self.q, bool(exact), case, top)
 
     def probability(self, tokens: Sequence[int], exact: bool = True):
         """$P(w)$ under the autoregressive process (0 for strings it cannot produce)."""
@@ -551,11 +559,14 @@ class DyckCompletion:
         eta = Fraction(noise) if isinstance(noise, int | Fraction) else float(noise)
         exact = isinstance(eta, Fraction)
 
+        @functools.lru_cache(maxsize=64)
+        def mixed(base: tuple) -> tuple:  # a function of the law's values: once per distinct law
+            return tuple((1 - eta) * b + eta / 4 for b in base)
+
         def law(prefix: tuple[int, ...]) -> tuple:
             if not self.is_completable(prefix):
                 return (Fraction(1, 4) if exact else 0.25,) * 4
-            base = self.next_token_distribution(prefix, exact)
-            return tuple((1 - eta) * b + eta / 4 for b in base)
+            return mixed(self.next_token_distribution(prefix, exact))
 
         return TabularOracle(4, law)
 
