@@ -180,3 +180,21 @@ def test_dyck_completion_cached_laws_equal_the_formula(p, q) -> None:
                 want = tuple((1 - eta) * b + eta / 4 for b in _law_by_formula(proc, w, exact))
                 got = oracle.probs(w)
                 assert got == want and [type(x) for x in got] == [type(x) for x in want], (w, noise)
+
+
+def test_a_law_validated_once_is_returned_as_it_is_and_bad_laws_fail_every_time() -> None:
+    good = (Fraction(1, 2), Fraction(1, 2))
+    oracle = g.TabularOracle(2, lambda prefix: good)
+    assert oracle.probs(()) is good and oracle.probs((1,)) is good
+    bad = (Fraction(1, 2), Fraction(1, 3))
+    oracle = g.TabularOracle(2, lambda prefix: bad)
+    for _ in range(2):  # an invalid law is never remembered as valid
+        with pytest.raises(ValueError, match="sums to 5/6, not 1"):
+            oracle.probs(())
+    cell = np.array(0.5)  # a mutable entry: the same tuple object can change, so it is checked on every call
+    shared = (cell, 0.5)
+    oracle = g.TabularOracle(2, lambda prefix: shared)
+    assert oracle.probs(()) is shared
+    cell[()] = -0.5
+    with pytest.raises(ValueError, match="has a negative entry"):
+        oracle.probs(())

@@ -559,14 +559,19 @@ class DyckCompletion:
         eta = Fraction(noise) if isinstance(noise, int | Fraction) else float(noise)
         exact = isinstance(eta, Fraction)
 
-        @functools.lru_cache(maxsize=64)
-        def mixed(base: tuple) -> tuple:  # a function of the law's values: once per distinct law
-            return tuple((1 - eta) * b + eta / 4 for b in base)
+        # id of a (cached) law -> (the law, kept alive so that its id stays its own, its mixture): the mixture is
+        # computed once per distinct law object, not once per prefix
+        mixed: dict[int, tuple] = {}
 
         def law(prefix: tuple[int, ...]) -> tuple:
             if not self.is_completable(prefix):
                 return (Fraction(1, 4) if exact else 0.25,) * 4
-            return mixed(self.next_token_distribution(prefix, exact))
+            base = self.next_token_distribution(prefix, exact)
+            if id(base) not in mixed:
+                if len(mixed) >= 256:
+                    mixed.clear()
+                mixed[id(base)] = (base, tuple((1 - eta) * b + eta / 4 for b in base))
+            return mixed[id(base)][1]
 
         return TabularOracle(4, law)
 
