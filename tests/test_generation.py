@@ -198,3 +198,30 @@ def test_a_law_validated_once_is_returned_as_it_is_and_bad_laws_fail_every_time(
     cell[()] = -0.5
     with pytest.raises(ValueError, match="has a negative entry"):
         oracle.probs(())
+
+
+def test_a_copied_oracle_does_not_trust_the_ids_it_carries() -> None:
+    import pickle
+
+    good = (Fraction(1, 2), Fraction(1, 2))
+    oracle = g.TabularOracle(2, _HalfLaw(good))
+    assert oracle.probs(()) is good
+    copy = pickle.loads(pickle.dumps(oracle))
+    stale_id = next(iter(copy._validated_laws))
+    # a new law object that happens to sit at a remembered id is validated all the same
+    copy._validated_laws[stale_id] = (Fraction(1, 2), Fraction(1, 2))
+    bad = (Fraction(1, 2), Fraction(1, 3))
+    copy._validated_laws[id(bad)] = (Fraction(1, 2), Fraction(1, 2))  # the id of bad, another object stored
+    copy._fn = _HalfLaw(bad)
+    with pytest.raises(ValueError, match="sums to 5/6, not 1"):
+        copy.probs(())
+
+
+class _HalfLaw:
+    """A picklable law returning one fixed tuple."""
+
+    def __init__(self, law: tuple) -> None:
+        self.law = law
+
+    def __call__(self, prefix: tuple) -> tuple:
+        return self.law

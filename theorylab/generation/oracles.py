@@ -54,7 +54,7 @@ class Oracle:
         validated again: its entries are immutable numbers, so the check would give the same answer."""
         law = tuple(self._law(as_prefix(prefix, self.vocab_size)))
         seen = self.__dict__.setdefault("_validated_laws", {})  # id -> law, kept alive: its id stays its own
-        if id(law) in seen:
+        if seen.get(id(law)) is law:  # (a pickled copy of the oracle carries the ids of another process)
             return law
         if len(law) != self.vocab_size:
             raise ValueError(
