@@ -225,3 +225,15 @@ class _HalfLaw:
 
     def __call__(self, prefix: tuple) -> tuple:
         return self.law
+
+
+def test_the_noisy_dyck_oracle_does_not_trust_an_id_without_its_law() -> None:
+    proc = DyckCompletion(4)
+    oracle = proc.oracle(Fraction(1, 10))
+    law = proc.next_token_distribution((), True)
+    want = tuple(Fraction(9, 10) * b + Fraction(1, 40) for b in law)
+    assert oracle.probs(()) == want
+    # what a closure pickled by value would carry: the same id bound to another object and another mixture
+    mixed = next(c.cell_contents for c in oracle._fn.__closure__ if isinstance(c.cell_contents, dict))
+    mixed[id(law)] = ((Fraction(1), 0, 0, 0), (Fraction(1), 0, 0, 0))
+    assert oracle.probs(()) == want

@@ -560,18 +560,20 @@ class DyckCompletion:
         exact = isinstance(eta, Fraction)
 
         # id of a (cached) law -> (the law, kept alive so that its id stays its own, its mixture): the mixture is
-        # computed once per distinct law object, not once per prefix
+        # computed once per distinct law object, not once per prefix; the object is compared too, since a closure
+        # pickled by value carries the ids of another process
         mixed: dict[int, tuple] = {}
 
         def law(prefix: tuple[int, ...]) -> tuple:
             if not self.is_completable(prefix):
                 return (Fraction(1, 4) if exact else 0.25,) * 4
             base = self.next_token_distribution(prefix, exact)
-            if id(base) not in mixed:
+            hit = mixed.get(id(base))
+            if hit is None or hit[0] is not base:
                 if len(mixed) >= 256:
                     mixed.clear()
-                mixed[id(base)] = (base, tuple((1 - eta) * b + eta / 4 for b in base))
-            return mixed[id(base)][1]
+                hit = mixed[id(base)] = (base, tuple((1 - eta) * b + eta / 4 for b in base))
+            return hit[1]
 
         return TabularOracle(4, law)
 
