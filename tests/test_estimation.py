@@ -161,3 +161,35 @@ def test_sample_gradient_is_unbiased():
     g = nce.nce_grad(fam, tau, ts, tq)
     gs = nce.sample_nce_grad(tau, rng.normal(R, 1, 400_000), rng.normal(0, 1, 400_000), tq)
     assert np.allclose(gs, g, atol=5e-3)  # sd of each coordinate ~ 1/sqrt(4e5) ~ 1.6e-3
+
+
+def _reference_run(step, tau0, target, radius: float, max_steps: int) -> tuple[int | None, np.ndarray]:
+    """The plain loop the optimisers must agree with to the bit: numpy arrays, numpy norms (``hypot`` of the
+    difference for two parameters)."""
+    tau, dists, hit = np.array(tau0, float), [np.linalg.norm(np.asarray(tau0, float) - target)], None
+    for t in range(1, max_steps + 1):
+        tau = step(tau)
+        dists.append(math.hypot(*(tau - target)) if tau.size == 2 else np.linalg.norm(tau - target))
+        if dists[-1] <= radius:
+            hit = t
+            break
+    return hit, np.array(dists)
+
+
+@pytest.mark.parametrize("dim", [2, 3])
+def test_gd_and_ngd_runs_equal_the_plain_loop_to_the_bit(dim: int) -> None:
+    if dim == 2:
+        fam, ts, tq = nce.gauss_setup(3.0, h=0.05)
+    else:  # a two-statistic finite family: tau has three entries (the generic distance branch)
+        fam = nce.finite_family(np.array([[0.0, 1.0], [1.0, -0.5], [2.0, 0.3], [-1.0, 0.8]]))
+        ts, tq = fam.normalised(np.array([1.0, 0.5])), fam.normalised(np.array([-0.5, 0.0]))
+    grad = nce.nce_grad_fn(fam, ts, tq)
+    eta_gd = 2.0 if dim == 2 else 1.0
+    for method, eta, step in (
+        ("gd", eta_gd, lambda t: t - eta_gd * grad(t)),
+        ("ngd", 0.05, lambda t: t - 0.05 * grad(t) / np.linalg.norm(grad(t))),
+    ):
+        run = getattr(nce, method)(grad, tq, eta, target=ts, radius=0.5, max_steps=4000)
+        hit, dists = _reference_run(step, tq, ts, 0.5, 4000)
+        assert run.steps_to_radius == hit is not None and hit > 10, (method, hit)
+        assert run.distances.tobytes() == dists.tobytes(), method

@@ -301,3 +301,27 @@ def test_span_label_keeps_only_the_last_sentence(tiny: PCFG) -> None:
     interleaved = [tiny.span_label(s, i, j) for s, i, j in spans[::2] + spans[1::2]]
     assert interleaved == fresh[::2] + fresh[1::2]
     assert tiny.span_label(x.astype(np.int32), 0, 4) == random_grammar(0).span_label(x, 0, 4)
+
+
+def test_outside_of_prefixes_is_the_first_row_of_outside_to_the_bit() -> None:
+    small = flat_grammar(np.random.default_rng(0), n_nonterminals=8, n_vocab=20, max_level=4)
+    t = small.sample(np.random.default_rng(3), 40)
+    checked = 0
+    for s in range(len(t)):
+        x = t.sentence(s)
+        if not 1 < len(x) <= 16:
+            continue
+        alpha = small.inside(small.evidence(x))
+        assert small.outside_of_prefixes(alpha).tobytes() == small.outside(alpha)[0].tobytes()
+        for length in {1, len(x) // 2, len(x) - 1, len(x)}:
+            assert small.prefix_span_label(x, length) == small.span_label(x, 0, length)
+        checked += 1
+        if checked == 6:
+            break
+    assert checked == 6
+    rejects(
+        lambda: small.prefix_span_label([0, 1], 3), r"the prefix length must satisfy 1 <= length <= 2, got 3"
+    )
+    rejects(
+        lambda: small.prefix_span_label([0, 1], 0), r"the prefix length must satisfy 1 <= length <= 2, got 0"
+    )

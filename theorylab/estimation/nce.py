@@ -27,7 +27,9 @@ from dataclasses import dataclass
 from functools import cached_property
 
 import numpy as np
-from scipy.special import expit, logsumexp
+from scipy.special import expit
+
+from theorylab._logsumexp import logsumexp
 
 LOG_SQRT_2PI = 0.5 * math.log(2 * math.pi)
 Array = np.ndarray
@@ -278,10 +280,20 @@ def _run(step, tau0, target, radius: float, max_steps: int, stop: bool) -> Run:
     dists[0] = np.linalg.norm(tau - target)
     hit = 0 if dists[0] <= radius else None
     t = 0
+    if tau.size == 2:  # the Gaussian runs: the distance in Python floats (the same subtractions and hypot)
+        c0, c1 = target.tolist()
+        while t < max_steps and not (stop and hit is not None):
+            tau = step(tau)
+            t += 1
+            a, b = tau.tolist()
+            dists[t] = d = math.hypot(a - c0, b - c1)
+            if hit is None and d <= radius:
+                hit = t
+        return Run(hit, tau, t, dists[: t + 1])
     while t < max_steps and not (stop and hit is not None):
         tau = step(tau)
         t += 1
-        dists[t] = math.hypot(*(tau - target)) if tau.size == 2 else np.linalg.norm(tau - target)
+        dists[t] = np.linalg.norm(tau - target)
         if hit is None and dists[t] <= radius:
             hit = t
     return Run(hit, tau, t, dists[: t + 1])
@@ -303,10 +315,11 @@ def ngd(
     """Normalised gradient descent ``tau <- tau - eta grad/||grad||`` (Thm 19); a zero gradient ends the run."""
     if not (math.isfinite(eta) and eta > 0):
         raise ValueError(f"step size eta must be > 0, got {eta}")
+    sqrt = math.sqrt
 
     def step(t: Array) -> Array:
         g = grad(t)
-        n = np.linalg.norm(g)
+        n = sqrt(g.dot(g))  # np.linalg.norm of a vector: sqrt(g . g), correctly rounded either way
         return t if n == 0 else t - eta * g / n
 
     return _run(step, tau0, target, radius, max_steps, stop)

@@ -17,6 +17,7 @@ import numpy as np
 __all__ = ["Oracle", "TabularOracle", "UniformOracle", "ParitySecretOracle", "as_prefix"]
 
 Prefix = tuple[int, ...]
+_IMMUTABLE_NUMBERS = frozenset({int, float, Fraction, np.float64})
 
 
 def as_prefix(prefix: Sequence[int], vocab_size: int, name: str = "prefix") -> Prefix:
@@ -48,8 +49,13 @@ class Oracle:
         raise NotImplementedError
 
     def probs(self, prefix: Sequence[int]) -> tuple:
-        """$\\mathcal O(\\cdot\\mid s)$ as a tuple (Fractions stay exact); validated; not counted as a query."""
+        """$\\mathcal O(\\cdot\\mid s)$ as a tuple (Fractions stay exact); validated; not counted as a query.
+        A law that is the very tuple object validated before (laws cached by value, as the Dyck process's) is not
+        validated again: its entries are immutable numbers, so the check would give the same answer."""
         law = tuple(self._law(as_prefix(prefix, self.vocab_size)))
+        seen = self.__dict__.setdefault("_validated_laws", {})  # id -> law, kept alive: its id stays its own
+        if seen.get(id(law)) is law:  # (a pickled copy of the oracle carries the ids of another process)
+            return law
         if len(law) != self.vocab_size:
             raise ValueError(
                 f"oracle law at {tuple(prefix)} has {len(law)} entries, expected {self.vocab_size}"
@@ -60,6 +66,8 @@ class Oracle:
         exact = all(isinstance(p, int | Fraction) for p in law)
         if (total != 1) if exact else abs(float(total) - 1.0) > 1e-9:
             raise ValueError(f"oracle law at {tuple(prefix)} sums to {total}, not 1")
+        if len(seen) < 1024 and all(type(p) in _IMMUTABLE_NUMBERS for p in law):
+            seen[id(law)] = law
         return law
 
     def sample(self, prefix: Sequence[int], rng: np.random.Generator) -> int:

@@ -400,6 +400,43 @@ class Dyck:
 # Li's Dyck completion task (Def 3.2.1 + Remark 3.2.1, `003_69b23422e33c905a.txt`)
 
 
+@functools.lru_cache(maxsize=1 << 16)
+def _completion_stack(max_depth: int, prefix: tuple[int, ...]) -> tuple[bool, tuple[int, ...]]:
+    """(valid, stack of bracket types) after ``prefix`` of plain ints, as :meth:`DyckCompletion._state` reads it:
+    the parent's state plus the last token; after the first invalid token the state (and the stack at that point)
+    stays as it was, the later tokens unread."""
+    if not prefix:
+        return True, ()
+    ok, stack = _completion_stack(max_depth, prefix[:-1])
+    if not ok:
+        return ok, stack
+    t = prefix[-1]
+    if not 0 <= t < 4:
+        raise ValueError(f"token {t} is not a bracket id in 0..3")
+    if t % 2 == 0:
+        return (False, stack) if len(stack) == max_depth else (True, (*stack, t // 2))
+    if not stack or stack[-1] != t // 2:
+        return False, stack
+    return True, stack[:-1]
+
+
+@functools.lru_cache(maxsize=1024)
+def _completion_law(p, q, exact: bool, case: int, top: int) -> tuple:
+    """Remark 3.2.1's next-token law in its three cases: 0 at depth 0, 1 when the depth equals the remaining
+    length (close ``top``), 2 otherwise; Fractions when ``exact``. A function of the values only, so it is computed
+    once per (p, q, case, top) instead of once per prefix."""
+    p, q = (Fraction(p), Fraction(q)) if exact else (float(p), float(q))
+    one, zero = p * 0 + 1, p * 0
+    law = [zero] * 4
+    if case == 0:
+        law[0], law[2] = p, one - p
+    elif case == 1:
+        law[2 * top + 1] = one
+    else:
+        law[0], law[2], law[2 * top + 1] = q * p, q * (one - p), one - q
+    return tuple(law)
+
+
 @dataclass(frozen=True)
 class DyckCompletion:
     r"""Li's $\mathrm{Dyck}_D$ distribution: balanced strings of exact (even) length $D$ over two bracket types,
@@ -436,9 +473,14 @@ class DyckCompletion:
 
     def _state(self, prefix: Sequence[int]) -> tuple[bool, int, int]:
         """(valid, depth, top type) after ``prefix`` (valid: no mismatch, depth within 0..D/2); pure Python, since
-        the exact calculators call it on every node of the prefix tree."""
+        the exact calculators call it on every node of the prefix tree. Prefixes of plain ints go through
+        :func:`_completion_stack`, cached per prefix and built from the state of the parent prefix."""
         if len(prefix) > self.D:
             raise ValueError(f"prefix of length {len(prefix)} is longer than D={self.D}")
+        key = tuple(prefix)
+        if all(type(t) is int for t in key):
+            ok, stack = _completion_stack(self.D // 2, key)
+            return ok, len(stack), stack[-1] if stack else -1
         stack: list[int] = []
         for t in prefix:
             if isinstance(t, bool) or not isinstance(t, int | np.integer) or not 0 <= t < 4:
@@ -472,17 +514,8 @@ class DyckCompletion:
         if len(prefix) >= self.D or not self.is_completable(prefix):
             raise ValueError(f"{tuple(prefix)} is not a completable prefix of length < D={self.D}")
         _, d, top = self._state(prefix)
-        p, q = (Fraction(self.p), Fraction(self.q)) if exact else (float(self.p), float(self.q))
-        one, zero = p * 0 + 1, p * 0
-        i = len(prefix) + 1
-        law = [zero] * 4
-        if d == 0:
-            law[0], law[2] = p, one - p
-        elif d == self.D - i + 1:
-            law[2 * top + 1] = one
-        else:
-            law[0], law[2], law[2 * top + 1] = q * p, q * (one - p), one - q
-        return tuple(law)
+        case = 0 if d == 0 else 1 if d == self.D - len(prefix) else 2
+        return _completion_law(self.p, self.q, bool(exact), case, top)
 
     def probability(self, tokens: Sequence[int], exact: bool = True):
         """$P(w)$ under the autoregressive process (0 for strings it cannot produce)."""
@@ -526,11 +559,21 @@ class DyckCompletion:
         eta = Fraction(noise) if isinstance(noise, int | Fraction) else float(noise)
         exact = isinstance(eta, Fraction)
 
+        # id of a (cached) law -> (the law, kept alive so that its id stays its own, its mixture): the mixture is
+        # computed once per distinct law object, not once per prefix; the object is compared too, since a closure
+        # pickled by value carries the ids of another process
+        mixed: dict[int, tuple] = {}
+
         def law(prefix: tuple[int, ...]) -> tuple:
             if not self.is_completable(prefix):
                 return (Fraction(1, 4) if exact else 0.25,) * 4
             base = self.next_token_distribution(prefix, exact)
-            return tuple((1 - eta) * b + eta / 4 for b in base)
+            hit = mixed.get(id(base))
+            if hit is None or hit[0] is not base:
+                if len(mixed) >= 256:
+                    mixed.clear()
+                hit = mixed[id(base)] = (base, tuple((1 - eta) * b + eta / 4 for b in base))
+            return hit[1]
 
         return TabularOracle(4, law)
 

@@ -131,7 +131,7 @@ def span_task(
         raise ValueError(f"span length L must be >= 1, got {length}")
     items = []
     for s in np.flatnonzero(samples.lengths >= length):
-        label = grammar.span_label(samples.sentence(int(s)), 0, length)
+        label = grammar.prefix_span_label(samples.sentence(int(s)), length)
         if label >= 0:
             items.append((int(s), label))
         if max_items is not None and len(items) >= max_items:

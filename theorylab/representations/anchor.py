@@ -16,8 +16,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.special import logsumexp
 
+from theorylab._logsumexp import logsumexp
 from theorylab.representations.heads import AnchoredHead
 from theorylab.representations.loglinear import LogLinearLM
 
@@ -183,10 +183,11 @@ def thm3_quantities(
     mu = float(np.min(teacher.weights[ds] / w_ds[ds]))
     gamma = float(np.min(np.abs(f_star[ds])))
     Gamma = gamma / (k * np.max(np.abs(a)))
-    p_b = float(np.min(np.exp(bulk_logZ(teacher, bulk_idx) - teacher.logZ())))
+    teacher_bulk = bulk_logZ(teacher, bulk_idx)  # read twice below, computed once
+    p_b = float(np.min(np.exp(teacher_bulk - teacher.logZ())))
     eps_b = float(
         max(
-            np.max(np.abs(teacher_head.anchors(teacher) - bulk_logZ(teacher, bulk_idx))),
+            np.max(np.abs(teacher_head.anchors(teacher) - teacher_bulk)),
             np.max(np.abs(student_head.anchors(student) - bulk_logZ(student, bulk_idx))),
         )
     )

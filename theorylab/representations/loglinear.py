@@ -13,7 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy.special import logsumexp
+
+from theorylab._logsumexp import logsumexp
 
 __all__ = ["LogLinearLM"]
 
