@@ -295,6 +295,17 @@ class Dyck:
             raise ValueError(f"n and length must be >= 0, got n={n}, length={length}")
         k, D, q = self.k, self.depth, float(self.q)
         out = np.empty((n, length), dtype=np.int64)
+        if k**D < 2**62:  # the stack as base-k digits of one int64 (top = code % k): fewer array operations
+            code = np.zeros(n, dtype=np.int64)
+            depth = np.zeros(n, dtype=np.int64)
+            for i in range(length):
+                u = rng.random(n)
+                typ = rng.integers(0, k, size=n)
+                opening = (depth == 0) | ((depth < D) & (u < q))  # P(open) = 1 at depth 0, 0 at D, else q
+                out[:, i] = np.where(opening, 2 * typ, 2 * (code % k) + 1)
+                code = np.where(opening, code * k + typ, code // k)
+                depth += np.where(opening, 1, -1)
+            return out
         stack = np.zeros((n, D + 1), dtype=np.int64)
         depth = np.zeros(n, dtype=np.int64)
         rows = np.arange(n)
