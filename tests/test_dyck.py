@@ -86,7 +86,8 @@ def test_scan_equals_the_token_by_token_automaton(k, depth):
     noisy[flip] = rng.integers(0, 2 * k, int(flip.sum()))
     uniform = rng.integers(0, 2 * k, (64, 40))  # mostly invalid early
     wide = np.vstack([noisy] * (2048 // (64 * depth) + 1))  # past the vectorised path's batch x depth
-    for arr in (samples, noisy, uniform, samples[:, :0], samples[:1, :1], wide):
+    tiny = (samples[:1, :1], samples[:1], noisy[:6], uniform[:6], uniform[:1, :0])  # the plain loop
+    for arr in (samples, noisy, uniform, samples[:, :0], wide, *tiny):
         got, want = lang.scan(arr), _scan_loop(lang, arr)
         for g, w in zip(got, want, strict=True):
             assert np.array_equal(g, w)
