@@ -112,9 +112,10 @@ def _jennrich_once(W: np.ndarray, R: int, rng: np.random.Generator, U: np.ndarra
     B /= np.linalg.norm(B, axis=0)
     # (C kr A)^T = B^+ W_(2); column i reshaped to n1 x n3 is A_i C_i^T
     KR = np.linalg.pinv(B) @ W.transpose(1, 0, 2).reshape(n2, -1)  # (R, n1*n3)
-    # the leading singular pair of each reshaped row, one stacked SVD (the same LAPACK call per matrix)
+    # the leading singular pair of each reshaped row, one stacked SVD (the same LAPACK call per matrix); the
+    # factors C-contiguous, as later products round differently on another memory layout
     Ui, si, Vti = np.linalg.svd(KR.reshape(R, n1, n3))
-    return (Ui[:, :, 0] * si[:, :1]).T, B, Vti[:, 0, :].T
+    return np.ascontiguousarray((Ui[:, :, 0] * si[:, :1]).T), B, np.ascontiguousarray(Vti[:, 0, :].T)
 
 
 def _als(W: np.ndarray, R: int, init, n_iter: int, tol: float, seed: int):
