@@ -75,9 +75,13 @@ def causal_softmax(scores: np.ndarray, inplace: bool = False) -> np.ndarray:
         part = s[..., r0:r1, :r1]
         part[..., r0:] += bias[r0:r1, r0:r1]  # columns before r0 precede every row of the block
         part -= part.max(axis=-1, keepdims=True)
-        zero = part < _EXP_UNDERFLOW  # exp is exactly 0 there: skip it (libm's exp is slowest on such inputs)
-        np.exp(part, out=part, where=~zero)
-        np.copyto(part, 0.0, where=zero)
+        # exp is exactly 0 below _EXP_UNDERFLOW: only the other entries are gathered, exponentiated contiguously
+        # and scattered back (a masked exp in place runs element by element, and libm's exp is slowest on
+        # underflowing inputs)
+        keep = part >= _EXP_UNDERFLOW
+        kept = np.exp(part[keep])
+        part.fill(0.0)
+        part[keep] = kept
         part /= part.sum(axis=-1, keepdims=True)
         s[..., r0:r1, r1:] = 0.0
     return s
