@@ -17,6 +17,7 @@ from theorylab.algebra import (
     permutation_group,
     transformation_semigroup,
 )
+from theorylab.algebra.groups import PermutationGroup
 from theorylab.algebra.verify import all_words, exhaustive_length
 from theorylab.automata import Semiautomaton, zoo
 
@@ -449,3 +450,36 @@ def test_exhaustive_simulation_check_equals_running_every_word():
             assert got == by_running(bad, 4)
             n_wrong += got is not None
     assert n_wrong >= 5  # the mutants are mostly caught
+
+
+def _greedy_generators_by_sifting(elements: np.ndarray) -> list[list[int]]:
+    """Row 0, then each row not in the group of the rows kept so far (membership by sympy's sifting)."""
+    from sympy.combinatorics import Permutation
+    from sympy.combinatorics import PermutationGroup as SympyGroup
+
+    gens = [elements[0].tolist()]
+    for row in elements[1:]:
+        if len(gens) == 1 or not SympyGroup([Permutation(g) for g in gens]).contains(
+            Permutation(row.tolist())
+        ):
+            gens.append(row.tolist())
+    return gens
+
+
+def test_from_elements_keeps_the_greedy_generators_and_rejects_non_groups():
+    """``PermutationGroup.from_elements`` on shuffled subgroups of S_n: the generators are the rows not in the
+    group of the earlier ones (as sifting finds), the order is the number of rows; a subgroup with one element
+    removed, or with a foreign permutation in place of one, is not closed and raises."""
+    rng = np.random.default_rng(2)
+    for n, k in [(4, 2), (5, 2), (5, 3), (4, 1), (3, 1), (1, 1)]:
+        G = PermutationGroup(np.array([rng.permutation(n) for _ in range(k)]))
+        el = G.elements[np.concatenate([[0], 1 + rng.permutation(G.order - 1)])]
+        H = PermutationGroup.from_elements(el)
+        assert H.generators.tolist() == _greedy_generators_by_sifting(el)
+        assert H.order == len(el) == G.order and H.sympy.order() == G.order
+        assert np.array_equal(H.elements, el)
+        if len(el) > 2:
+            with pytest.raises(ValueError, match="not closed"):
+                PermutationGroup.from_elements(np.delete(el, 1 + int(rng.integers(len(el) - 1)), axis=0))
+    with pytest.raises(ValueError, match="not closed"):
+        PermutationGroup.from_elements(np.array([[0, 1, 2], [1, 2, 0]]))

@@ -172,6 +172,17 @@ def test_causal_softmax_blocks_equal_the_full_masked_softmax():
             assert np.all(got[..., above[0], above[1]] == 0)
 
 
+def test_causal_softmax_keeps_the_smallest_nonzero_weights():
+    """Weights down to the smallest subnormal are computed, not cut: exp(-720) and exp(-745) (4.9e-324) are
+    nonzero; exp(-746) rounds to 0."""
+    from theorylab.nn.theory import causal_softmax
+
+    for gap in (-720.0, -745.0, -745.1, -746.0, -800.0):
+        got = causal_softmax(np.array([[0.0, 0.0], [0.0, gap]]))
+        assert got[1, 1] == np.exp(gap) and got[1, 0] == 1.0 and got[0].tolist() == [1.0, 0.0]
+    assert np.exp(-745.1) > 0 and np.exp(-746.0) == 0
+
+
 def test_sample_valid_and_verify_cascade_reject_bad_input():
     from theorylab.algebra.verify import verify_cascade
 

@@ -247,3 +247,25 @@ def test_structured_forward_equals_the_dense_one_and_its_memo_is_clearable():
     assert len(theory._SHARED_WEIGHTS) > 0  # positional heads were shared across the batch
     clear_caches()
     assert len(theory._SHARED_WEIGHTS) == 0
+
+
+def test_mlp_on_distinct_rows_equals_every_row():
+    """An MLP reading one or several coordinates with wide hidden layers is evaluated once per distinct row
+    (rows compared by their bytes, -0.0 apart from 0.0) and gathered back: the same values as evaluating every
+    row, for few distinct rows (the shortcut taken) and for all-distinct rows (not taken)."""
+    from theorylab.nn.theory import MLP
+
+    rng = np.random.default_rng(7)
+    d, hidden = 6, 800
+    for read in ([2], [1, 4], [0, 3, 5]):
+        W1 = np.zeros((d, hidden))
+        W1[read] = rng.standard_normal((len(read), hidden))
+        W2 = rng.standard_normal((hidden, d)) * (rng.random(d) < 0.5)
+        mlp = MLP((W1, W2), (rng.standard_normal(hidden), np.zeros(d)))
+        values = np.array([0.0, -0.0, 1.5, -2.25, 3.0])
+        few = values[rng.integers(0, len(values), (12, 30, d))]
+        for X in (few, rng.standard_normal((12, 30, d))):
+            want = np.maximum(X @ W1 + mlp.biases[0], 0.0) @ W2
+            got = mlp(X)
+            assert got.shape == want.shape
+            assert np.allclose(got, want, rtol=1e-12, atol=1e-12 * np.abs(want).max())

@@ -11,7 +11,7 @@ from hypothesis import given, settings
 
 from theorylab.attention.dyck import balance as db
 from theorylab.attention.dyck import bounds as bd
-from theorylab.attention.dyck.exact import ExpSum
+from theorylab.attention.dyck.exact import ExpSum, dyadic_integers
 from theorylab.languages.dyck import Dyck
 from theorylab.strategies import dyck_prefixes
 
@@ -86,7 +86,8 @@ def test_scan_equals_the_token_by_token_automaton(k, depth):
     noisy[flip] = rng.integers(0, 2 * k, int(flip.sum()))
     uniform = rng.integers(0, 2 * k, (64, 40))  # mostly invalid early
     wide = np.vstack([noisy] * (2048 // (64 * depth) + 1))  # past the vectorised path's batch x depth
-    for arr in (samples, noisy, uniform, samples[:, :0], samples[:1, :1], wide):
+    tiny = (samples[:1, :1], samples[:1], noisy[:6], uniform[:6], uniform[:1, :0])  # the plain loop
+    for arr in (samples, noisy, uniform, samples[:, :0], wide, *tiny):
         got, want = lang.scan(arr), _scan_loop(lang, arr)
         for g, w in zip(got, want, strict=True):
             assert np.array_equal(g, w)
@@ -442,3 +443,66 @@ def test_trained_helpers_validation():
     x = Dyck(2, 4).sample(np.random.default_rng(0), 200, 12)
     accs = [dt.window_closing_accuracy(x, w, 4) for w in range(4)]
     assert accs == sorted(accs) and accs[-1] <= 1.0  # longer windows never hurt the in-sample Bayes rule
+
+
+# ------------------------------------------------------------------------------------------ exact arithmetic
+def _fraction_matrix(a) -> list[list[Fraction]]:
+    return [[Fraction(x) for x in row] for row in np.asarray(a, dtype=np.float64).tolist()]
+
+
+def test_exact_scores_and_balance_matrix_are_the_rationals_of_the_float_weights():
+    """Integer-over-power-of-two arithmetic against plain Fractions, on weights whose entries have very
+    different binary exponents (so a wrong common shift changes the values) and exact zeros."""
+    rng = np.random.default_rng(4)
+    for k, depth, m in [(2, 3, 13), (3, 2, 5), (1, 4, 9)]:
+        n = 2 * k * depth + 1
+        E = rng.standard_normal((m, n)) * np.exp2(rng.integers(-40, 40, (m, n)))
+        M = rng.standard_normal((m, m)) * np.exp2(rng.integers(-40, 40, (m, m)))
+        E[rng.random((m, n)) < 0.3] = 0.0
+        w = db.DyckWeights(k, depth, E, M, np.eye(m))
+        Ef, Mf = _fraction_matrix(E), _fraction_matrix(M)
+        ME = [[sum(Mf[r][s] * Ef[s][q] for s in range(m)) for q in range(n)] for r in range(m)]
+        G = [[sum(Ef[r][c] * ME[r][q] for r in range(m)) for q in range(n)] for c in range(n)]  # e_c^T M e_q
+        for q in (0, n // 2, n - 1):
+            assert db._exact_scores(w, range(n), q) == {c: G[c][q] for c in range(n)}
+        opens, closes = db._pair_columns(k, depth)
+        queries = db._query_columns(k, depth)
+        want = [
+            [G[int(o)][int(qc)] - G[int(c)][int(qc)] for qc in queries]
+            for o, c in zip(opens, closes, strict=True)
+        ]
+        assert db._balance_matrix_exact(w) == want
+    N, s = dyadic_integers(np.array([[0.75, -3.0], [2.0**-60, 0.0]]))
+    assert [[Fraction(x, 2**s) for x in row] for row in N] == [[Fraction(3, 4), -3], [Fraction(1, 2**60), 0]]
+    with pytest.raises(ValueError, match="finite float matrix"):
+        dyadic_integers(np.array([[np.inf]]))
+
+
+def _sample_with_explicit_stack(lang: Dyck, rng, n: int, length: int) -> np.ndarray:
+    """The generative process token by token with an explicit stack per sequence (the same draws per step)."""
+    out = np.empty((n, length), dtype=np.int64)
+    stacks: list[list[int]] = [[] for _ in range(n)]
+    for i in range(length):
+        u, typ = rng.random(n), rng.integers(0, lang.k, size=n)
+        for b, st in enumerate(stacks):
+            p_open = 1.0 if not st else (0.0 if len(st) == lang.depth else float(lang.q))
+            if u[b] < p_open:
+                st.append(int(typ[b]))
+                out[b, i] = 2 * typ[b]
+            else:
+                out[b, i] = 2 * st.pop() + 1
+    return out
+
+
+@pytest.mark.parametrize(
+    "k,depth,q", [(1, 1, 0.5), (2, 4, 0.5), (3, 3, 0.3), (4, 2, 0.9), (2, 70, 0.7), (3, 50, 0.9)]
+)
+def test_sample_is_the_generative_process_draw_for_draw(k, depth, q):
+    """Both stack encodings of ``Dyck.sample`` (base-k digits of one int64; a stack array where k^D >= 2^62)
+    against an explicit stack: same tokens from the same seed, and the generator left in the same state."""
+    lang = Dyck(k, depth, q)
+    r1, r2 = np.random.default_rng(11), np.random.default_rng(11)
+    got = lang.sample(r1, 40, 90)
+    assert np.array_equal(got, _sample_with_explicit_stack(lang, r2, 40, 90))
+    assert r1.random() == r2.random()
+    assert lang.scan(got)[0].all()

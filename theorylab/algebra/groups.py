@@ -268,20 +268,35 @@ class PermutationGroup:
             )
         if not np.array_equal(np.sort(e, axis=1), np.broadcast_to(np.arange(e.shape[1]), e.shape)):
             raise ValueError("every element must be a permutation of range(n)")
-        if len({row.tobytes() for row in e}) != len(e):
+        index = {row.tobytes(): i for i, row in enumerate(e)}
+        if len(index) != len(e):
             raise ValueError("elements contain duplicates")
         if not np.array_equal(e[0], np.arange(e.shape[1])):
             raise ValueError("row 0 must be the identity permutation")
-        from sympy.combinatorics import Permutation
-
-        gens, G = [e[0]], None
-        for row in e[1:]:  # a few generators: each one not in the group of the previous ones
-            if G is None or not G.contains(Permutation(row.tolist())):
-                gens.append(row)
-                G = _sympy_group([Permutation(g.tolist()) for g in gens])
+        # a few generators: each row not in the group of the previous ones; that group is grown breadth-first
+        # inside the given elements (a product outside them: not closed, so not a group)
+        gens = [e[0]]
+        reached = np.zeros(len(e), dtype=bool)
+        reached[0] = True
+        for i in range(1, len(e)):
+            if reached[i]:
+                continue
+            gens.append(e[i])
+            reached[i] = True
+            frontier = np.flatnonzero(reached)  # the old group: its products with the new generator are new
+            while frontier.size:
+                found = []
+                for g in gens:
+                    for row in g[e[frontier]]:  # x * g = apply x, then g
+                        j = index.get(row.tobytes())
+                        if j is None:
+                            raise ValueError("elements are not closed under composition (not a group)")
+                        if not reached[j]:
+                            reached[j] = True
+                            found.append(j)
+                frontier = np.array(found, dtype=np.int64)
         out = cls(np.array(gens), _elements=e)
-        if out.order != len(e):
-            raise ValueError("elements are not closed under composition (not a group)")
+        out.__dict__["order"] = len(e)  # the group they generate is exactly the elements (closed, above)
         return out
 
     # -------------------------------------------------------------- table-free (BSGS)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import itertools
 from dataclasses import dataclass
 
@@ -34,6 +35,14 @@ def _pair(m1, m2) -> None:
         raise ValueError(f"models have different shapes (d, k): {m1.emission.shape} vs {m2.emission.shape}")
 
 
+@functools.cache
+def _permutations(k: int) -> np.ndarray:
+    """All permutations of ``range(k)`` as rows, lexicographic (read-only, built once per k)."""
+    perms = np.array(list(itertools.permutations(range(k))), dtype=np.int64).reshape(-1, k)
+    perms.setflags(write=False)
+    return perms
+
+
 def relabeling_distance(m1: HMM | GHMM, m2: HMM | GHMM) -> Relabeling:
     """The permutation minimizing $\\max(|E_1-E_2\\Pi|_\\infty, |T_1-\\Pi^\\top T_2\\Pi|_\\infty)$: exhaustive
     over all $k!$ permutations for $k\\le7$ (so "not a relabeling" is certified), Hungarian matching of the
@@ -42,14 +51,14 @@ def relabeling_distance(m1: HMM | GHMM, m2: HMM | GHMM) -> Relabeling:
     E1, E2 = m1.emission, m2.emission
     k = E1.shape[1]
     if k <= 7:
-        perms = np.array(list(itertools.permutations(range(k))))
+        perms = _permutations(k)
         column_gap = np.max(
             np.abs(E1[:, :, None] - E2[:, None, :]), axis=0
         )  # [i, j] = max|E1[:, i] - E2[:, j]|
         e = np.max(column_gap[np.arange(k), perms], axis=1)
         t = np.max(np.abs(m1.T[None] - m2.T[perms[:, :, None], perms[:, None, :]]), axis=(1, 2))
         best = int(np.argmin(np.maximum(e, t)))
-        return Relabeling(perms[best], float(e[best]), float(t[best]))
+        return Relabeling(perms[best].copy(), float(e[best]), float(t[best]))
     cost = np.linalg.norm(E1[:, :, None] - E2[:, None, :], axis=0)
     from scipy.optimize import linear_sum_assignment  # lazy: scipy.optimize costs ~1 s to import
 

@@ -112,6 +112,8 @@ class Dyck:
         """
         arr = self._as_tokens(tokens, batch=True)
         B, T = arr.shape
+        if B * T <= _SCAN_LOOP_UP_TO:  # a few tokens (one prefix): a plain loop beats ~25 array operations
+            return self._scan_loop(arr)
         if B * self.depth > _SCAN_STEPWISE_FROM:  # wide batches: token by token (passes over B, not B x T)
             return self._scan_stepwise(arr)
         typ, is_close = arr // 2, arr % 2 == 1
@@ -130,6 +132,35 @@ class Dyck:
         depths = np.take_along_axis(dep, upto, axis=1)
         tops = np.take_along_axis(top, upto, axis=1)
         return valid, depths, tops
+
+    def _scan_loop(self, arr: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """:meth:`scan` in plain Python, a list as the stack of each sequence (for a few tokens)."""
+        B, T = arr.shape
+        valid, depths, tops = [], [], []
+        for row in arr.tolist():
+            stack: list[int] = []
+            ok, v, d, t = True, [True], [0], [-1]
+            for tok in row:
+                if ok:
+                    typ, close = divmod(tok, 2)
+                    if close and stack and stack[-1] == typ:
+                        stack.pop()
+                    elif not close and len(stack) < self.depth:
+                        stack.append(typ)
+                    else:  # a rejected token freezes the automaton
+                        ok = False
+                v.append(ok)
+                d.append(len(stack))
+                t.append(stack[-1] if stack else -1)
+            valid.append(v)
+            depths.append(d)
+            tops.append(t)
+        shape = (B, T + 1)
+        return (
+            np.array(valid, dtype=bool).reshape(shape),
+            np.array(depths, dtype=np.int64).reshape(shape),
+            np.array(tops, dtype=np.int64).reshape(shape),
+        )
 
     def _scan_stepwise(self, arr: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """:meth:`scan` one token at a time: one lookup per token in the transition table of the stack automaton
@@ -295,6 +326,17 @@ class Dyck:
             raise ValueError(f"n and length must be >= 0, got n={n}, length={length}")
         k, D, q = self.k, self.depth, float(self.q)
         out = np.empty((n, length), dtype=np.int64)
+        if k**D < 2**62:  # the stack as base-k digits of one int64 (top = code % k): fewer array operations
+            code = np.zeros(n, dtype=np.int64)
+            depth = np.zeros(n, dtype=np.int64)
+            for i in range(length):
+                u = rng.random(n)
+                typ = rng.integers(0, k, size=n)
+                opening = (depth == 0) | ((depth < D) & (u < q))  # P(open) = 1 at depth 0, 0 at D, else q
+                out[:, i] = np.where(opening, 2 * typ, 2 * (code % k) + 1)
+                code = np.where(opening, code * k + typ, code // k)
+                depth += np.where(opening, 1, -1)
+            return out
         stack = np.zeros((n, D + 1), dtype=np.int64)
         depth = np.zeros(n, dtype=np.int64)
         rows = np.arange(n)
@@ -628,6 +670,8 @@ class DyckCompletionLM:
         x = np.concatenate([np.full((batch, 1), self.BOS, dtype=np.int64), w[:, :-1]], axis=1)
         return Batch(x, w, np.ones_like(w, dtype=bool))
 
+
+_SCAN_LOOP_UP_TO = 256  # tokens (batch x length) up to which Dyck.scan runs a plain Python loop
 
 _SCAN_STEPWISE_FROM = 2048  # batch x depth above which Dyck.scan goes token by token (measured crossover)
 

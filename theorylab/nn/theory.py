@@ -75,9 +75,13 @@ def causal_softmax(scores: np.ndarray, inplace: bool = False) -> np.ndarray:
         part = s[..., r0:r1, :r1]
         part[..., r0:] += bias[r0:r1, r0:r1]  # columns before r0 precede every row of the block
         part -= part.max(axis=-1, keepdims=True)
-        zero = part < _EXP_UNDERFLOW  # exp is exactly 0 there: skip it (libm's exp is slowest on such inputs)
-        np.exp(part, out=part, where=~zero)
-        np.copyto(part, 0.0, where=zero)
+        # exp is exactly 0 below _EXP_UNDERFLOW: only the other entries are gathered, exponentiated contiguously
+        # and scattered back (a masked exp in place runs element by element, and libm's exp is slowest on
+        # underflowing inputs)
+        keep = part >= _EXP_UNDERFLOW
+        kept = np.exp(part[keep])
+        part.fill(0.0)
+        part[keep] = kept
         part /= part.sum(axis=-1, keepdims=True)
         s[..., r0:r1, r1:] = 0.0
     return s
@@ -246,10 +250,19 @@ class MLP:
         coordinate (the interpolation gadgets: hidden widths that grow with T) is evaluated once per distinct
         input value (position-wise: the same rows, the same results) and the results gathered back."""
         h = np.take(X, self._read, axis=-1)
-        if len(self._read) == 1 and h.size * max(self.hidden_widths, default=0) >= _DISTINCT_FROM:
-            u, inv = np.unique(h.reshape(-1), return_inverse=True)
-            if 2 * len(u) <= h.size:
-                return self._rows(u[:, None])[inv.reshape(-1)].reshape(*h.shape[:-1], -1)
+        r = len(self._read)
+        if r and (h.size // r) * max(self.hidden_widths, default=0) >= _DISTINCT_FROM:
+            if r == 1:
+                u, inv = np.unique(h.reshape(-1), return_inverse=True)
+                u = u[:, None]
+            else:  # rows compared by their bytes (each distinct row evaluated on its exact bits)
+                flat = np.ascontiguousarray(h.reshape(-1, r))
+                _, first, inv = np.unique(
+                    flat.view(np.dtype((np.void, 8 * r))).reshape(-1), return_index=True, return_inverse=True
+                )
+                u = flat[first]
+            if 2 * len(u) * r <= h.size:
+                return self._rows(u)[inv.reshape(-1)].reshape(*h.shape[:-1], -1)
         return self._rows(h)
 
     def _rows(self, h: np.ndarray) -> np.ndarray:

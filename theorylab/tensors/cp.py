@@ -112,13 +112,10 @@ def _jennrich_once(W: np.ndarray, R: int, rng: np.random.Generator, U: np.ndarra
     B /= np.linalg.norm(B, axis=0)
     # (C kr A)^T = B^+ W_(2); column i reshaped to n1 x n3 is A_i C_i^T
     KR = np.linalg.pinv(B) @ W.transpose(1, 0, 2).reshape(n2, -1)  # (R, n1*n3)
-    A = np.empty((n1, R))
-    C = np.empty((n3, R))
-    for i in range(R):
-        Ui, si, Vti = np.linalg.svd(KR[i].reshape(n1, n3))
-        A[:, i] = Ui[:, 0] * si[0]
-        C[:, i] = Vti[0]
-    return A, B, C
+    # the leading singular pair of each reshaped row, one stacked SVD (the same LAPACK call per matrix); the
+    # factors C-contiguous, as later products round differently on another memory layout
+    Ui, si, Vti = np.linalg.svd(KR.reshape(R, n1, n3))
+    return np.ascontiguousarray((Ui[:, :, 0] * si[:, :1]).T), B, np.ascontiguousarray(Vti[:, 0, :].T)
 
 
 def _als(W: np.ndarray, R: int, init, n_iter: int, tol: float, seed: int):

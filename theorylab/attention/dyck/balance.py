@@ -30,7 +30,7 @@ from fractions import Fraction
 import mpmath
 import numpy as np
 
-from theorylab.attention.dyck.exact import ExpSum, to_fraction
+from theorylab.attention.dyck.exact import ExpSum, dyadic_integers, to_fraction
 from theorylab.languages.dyck import Dyck
 
 __all__ = [
@@ -162,16 +162,18 @@ def balance_matrix(w: DyckWeights) -> np.ndarray:
 
 
 def _balance_matrix_exact(w: DyckWeights) -> list[list[Fraction]]:
+    """The balance matrix exactly (Fractions): integer sums of products over one power of two."""
     opens, closes = _pair_columns(w.k, w.depth)
-    Mq = [[to_fraction(x) for x in row] for row in w.M]
-    E = [[to_fraction(x) for x in row] for row in w.E]
+    Mq, s_m = dyadic_integers(w.M)
+    E, s_e = dyadic_integers(w.E)
+    den = 1 << (2 * s_e + s_m)
     m = w.m
     out = []
     queries = _query_columns(w.k, w.depth)
     Mq_cols = {int(c): [sum(Mq[r][s] * E[s][c] for s in range(m)) for r in range(m)] for c in queries}
     for o, c in zip(opens, closes, strict=True):
         delta = [E[r][o] - E[r][c] for r in range(m)]
-        out.append([sum(delta[r] * Mq_cols[int(qc)][r] for r in range(m)) for qc in queries])
+        out.append([Fraction(sum(delta[r] * Mq_cols[int(qc)][r] for r in range(m)), den) for qc in queries])
     return out
 
 
@@ -674,10 +676,15 @@ def uniform_attention_solution(k: int, depth: int, q: float | Fraction = 0.5) ->
 
 # ----------------------------------------------------------------------------------------- exact model
 def _exact_scores(w: DyckWeights, keys, query: int) -> dict[int, Fraction]:
+    """$e_c^\\top M e_{\\rm query}$ exactly for each key $c$: the weights as integers over a power of two
+    (:func:`dyadic_integers`), integer sums of products, one :class:`Fraction` per key."""
     m = w.m
-    e_q = [to_fraction(x) for x in w.E[:, query]]
-    Mq = [sum(to_fraction(w.M[r, s]) * e_q[s] for s in range(m) if e_q[s]) for r in range(m)]
-    return {int(c): sum(to_fraction(w.E[r, c]) * Mq[r] for r in range(m)) for c in keys}
+    E, s_e = dyadic_integers(w.E)
+    M, s_m = dyadic_integers(w.M)
+    e_q = [E[s][query] for s in range(m)]
+    Mq = [sum(M[r][s] * e_q[s] for s in range(m)) for r in range(m)]
+    den = 1 << (2 * s_e + s_m)
+    return {int(c): Fraction(sum(E[r][c] * Mq[r] for r in range(m)), den) for c in keys}
 
 
 def _slot_value(sol: DyckSolution, counts: dict[int, int], t: int, l: int, scores) -> ExpSum:

@@ -15,10 +15,11 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 
 import mpmath
+import numpy as np
 
 from theorylab._fmt import plain
 
-__all__ = ["ExpSum", "to_fraction"]
+__all__ = ["ExpSum", "to_fraction", "dyadic_integers"]
 
 
 def to_fraction(x) -> Fraction:
@@ -29,6 +30,17 @@ def to_fraction(x) -> Fraction:
         return Fraction(x)
     except (OverflowError, ValueError) as err:
         raise ValueError(f"cannot represent {plain(x)} exactly as a rational (NaN or inf?)") from err
+
+
+def dyadic_integers(a) -> tuple[list[list[int]], int]:
+    """A finite float matrix as integers over one power of two: ``a[i][j] == N[i][j] / 2**s`` exactly, returned
+    as ``(N, s)`` (Python ints, so sums of products stay exact and avoid a :class:`Fraction` per operation)."""
+    arr = np.asarray(a, dtype=np.float64)
+    if arr.ndim != 2 or not np.isfinite(arr).all():
+        raise ValueError(f"expected a finite float matrix, got shape {arr.shape}")
+    ratios = [[x.as_integer_ratio() for x in row] for row in arr.tolist()]
+    s = max((d.bit_length() - 1 for row in ratios for _, d in row), default=0)  # denominators are 2**j
+    return [[n << (s - d.bit_length() + 1) for n, d in row] for row in ratios], s
 
 
 @dataclass(frozen=True)
