@@ -69,6 +69,10 @@ def coded_zoo() -> dict[str, Semiautomaton]:
     # 15 points: five 3-digit chunks, and levels of 8 products or more too wide for (code, position) packing
     c15 = [[(i + 1) % 15 for i in range(15)], [(i - 1) % 15 for i in range(15)], [3] * 15, [7] * 15]
     out["15-cycles and constants"] = Semiautomaton(np.array(c15))
+    # T5 on the first 5 of 15 points: unpacked sorts of levels up to 1,809 products with many equal codes (the
+    # first occurrence of each code must come first: a sort that is not stable reorders the new elements)
+    t5 = full_transformation_monoid(5).delta
+    out["T5 on 15 points"] = Semiautomaton(np.hstack([t5, np.tile(np.arange(5, 15), (len(t5), 1))]))
     out["one point"] = Semiautomaton(np.array([[0]]))
     return out
 
