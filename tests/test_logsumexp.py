@@ -82,5 +82,7 @@ def test_axes_other_than_the_last_go_to_scipy() -> None:
     a = np.arange(24.0).reshape(2, 3, 4) / 7
     assert _same(logsumexp(a, axis=1), scipy_logsumexp(a, axis=1))
     assert _same(logsumexp(a, axis=-1), scipy_logsumexp(a, axis=-1))
+    kept = logsumexp(a, axis=1, keepdims=True)
+    assert kept.shape == (2, 1, 4) and _same(kept, scipy_logsumexp(a, axis=1, keepdims=True))
     with pytest.raises(np.exceptions.AxisError):
         logsumexp(np.ones(3), axis=1)
