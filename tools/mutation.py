@@ -179,7 +179,13 @@ FAMILIES: dict[str, tuple[list[str], list[str]]] = {
     ),
     "anchor": (
         ["theorylab/representations/*.py"],
-        ["checks/test_anchor.py", "checks/test_anchor_lemmas.py", "checks/test_anchor_assumptions.py"],
+        [
+            "checks/test_anchor.py",
+            "checks/test_anchor_lemmas.py",
+            "checks/test_anchor_assumptions.py",
+            # Thm 3's labels, the open end of Gamma < 6 and the sign counts on exact hand instances
+            "tests/test_anchor_thm3_pins.py",
+        ],
     ),
     "contrastive": (
         [
