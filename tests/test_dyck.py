@@ -476,6 +476,9 @@ def test_exact_scores_and_balance_matrix_are_the_rationals_of_the_float_weights(
     assert [[Fraction(x, 2**s) for x in row] for row in N] == [[Fraction(3, 4), -3], [Fraction(1, 2**60), 0]]
     with pytest.raises(ValueError, match="finite float matrix"):
         dyadic_integers(np.array([[np.inf]]))
+    # integers need no power of two, and neither does an empty matrix: s = 0 (the smallest common exponent)
+    assert dyadic_integers(np.array([[1.0, -2.0]])) == ([[1, -2]], 0)
+    assert dyadic_integers(np.zeros((0, 3))) == ([], 0)
 
 
 def _sample_with_explicit_stack(lang: Dyck, rng, n: int, length: int) -> np.ndarray:

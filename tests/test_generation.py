@@ -136,7 +136,8 @@ def test_dyck_completion_cached_states_equal_the_scan(D: int) -> None:
         for w in itertools.product(range(4), repeat=n):
             want = _state_by_scan(proc, w)
             assert proc._state(w) == want == proc._state(list(w)), w
-            assert proc._state(np.array(w, dtype=np.int64)) == want  # numpy tokens take the uncached scan
+            state = proc._state(np.array(w, dtype=np.int64))  # numpy tokens take the uncached scan
+            assert state == want and [type(x) for x in state] == [bool, int, int], (w, state)
     # a bad token is rejected wherever it stands before the first invalid one, and read past it
     for bad in ((4,), (0, -1), (True,), (0, np.int64(9))):
         with pytest.raises(ValueError, match="is not a bracket id in 0..3"):
