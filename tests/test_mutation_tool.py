@@ -22,7 +22,10 @@ def test_every_claim_family_has_a_mutation_scope() -> None:
 def test_scope_names_existing_modules_and_checks(family: str) -> None:
     modules, checks = mutation.FAMILIES[family]
     assert any(list(ROOT.glob(m)) for m in modules)
-    assert all((ROOT / c).is_file() for c in checks)
+    for check in checks:  # a file, or one test of it (``path::name``)
+        path, _, name = check.partition("::")
+        assert (ROOT / path).is_file(), check
+        assert not name or f"def {name}(" in (ROOT / path).read_text(), check
 
 
 def test_prepared_copy_carries_the_family_configuration(tmp_path: Path) -> None:
