@@ -192,6 +192,10 @@ def test_a_law_validated_once_is_returned_as_it_is_and_bad_laws_fail_every_time(
     for _ in range(2):  # an invalid law is never remembered as valid
         with pytest.raises(ValueError, match="sums to 5/6, not 1"):
             oracle.probs(())
+    short = g.TabularOracle(2, lambda prefix: (Fraction(1),))
+    for _ in range(2):
+        with pytest.raises(ValueError, match=r"^oracle law at \(\) has 1 entries, expected 2$"):
+            short.probs(())
     cell = np.array(0.5)  # a mutable entry: the same tuple object can change, so it is checked on every call
     shared = (cell, 0.5)
     oracle = g.TabularOracle(2, lambda prefix: shared)
