@@ -192,6 +192,9 @@ def test_a_law_validated_once_is_returned_as_it_is_and_bad_laws_fail_every_time(
     for _ in range(2):  # an invalid law is never remembered as valid
         with pytest.raises(ValueError, match="sums to 5/6, not 1"):
             oracle.probs(())
+    off = (Fraction(1, 2), Fraction(1, 2) + Fraction(1, 10**12))  # exact laws sum to 1 exactly, no tolerance
+    with pytest.raises(ValueError, match="not 1"):
+        g.TabularOracle(2, lambda prefix: off).probs(())
     short = g.TabularOracle(2, lambda prefix: (Fraction(1),))
     for _ in range(2):
         with pytest.raises(ValueError, match=r"^oracle law at \(\) has 1 entries, expected 2$"):
