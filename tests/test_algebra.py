@@ -483,3 +483,5 @@ def test_from_elements_keeps_the_greedy_generators_and_rejects_non_groups():
                 PermutationGroup.from_elements(np.delete(el, 1 + int(rng.integers(len(el) - 1)), axis=0))
     with pytest.raises(ValueError, match="not closed"):
         PermutationGroup.from_elements(np.array([[0, 1, 2], [1, 2, 0]]))
+    with pytest.raises(ValueError, match=r"^every element must be a permutation of range\(n\)$"):
+        PermutationGroup.from_elements(np.array([[0, 1], [0, 0]]))

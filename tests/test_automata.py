@@ -181,6 +181,12 @@ def test_causal_softmax_keeps_the_smallest_nonzero_weights():
         got = causal_softmax(np.array([[0.0, 0.0], [0.0, gap]]))
         assert got[1, 1] == np.exp(gap) and got[1, 0] == 1.0 and got[0].tolist() == [1.0, 0.0]
     assert np.exp(-745.1) > 0 and np.exp(-746.0) == 0
+    # integer and float32 scores are computed in float64, as their float64 copies (and left as they were)
+    x = np.array([[3, -2, 7], [1, 4, 0], [2, 2, 9]])
+    for scores in (x, x.astype(np.float32) / 3):
+        got = causal_softmax(scores)
+        assert got.dtype == np.float64 and np.array_equal(got, causal_softmax(scores.astype(np.float64)))
+    assert x.tolist() == [[3, -2, 7], [1, 4, 0], [2, 2, 9]]
 
 
 def test_sample_valid_and_verify_cascade_reject_bad_input():

@@ -269,3 +269,9 @@ def test_mlp_on_distinct_rows_equals_every_row():
             got = mlp(X)
             assert got.shape == want.shape
             assert np.allclose(got, want, rtol=1e-12, atol=1e-12 * np.abs(want).max())
+    # no hidden layer (an affine map): no hidden width to weigh the inputs by, every row evaluated
+    W = np.zeros((d, d))
+    W[1] = rng.standard_normal(d)
+    affine = MLP((W,), (np.zeros(d),))
+    X = np.array([0.0, 1.5])[rng.integers(0, 2, (200, 400, d))]  # 480,000 inputs, two distinct rows
+    assert np.array_equal(affine(X)[..., affine._written], (X @ W)[..., affine._written])

@@ -108,6 +108,18 @@ def test_scan_without_the_transition_table_is_the_same(monkeypatch):
         assert np.array_equal(got, want)
 
 
+def test_scan_of_an_empty_batch_has_the_dtypes_of_the_array_path(monkeypatch):
+    import theorylab.languages.dyck as dyck_module
+
+    lang = Dyck(2, 3)
+    empty = np.zeros((0, 5), dtype=np.int64)
+    looped = lang.scan(empty)  # 0 tokens: the plain loop
+    monkeypatch.setattr(dyck_module, "_SCAN_LOOP_UP_TO", -1)
+    for got, want in zip(looped, lang.scan(empty), strict=True):
+        assert got.dtype == want.dtype and got.shape == want.shape
+    assert [x.dtype for x in looped] == [np.dtype(bool), np.dtype(np.int64), np.dtype(np.int64)]
+
+
 def test_uniform_layer1_lookup_per_distinct_position_is_the_nearest_feature(rng):
     sol = db.uniform_attention_solution(2, 3)
     seqs = np.vstack([sol.language.all_prefixes(7), sol.language.sample(rng, 4, 7)])
@@ -476,6 +488,9 @@ def test_exact_scores_and_balance_matrix_are_the_rationals_of_the_float_weights(
     assert [[Fraction(x, 2**s) for x in row] for row in N] == [[Fraction(3, 4), -3], [Fraction(1, 2**60), 0]]
     with pytest.raises(ValueError, match="finite float matrix"):
         dyadic_integers(np.array([[np.inf]]))
+    # integers need no power of two, and neither does an empty matrix: s = 0 (the smallest common exponent)
+    assert dyadic_integers(np.array([[1.0, -2.0]])) == ([[1, -2]], 0)
+    assert dyadic_integers(np.zeros((0, 3))) == ([], 0)
 
 
 def _sample_with_explicit_stack(lang: Dyck, rng, n: int, length: int) -> np.ndarray:

@@ -136,7 +136,8 @@ def test_dyck_completion_cached_states_equal_the_scan(D: int) -> None:
         for w in itertools.product(range(4), repeat=n):
             want = _state_by_scan(proc, w)
             assert proc._state(w) == want == proc._state(list(w)), w
-            assert proc._state(np.array(w, dtype=np.int64)) == want  # numpy tokens take the uncached scan
+            state = proc._state(np.array(w, dtype=np.int64))  # numpy tokens take the uncached scan
+            assert state == want and [type(x) for x in state] == [bool, int, int], (w, state)
     # a bad token is rejected wherever it stands before the first invalid one, and read past it
     for bad in ((4,), (0, -1), (True,), (0, np.int64(9))):
         with pytest.raises(ValueError, match="is not a bracket id in 0..3"):
@@ -191,6 +192,13 @@ def test_a_law_validated_once_is_returned_as_it_is_and_bad_laws_fail_every_time(
     for _ in range(2):  # an invalid law is never remembered as valid
         with pytest.raises(ValueError, match="sums to 5/6, not 1"):
             oracle.probs(())
+    off = (Fraction(1, 2), Fraction(1, 2) + Fraction(1, 10**12))  # exact laws sum to 1 exactly, no tolerance
+    with pytest.raises(ValueError, match="not 1"):
+        g.TabularOracle(2, lambda prefix: off).probs(())
+    short = g.TabularOracle(2, lambda prefix: (Fraction(1),))
+    for _ in range(2):
+        with pytest.raises(ValueError, match=r"^oracle law at \(\) has 1 entries, expected 2$"):
+            short.probs(())
     cell = np.array(0.5)  # a mutable entry: the same tuple object can change, so it is checked on every call
     shared = (cell, 0.5)
     oracle = g.TabularOracle(2, lambda prefix: shared)

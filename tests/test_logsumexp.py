@@ -75,3 +75,14 @@ def test_other_shapes_and_dtypes_go_to_scipy() -> None:
     ints = np.array([1, 2, 3])
     assert _same(logsumexp(ints), scipy_logsumexp(ints))
     assert _same(logsumexp(np.array([], float)), scipy_logsumexp(np.array([], float)))
+
+
+def test_axes_other_than_the_last_go_to_scipy() -> None:
+    # a 3-d array reduced along a middle axis, and a vector given a second axis (an error, as scipy raises it)
+    a = np.arange(24.0).reshape(2, 3, 4) / 7
+    assert _same(logsumexp(a, axis=1), scipy_logsumexp(a, axis=1))
+    assert _same(logsumexp(a, axis=-1), scipy_logsumexp(a, axis=-1))
+    kept = logsumexp(a, axis=1, keepdims=True)
+    assert kept.shape == (2, 1, 4) and _same(kept, scipy_logsumexp(a, axis=1, keepdims=True))
+    with pytest.raises(np.exceptions.AxisError):
+        logsumexp(np.ones(3), axis=1)

@@ -22,7 +22,10 @@ def test_every_claim_family_has_a_mutation_scope() -> None:
 def test_scope_names_existing_modules_and_checks(family: str) -> None:
     modules, checks = mutation.FAMILIES[family]
     assert any(list(ROOT.glob(m)) for m in modules)
-    assert all((ROOT / c).is_file() for c in checks)
+    for check in checks:  # a file, or one test of it (``path::name``)
+        path, _, name = check.partition("::")
+        assert (ROOT / path).is_file(), check
+        assert not name or f"def {name}(" in (ROOT / path).read_text(), check
 
 
 def test_prepared_copy_carries_the_family_configuration(tmp_path: Path) -> None:
@@ -71,3 +74,17 @@ def test_wilson_interval_matches_the_closed_form() -> None:
     assert abs(low - 0.8883) < 1e-4 and abs(high - 0.9785) < 1e-4
     assert mutation.wilson_interval(0, 0) == (0.0, 1.0)
     assert mutation.wilson_interval(10, 10)[1] == 1.0
+
+
+def test_only_patterns_select_mutants_as_mutmut_does() -> None:
+    names = [
+        "theorylab.estimation.nce.x_ngd__mutmut_1",
+        "theorylab.estimation.nce.x_nce_loss__mutmut_2",
+        "theorylab.tensors.cp.x__jennrich_once__mutmut_3",
+        "theorylab.languages.dyck.xǁDyckǁscan__mutmut_4",
+    ]
+    assert mutation.matching(names, ["theorylab.estimation.nce.x_ngd*", "*xǁDyckǁscan*"]) == [
+        names[0],
+        names[3],
+    ]
+    assert mutation.matching(names, ["theorylab.nowhere*"]) == []

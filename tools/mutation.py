@@ -11,11 +11,16 @@ The run happens in a scratch copy (``.mutation/FAMILY/``) so that the working tr
 ``--sample N --seed S`` runs a uniform random sample of N of the family's mutants (drawn with ``random.Random(S)``
 from the sorted list of every mutant's name, the seed printed): the kill rate is then an estimate, reported with its
 95% Wilson interval. A mutant of code that no selected check runs stays in the sample as "no tests".
+
+``--only PATTERN ...`` restricts the run to the mutants whose names match the patterns (fnmatch, as mutmut matches
+them); with ``--sample`` the sample is drawn from those mutants only. Either way the summary lists exactly the
+mutants run (as a sample), so ``--rerun`` re-tests its survivors after new checks.
 """
 
 from __future__ import annotations
 
 import argparse
+import fnmatch
 import json
 import math
 import random
@@ -58,6 +63,9 @@ FAMILIES: dict[str, tuple[list[str], list[str]]] = {
             "checks/test_dyck_lemmas2.py",
             "checks/test_verifier.py",
             "checks/test_dyck_defs.py",
+            # the rewritten exact model, scan and sampler against plain computations; the completion task's states
+            "tests/test_dyck.py",
+            "tests/test_generation.py",
         ],
     ),
     "flipflop": (
@@ -69,8 +77,14 @@ FAMILIES: dict[str, tuple[list[str], list[str]]] = {
             "checks/test_flipflop_mechanism.py",
         ],
     ),
+    # nn/theory.py is the exact (numpy) transformer of the automata constructions: mutated there
     "automata": (
-        ["theorylab/algebra/*.py", "theorylab/automata/*.py", "theorylab/automata/constructions/*.py"],
+        [
+            "theorylab/algebra/*.py",
+            "theorylab/automata/*.py",
+            "theorylab/automata/constructions/*.py",
+            "theorylab/nn/theory.py",
+        ],
         [
             "checks/test_automata_algebra.py",
             "checks/test_automata_constructions.py",
@@ -80,6 +94,11 @@ FAMILIES: dict[str, tuple[list[str], list[str]]] = {
             "tests/test_semigroup_paths.py",
             # values no claim check reads: an error message, a default, height labels, an edge case, bounds
             "tests/test_automata_pins.py",
+            # the rewritten from_elements, causal softmax and distinct-row MLPs against the plain computations
+            "tests/test_algebra.py::test_from_elements_keeps_the_greedy_generators_and_rejects_non_groups",
+            "tests/test_automata.py::test_causal_softmax_blocks_equal_the_full_masked_softmax",
+            "tests/test_automata.py::test_causal_softmax_keeps_the_smallest_nonzero_weights",
+            "tests/test_constructions.py::test_mlp_on_distinct_rows_equals_every_row",
         ],
     ),
     # the PCFG modules serve the distill (Liu §4.2.3) and flat (paper 000) claims: checks/test_pcfg.py holds both
@@ -135,6 +154,8 @@ FAMILIES: dict[str, tuple[list[str], list[str]]] = {
             "checks/test_verifier_defs.py",
             "checks/test_vgb.py",
             "tests/test_interop_conventions.py",
+            # the oracles' validation memo (ids checked against the objects behind them)
+            "tests/test_generation.py",
         ],
     ),
     # the oracles, verifiers and exact laws of theorylab/generation serve both Chapter-3 families
@@ -144,12 +165,17 @@ FAMILIES: dict[str, tuple[list[str], list[str]]] = {
             "theorylab/estimation/nce.py",
             "theorylab/estimation/nce_assumptions.py",
             "theorylab/estimation/nce_fig42.py",
+            # the shared log-sum-exp (also the anchor and PCFG families'): its rows are the NCE losses'
+            "theorylab/_logsumexp.py",
         ],
         [
             "checks/test_nce.py",
             "checks/test_nce_proofs.py",
             "checks/test_nce_defs.py",
             "checks/test_nce_fig42.py",
+            # the shared log-sum-exp against scipy's, bit for bit; the runs off the Gaussian path
+            "tests/test_logsumexp.py",
+            "tests/test_nce_runs.py",
         ],
     ),
     "flat": (
@@ -163,7 +189,13 @@ FAMILIES: dict[str, tuple[list[str], list[str]]] = {
     ),
     "anchor": (
         ["theorylab/representations/*.py"],
-        ["checks/test_anchor.py", "checks/test_anchor_lemmas.py", "checks/test_anchor_assumptions.py"],
+        [
+            "checks/test_anchor.py",
+            "checks/test_anchor_lemmas.py",
+            "checks/test_anchor_assumptions.py",
+            # Thm 3's labels, the open end of Gamma < 6 and the sign counts on exact hand instances
+            "tests/test_anchor_thm3_pins.py",
+        ],
     ),
     "contrastive": (
         [
@@ -260,6 +292,11 @@ def draw_sample(names: list[str], size: int, seed: int) -> list[str]:
     return sorted(random.Random(seed).sample(names, min(size, len(names))))
 
 
+def matching(names: list[str], patterns: list[str]) -> list[str]:
+    """The names matching any of the mutmut ``patterns`` (fnmatch), sorted."""
+    return sorted(n for n in names if any(fnmatch.fnmatch(n, p) for p in patterns))
+
+
 def wilson_interval(successes: int, trials: int, z: float = 1.96) -> tuple[float, float]:
     """The Wilson score interval of a binomial proportion (95% for z = 1.96)."""
     if trials == 0:
@@ -348,12 +385,13 @@ def main(argv: list[str] | None = None) -> int:
         " keep their status (checks only grow), so the summary covers the same sample",
     )
     args = parser.parse_args(argv)
+    # read before the scratch copy is remade (the earlier summary usually lies inside it)
+    old = json.loads(args.rerun.read_text()) if args.rerun is not None else None
     work = prepare(args.family, args.tier_args.split(), ROOT / ".mutation" / args.family)
     sample, no_tests, earlier = None, set(), None
-    if args.sample is not None or args.rerun is not None:
+    if args.sample is not None or args.rerun is not None or args.only:
         times = estimated_times(work)
-        if args.rerun is not None:
-            old = json.loads(args.rerun.read_text())
+        if old is not None:
             sample, earlier = old["sample"], old["statuses"]
             gone = [name for name in sample if name not in times and earlier[name] not in DETECTED]
             if gone:
@@ -362,12 +400,19 @@ def main(argv: list[str] | None = None) -> int:
                 )
             print(f"{args.family}: re-run of the {len(sample)}-mutant sample of {args.rerun}")
         else:
-            sample = draw_sample(list(times), args.sample, args.seed)
-            print(f"{args.family}: sample of {len(sample)} of {len(times)} mutants, seed {args.seed}")
+            names = matching(list(times), args.only) if args.only else list(times)
+            if not names:
+                raise SystemExit(f"no mutant of {args.family} matches {args.only}")
+            if args.sample is None:
+                sample = sorted(names)
+                print(f"{args.family}: the {len(sample)} mutants matching {args.only}")
+            else:
+                sample = draw_sample(names, args.sample, args.seed)
+                print(f"{args.family}: sample of {len(sample)} of {len(names)} mutants, seed {args.seed}")
         no_tests = {name for name in sample if times.get(name, 0.0) is None}
         only = [n for n in sample if n not in no_tests and (earlier or {}).get(n) not in DETECTED]
     else:
-        only = args.only
+        only = []
     run = subprocess.run(run_command(args.max_children, only), cwd=work) if only or sample is None else None
     if run is not None and run.returncode not in (0, 1):
         return run.returncode
