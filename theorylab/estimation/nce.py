@@ -282,14 +282,22 @@ def _run(step, tau0, target, radius: float, max_steps: int, stop: bool) -> Run:
     t = 0
     if tau.size == 2:  # the Gaussian runs: the distance in Python floats (the same subtractions and hypot)
         c0, c1 = target.tolist()
-        while t < max_steps and not (stop and hit is not None):
-            tau = step(tau)
-            t += 1
-            a, b = tau.tolist()
-            dists[t] = d = math.hypot(a - c0, b - c1)
-            if hit is None and d <= radius:
-                hit = t
-        return Run(hit, tau, t, dists[: t + 1])
+
+        def distance(x: Array) -> float:
+            a, b = x.tolist()
+            return math.hypot(a - c0, b - c1)
+    else:
+
+        def distance(x: Array) -> float:
+            return np.linalg.norm(x - target)
+
+    while t < max_steps and not (stop and hit is not None):
+        tau = step(tau)
+        t += 1
+        dists[t] = d = distance(tau)
+        if hit is None and d <= radius:
+            hit = t
+    return Run(hit, tau, t, dists[: t + 1])
     while t < max_steps and not (stop and hit is not None):
         tau = step(tau)
         t += 1

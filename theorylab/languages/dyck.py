@@ -515,27 +515,20 @@ class DyckCompletion:
 
     def _state(self, prefix: Sequence[int]) -> tuple[bool, int, int]:
         """(valid, depth, top type) after ``prefix`` (valid: no mismatch, depth within 0..D/2); pure Python, since
-        the exact calculators call it on every node of the prefix tree. Prefixes of plain ints go through
-        :func:`_completion_stack`, cached per prefix and built from the state of the parent prefix."""
+        the exact calculators call it on every node of the prefix tree: :func:`_completion_stack`, cached per prefix and
+        built from the state of the parent prefix."""
         if len(prefix) > self.D:
             raise ValueError(f"prefix of length {len(prefix)} is longer than D={self.D}")
-        key = tuple(prefix)
-        if all(type(t) is int for t in key):
-            ok, stack = _completion_stack(self.D // 2, key)
-            return ok, len(stack), stack[-1] if stack else -1
-        stack: list[int] = []
-        for t in prefix:
-            if isinstance(t, bool) or not isinstance(t, int | np.integer) or not 0 <= t < 4:
-                raise ValueError(f"token {plain(t)} is not a bracket id in 0..3")
-            if t % 2 == 0:
-                if len(stack) == self.D // 2:
-                    return False, len(stack), stack[-1]
-                stack.append(int(t) // 2)
-            elif not stack or stack[-1] != t // 2:
-                return False, len(stack), stack[-1] if stack else -1
-            else:
-                stack.pop()
-        return True, len(stack), stack[-1] if stack else -1
+        key = tuple(int(t) if isinstance(t, np.integer) else t for t in prefix)
+        ints = (
+            0  # the longest prefix of plain ints (a bool or float is not a bracket id, however it compares)
+        )
+        while ints < len(key) and type(key[ints]) is int:
+            ints += 1
+        ok, stack = _completion_stack(self.D // 2, key[:ints])
+        if ok and ints < len(key):  # the automaton reads the next token: it is no bracket id
+            raise ValueError(f"token {plain(key[ints])} is not a bracket id in 0..3")
+        return ok, len(stack), stack[-1] if stack else -1
 
     def is_completable(self, prefix: Sequence[int]) -> bool:
         """Exact process verifier: some completion of ``prefix`` to length $D$ is a balanced string."""

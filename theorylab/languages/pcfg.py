@@ -333,7 +333,7 @@ class PCFG:
             e = i + length + off  # <= n for the first row: every parent exists
             t = beta[e][:, :, par] + log_rule + alpha[i + length, e][:, :, right]
             as_left = _scatter_logsumexp(logsumexp(t, axis=1), left, len(log_start))
-            beta[length] = np.logaddexp(as_left, -np.inf)[0]  # no parent has the span as its right child
+            beta[length] = as_left[0]  # no parent has the span as its right child (outside adds -inf: exact)
         return beta
 
     def prefix_span_label(self, tokens, length: int) -> int:
