@@ -404,7 +404,7 @@ def main(argv: list[str] | None = None) -> int:
             if not names:
                 raise SystemExit(f"no mutant of {args.family} matches {args.only}")
             if args.sample is None:
-                sample = sorted(names)
+                sample = names  # sorted
                 print(f"{args.family}: the {len(sample)} mutants matching {args.only}")
             else:
                 sample = draw_sample(names, args.sample, args.seed)
